@@ -1,0 +1,191 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-helper.h"
+
+#include "ns3/abort.h"
+#include "ns3/config.h"
+#include "ns3/ib-channel.h"
+#include "ns3/ib-erf-header.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/log.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/pcap-file-wrapper.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbHelper");
+
+namespace
+{
+
+/// Next LID handed out to a port that has none.
+uint16_t g_nextLid = 1;
+
+/**
+ * Write one InfiniBand packet as an ERF record.
+ * @param file the pcap file
+ * @param packet the packet, LRH through VCRC
+ */
+void
+IbPcapSniffEvent(Ptr<PcapFileWrapper> file, Ptr<const Packet> packet)
+{
+    IbErfHeader erf;
+    const Time now = Simulator::Now();
+    erf.SetTimestamp(now);
+    erf.SetPacketLength(static_cast<uint16_t>(packet->GetSize()));
+    file->Write(now, erf, packet);
+}
+
+} // namespace
+
+IbHelper::IbHelper()
+{
+    m_deviceFactory.SetTypeId("ns3::IbNetDevice");
+    m_channelFactory.SetTypeId("ns3::IbChannel");
+}
+
+void
+IbHelper::SetDeviceAttribute(std::string name, const AttributeValue& value)
+{
+    m_deviceFactory.Set(name, value);
+}
+
+void
+IbHelper::SetChannelAttribute(std::string name, const AttributeValue& value)
+{
+    m_channelFactory.Set(name, value);
+}
+
+Ptr<IbNetDevice>
+IbHelper::InstallPort(Ptr<Node> node) const
+{
+    Ptr<IbNetDevice> dev = m_deviceFactory.Create<IbNetDevice>();
+    if (dev->GetLid() == 0)
+    {
+        NS_ABORT_MSG_IF(g_nextLid >= 0xC000,
+                        "IbHelper: all 49151 unicast LIDs are in use; a subnet has at most "
+                        "0xBFFF ports with LMC 0");
+        dev->SetLid(g_nextLid++);
+    }
+    node->AddDevice(dev);
+    return dev;
+}
+
+void
+IbHelper::Connect(Ptr<IbNetDevice> a, Ptr<IbNetDevice> b) const
+{
+    Ptr<IbChannel> channel = m_channelFactory.Create<IbChannel>();
+    a->Attach(channel);
+    b->Attach(channel);
+}
+
+NetDeviceContainer
+IbHelper::Install(Ptr<Node> a, Ptr<Node> b)
+{
+    Ptr<IbNetDevice> da = InstallPort(a);
+    Ptr<IbNetDevice> db = InstallPort(b);
+    Connect(da, db);
+    NetDeviceContainer c;
+    c.Add(da);
+    c.Add(db);
+    return c;
+}
+
+NetDeviceContainer
+IbHelper::Install(NodeContainer c)
+{
+    NS_ABORT_MSG_UNLESS(c.GetN() == 2,
+                        "IbHelper::Install(NodeContainer) joins exactly two nodes; it got "
+                            << c.GetN() << ". Call Install(a, b) once per cable.");
+    return Install(c.Get(0), c.Get(1));
+}
+
+void
+IbHelper::ResetLidAllocation()
+{
+    g_nextLid = 1;
+}
+
+void
+IbHelper::EnablePcapInternal(std::string prefix,
+                             Ptr<NetDevice> nd,
+                             bool promiscuous,
+                             bool explicitFilename)
+{
+    Ptr<IbNetDevice> device = nd->GetObject<IbNetDevice>();
+    if (!device)
+    {
+        NS_LOG_INFO("IbHelper::EnablePcapInternal: device " << nd << " is not an IbNetDevice");
+        return;
+    }
+    PcapHelper pcapHelper;
+    const std::string filename =
+        explicitFilename ? prefix : pcapHelper.GetFilenameFromDevice(prefix, device);
+    Ptr<PcapFileWrapper> file =
+        pcapHelper.CreateFile(filename,
+                              std::ios::out,
+                              static_cast<PcapHelper::DataLinkType>(IbErfHeader::LINKTYPE_ERF));
+    device->TraceConnectWithoutContext(promiscuous ? "PromiscSniffer" : "Sniffer",
+                                       MakeBoundCallback(&IbPcapSniffEvent, file));
+}
+
+void
+IbHelper::EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
+                              std::string prefix,
+                              Ptr<NetDevice> nd,
+                              bool explicitFilename)
+{
+    Ptr<IbNetDevice> device = nd->GetObject<IbNetDevice>();
+    if (!device)
+    {
+        NS_LOG_INFO("IbHelper::EnableAsciiInternal: device " << nd << " is not an IbNetDevice");
+        return;
+    }
+    Packet::EnablePrinting();
+    const uint32_t nodeid = nd->GetNode()->GetId();
+    const uint32_t deviceid = nd->GetIfIndex();
+    std::ostringstream path;
+    path << "/NodeList/" << nodeid << "/DeviceList/" << deviceid << "/$ns3::IbNetDevice/";
+    if (!stream)
+    {
+        // One file per device, hooked without context.
+        AsciiTraceHelper asciiTraceHelper;
+        const std::string filename =
+            explicitFilename ? prefix : asciiTraceHelper.GetFilenameFromDevice(prefix, device);
+        Ptr<OutputStreamWrapper> theStream = asciiTraceHelper.CreateFileStream(filename);
+        asciiTraceHelper.HookDefaultEnqueueSinkWithoutContext<IbNetDevice>(device,
+                                                                           "MacTx",
+                                                                           theStream);
+        asciiTraceHelper.HookDefaultDequeueSinkWithoutContext<IbNetDevice>(device,
+                                                                           "PhyTxBegin",
+                                                                           theStream);
+        asciiTraceHelper.HookDefaultDropSinkWithoutContext<IbNetDevice>(device,
+                                                                        "MacTxDrop",
+                                                                        theStream);
+        asciiTraceHelper.HookDefaultDropSinkWithoutContext<IbNetDevice>(device,
+                                                                        "PhyRxDrop",
+                                                                        theStream);
+        asciiTraceHelper.HookDefaultReceiveSinkWithoutContext<IbNetDevice>(device,
+                                                                           "MacRx",
+                                                                           theStream);
+        return;
+    }
+    // A shared stream: hook with context so lines say which device they come from.
+    Config::Connect(path.str() + "MacTx",
+                    MakeBoundCallback(&AsciiTraceHelper::DefaultEnqueueSinkWithContext, stream));
+    Config::Connect(path.str() + "PhyTxBegin",
+                    MakeBoundCallback(&AsciiTraceHelper::DefaultDequeueSinkWithContext, stream));
+    Config::Connect(path.str() + "MacTxDrop",
+                    MakeBoundCallback(&AsciiTraceHelper::DefaultDropSinkWithContext, stream));
+    Config::Connect(path.str() + "PhyRxDrop",
+                    MakeBoundCallback(&AsciiTraceHelper::DefaultDropSinkWithContext, stream));
+    Config::Connect(path.str() + "MacRx",
+                    MakeBoundCallback(&AsciiTraceHelper::DefaultReceiveSinkWithContext, stream));
+}
+
+} // namespace ns3

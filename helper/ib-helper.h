@@ -1,0 +1,97 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_HELPER_H
+#define IB_HELPER_H
+
+#include "ns3/net-device-container.h"
+#include "ns3/node-container.h"
+#include "ns3/object-factory.h"
+#include "ns3/trace-helper.h"
+
+#include <string>
+
+namespace ns3
+{
+
+class IbNetDevice;
+
+/**
+ * @ingroup infiniband
+ * @brief Builds InfiniBand links (two IbNetDevice ports joined by an IbChannel), in the
+ * style of PointToPointHelper, and enables pcap and ascii tracing on them.
+ *
+ * pcap files use link type 197 (ERF) with one ERF record of type 21 per InfiniBand
+ * packet, as Mellanox ibdump writes; Wireshark and tshark decode them as InfiniBand.
+ * Only data packets are captured (link-level flow-control packets are not, as ibdump
+ * does not see them either).
+ *
+ * Ports that have no LID get one from a counter shared by all IbHelper instances
+ * (1, 2, 3, ...); a subnet manager may reassign them.
+ */
+class IbHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevice
+{
+  public:
+    IbHelper();
+    ~IbHelper() override = default;
+
+    /**
+     * @param name attribute of ns3::IbNetDevice
+     * @param value its value
+     */
+    void SetDeviceAttribute(std::string name, const AttributeValue& value);
+    /**
+     * @param name attribute of ns3::IbChannel
+     * @param value its value
+     */
+    void SetChannelAttribute(std::string name, const AttributeValue& value);
+
+    /**
+     * Join two nodes with a cable.
+     * @param a first node
+     * @param b second node
+     * @return the two ports, a's first
+     */
+    NetDeviceContainer Install(Ptr<Node> a, Ptr<Node> b);
+    /**
+     * @param c exactly two nodes
+     * @return the two ports
+     */
+    NetDeviceContainer Install(NodeContainer c);
+
+    /**
+     * Create one port on a node without attaching it (for switches and HCAs that
+     * are cabled later with Connect()).
+     * @param node the node
+     * @return the port
+     */
+    Ptr<IbNetDevice> InstallPort(Ptr<Node> node) const;
+
+    /**
+     * Join two existing ports with a new cable.
+     * @param a a port
+     * @param b another port
+     */
+    void Connect(Ptr<IbNetDevice> a, Ptr<IbNetDevice> b) const;
+
+    /// Restart automatic LID allocation at 1 (for tests that build several fabrics).
+    static void ResetLidAllocation();
+
+  private:
+    void EnablePcapInternal(std::string prefix,
+                            Ptr<NetDevice> nd,
+                            bool promiscuous,
+                            bool explicitFilename) override;
+    void EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
+                             std::string prefix,
+                             Ptr<NetDevice> nd,
+                             bool explicitFilename) override;
+
+    ObjectFactory m_deviceFactory;  //!< device factory
+    ObjectFactory m_channelFactory; //!< channel factory
+};
+
+} // namespace ns3
+
+#endif /* IB_HELPER_H */

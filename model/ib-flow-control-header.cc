@@ -1,0 +1,178 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-flow-control-header.h"
+
+#include "ib-crc.h"
+
+#include "ns3/assert.h"
+#include "ns3/log.h"
+
+#include <iomanip>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbFlowControlHeader");
+
+NS_OBJECT_ENSURE_REGISTERED(IbFlowControlHeader);
+
+IbFlowControlHeader::IbFlowControlHeader()
+    : m_op(OP_NORMAL),
+      m_fctbs(0),
+      m_vl(0),
+      m_fccl(0),
+      m_lpcrc(0)
+{
+    m_lpcrc = ComputeLpcrc();
+}
+
+TypeId
+IbFlowControlHeader::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::IbFlowControlHeader")
+                            .SetParent<Header>()
+                            .SetGroupName("Infiniband")
+                            .AddConstructor<IbFlowControlHeader>();
+    return tid;
+}
+
+TypeId
+IbFlowControlHeader::GetInstanceTypeId() const
+{
+    return GetTypeId();
+}
+
+uint32_t
+IbFlowControlHeader::GetSerializedSize() const
+{
+    return SIZE;
+}
+
+void
+IbFlowControlHeader::FirstFourBytes(uint8_t* out) const
+{
+    out[0] = static_cast<uint8_t>((m_op << 4) | (m_fctbs >> 8));
+    out[1] = static_cast<uint8_t>(m_fctbs & 0xFF);
+    out[2] = static_cast<uint8_t>((m_vl << 4) | (m_fccl >> 8));
+    out[3] = static_cast<uint8_t>(m_fccl & 0xFF);
+}
+
+uint16_t
+IbFlowControlHeader::ComputeLpcrc() const
+{
+    uint8_t bytes[4];
+    FirstFourBytes(bytes);
+    return IbCrc::ComputeLpcrc(bytes);
+}
+
+void
+IbFlowControlHeader::Serialize(Buffer::Iterator start) const
+{
+    uint8_t bytes[4];
+    FirstFourBytes(bytes);
+    start.Write(bytes, sizeof(bytes));
+    start.WriteHtolsbU16(IbCrc::ComputeLpcrc(bytes));
+}
+
+uint32_t
+IbFlowControlHeader::Deserialize(Buffer::Iterator start)
+{
+    if (start.GetRemainingSize() < SIZE)
+    {
+        NS_LOG_LOGIC("Flow-control packet needs " << SIZE << " bytes, " << start.GetRemainingSize()
+                                                  << " left");
+        return 0;
+    }
+    uint16_t word = start.ReadNtohU16();
+    m_op = static_cast<uint8_t>(word >> 12);
+    m_fctbs = word & 0x0FFF;
+    word = start.ReadNtohU16();
+    m_vl = static_cast<uint8_t>(word >> 12);
+    m_fccl = word & 0x0FFF;
+    m_lpcrc = start.ReadLsbtohU16();
+    return SIZE;
+}
+
+void
+IbFlowControlHeader::Print(std::ostream& os) const
+{
+    const auto flags = os.flags();
+    const auto fill = os.fill();
+    os << "Operand: " << +m_op << ", Flow Control Total Blocks Sent: " << m_fctbs
+       << ", Virtual Lane: " << +m_vl << ", Flow Control Credit Limit: " << m_fccl
+       << ", Link Packet CRC: 0x" << std::hex << std::setfill('0') << std::setw(4) << m_lpcrc;
+    os.flags(flags);
+    os.fill(fill);
+}
+
+void
+IbFlowControlHeader::SetOp(uint8_t op)
+{
+    NS_ASSERT_MSG(op <= 15, "Flow-control Op " << +op << " out of range 0..15");
+    m_op = op;
+    m_lpcrc = ComputeLpcrc();
+}
+
+uint8_t
+IbFlowControlHeader::GetOp() const
+{
+    return m_op;
+}
+
+void
+IbFlowControlHeader::SetFctbs(uint16_t fctbs)
+{
+    NS_ASSERT_MSG(fctbs <= 0x0FFF, "Flow-control FCTBS " << fctbs << " out of range 0..4095");
+    m_fctbs = fctbs;
+    m_lpcrc = ComputeLpcrc();
+}
+
+uint16_t
+IbFlowControlHeader::GetFctbs() const
+{
+    return m_fctbs;
+}
+
+void
+IbFlowControlHeader::SetVl(uint8_t vl)
+{
+    NS_ASSERT_MSG(vl <= 15, "Flow-control VL " << +vl << " out of range 0..15");
+    m_vl = vl;
+    m_lpcrc = ComputeLpcrc();
+}
+
+uint8_t
+IbFlowControlHeader::GetVl() const
+{
+    return m_vl;
+}
+
+void
+IbFlowControlHeader::SetFccl(uint16_t fccl)
+{
+    NS_ASSERT_MSG(fccl <= 0x0FFF, "Flow-control FCCL " << fccl << " out of range 0..4095");
+    m_fccl = fccl;
+    m_lpcrc = ComputeLpcrc();
+}
+
+uint16_t
+IbFlowControlHeader::GetFccl() const
+{
+    return m_fccl;
+}
+
+uint16_t
+IbFlowControlHeader::GetLpcrc() const
+{
+    return m_lpcrc;
+}
+
+bool
+IbFlowControlHeader::IsLpcrcValid() const
+{
+    return m_lpcrc == ComputeLpcrc();
+}
+
+} // namespace ns3

@@ -1,0 +1,142 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_FLOW_CONTROL_HEADER_H
+#define IB_FLOW_CONTROL_HEADER_H
+
+#include "ns3/header.h"
+
+#include <cstdint>
+
+namespace ns3
+{
+
+/**
+ * @ingroup infiniband
+ * @brief InfiniBand link-level flow-control packet, 6 bytes.
+ *
+ * Wire layout: Op 4, FCTBS 12 | VL 4, FCCL 12 (big-endian) | LPCRC 16. The LPCRC is computed by
+ * Serialize() with IbCrc::ComputeLpcrc() over the first 4 bytes and written least significant
+ * byte first, like the VCRC it shares its polynomial with. Deserialize() keeps the received LPCRC;
+ * IsLpcrcValid() checks it against the received fields.
+ */
+class IbFlowControlHeader : public Header
+{
+  public:
+    /// Serialized size in bytes.
+    static constexpr uint32_t SIZE = 6;
+    /// Op value of a normal flow-control packet.
+    static constexpr uint8_t OP_NORMAL = 0;
+    /// Op value of a flow-control init packet.
+    static constexpr uint8_t OP_INIT = 1;
+
+    /// @brief Create a normal flow-control packet for VL 0 with FCTBS 0 and FCCL 0.
+    IbFlowControlHeader();
+
+    /**
+     * @brief Get the TypeId.
+     * @return the TypeId of this class
+     */
+    static TypeId GetTypeId();
+    /**
+     * @brief Get the TypeId of this instance.
+     * @return the TypeId of IbFlowControlHeader
+     */
+    TypeId GetInstanceTypeId() const override;
+    /**
+     * @brief Get the serialized size.
+     * @return 6
+     */
+    uint32_t GetSerializedSize() const override;
+    /**
+     * @brief Write the packet, with the LPCRC computed from the fields.
+     * @param start where to write it
+     */
+    void Serialize(Buffer::Iterator start) const override;
+    /**
+     * @brief Read the packet, keeping the received LPCRC (see IsLpcrcValid()).
+     * @param start where the packet starts
+     * @return the number of bytes read (6), or 0 if fewer than 6 bytes remain (nothing is read)
+     */
+    uint32_t Deserialize(Buffer::Iterator start) override;
+    /**
+     * @brief Print the fields with Wireshark's names, e.g. "Operand: 0, ...".
+     * @param os the output stream
+     */
+    void Print(std::ostream& os) const override;
+
+    /**
+     * @brief Set the Op field.
+     * @param op OP_NORMAL or OP_INIT (0..15)
+     */
+    void SetOp(uint8_t op);
+    /**
+     * @brief Get the Op field.
+     * @return the op
+     */
+    uint8_t GetOp() const;
+    /**
+     * @brief Set the Flow Control Total Blocks Sent (64-byte blocks sent on the VL, mod 4096).
+     * @param fctbs the FCTBS, 0..4095
+     */
+    void SetFctbs(uint16_t fctbs);
+    /**
+     * @brief Get the Flow Control Total Blocks Sent.
+     * @return the FCTBS
+     */
+    uint16_t GetFctbs() const;
+    /**
+     * @brief Set the Virtual Lane the packet is about.
+     * @param vl the VL, 0..15
+     */
+    void SetVl(uint8_t vl);
+    /**
+     * @brief Get the Virtual Lane.
+     * @return the VL
+     */
+    uint8_t GetVl() const;
+    /**
+     * @brief Set the Flow Control Credit Limit (mod 4096).
+     * @param fccl the FCCL, 0..4095
+     */
+    void SetFccl(uint16_t fccl);
+    /**
+     * @brief Get the Flow Control Credit Limit.
+     * @return the FCCL
+     */
+    uint16_t GetFccl() const;
+    /**
+     * @brief Get the LPCRC: the received one after Deserialize(), otherwise the one that
+     * Serialize() would write for the current fields.
+     * @return the LPCRC
+     */
+    uint16_t GetLpcrc() const;
+    /**
+     * @brief Tell whether the LPCRC matches the fields.
+     * @return true if GetLpcrc() equals the LPCRC computed over the fields
+     */
+    bool IsLpcrcValid() const;
+
+  private:
+    /**
+     * @brief Write the first 4 bytes (Op, FCTBS, VL, FCCL) of the packet.
+     * @param out 4 bytes
+     */
+    void FirstFourBytes(uint8_t* out) const;
+    /**
+     * @brief Compute the LPCRC of the current fields.
+     * @return the LPCRC
+     */
+    uint16_t ComputeLpcrc() const;
+
+    uint8_t m_op;     //!< Op, 4 bits
+    uint16_t m_fctbs; //!< FCTBS, 12 bits
+    uint8_t m_vl;     //!< VL, 4 bits
+    uint16_t m_fccl;  //!< FCCL, 12 bits
+    uint16_t m_lpcrc; //!< LPCRC: received, or computed from the fields when they are set
+};
+
+} // namespace ns3
+
+#endif /* IB_FLOW_CONTROL_HEADER_H */

@@ -1,0 +1,1256 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-net-device.h"
+
+#include "ib-channel.h"
+#include "ib-crc-trailer.h"
+#include "ib-flow-control-header.h"
+#include "ib-lrh-header.h"
+#include "ib-packet.h"
+#include "ib-rwh-header.h"
+
+#include "ns3/data-rate.h"
+#include "ns3/error-model.h"
+#include "ns3/log.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/pointer.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/trace-source-accessor.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbNetDevice");
+
+NS_OBJECT_ENSURE_REGISTERED(IbNetDevice);
+
+namespace
+{
+
+/// Largest header stack a data packet can carry: LRH, GRH, BTH, AtomicETH + ImmDt, CRCs.
+constexpr uint32_t kMaxHeaderBytes = 128;
+
+/// @return index of the lowest set bit of a non-zero mask
+inline uint8_t
+LowestBit(uint32_t mask)
+{
+    return static_cast<uint8_t>(__builtin_ctz(mask));
+}
+
+/// @return a LID as the Mac16Address ns-3 upper layers see
+Mac16Address
+LidToAddress(uint16_t lid)
+{
+    uint8_t buf[2] = {static_cast<uint8_t>(lid >> 8), static_cast<uint8_t>(lid & 0xff)};
+    Mac16Address a;
+    a.CopyFrom(buf);
+    return a;
+}
+
+/// @return the LID in a Mac16Address
+uint16_t
+AddressToLid(const Mac16Address& a)
+{
+    uint8_t buf[2];
+    a.CopyTo(buf);
+    return static_cast<uint16_t>((buf[0] << 8) | buf[1]);
+}
+
+} // namespace
+
+TypeId
+IbNetDevice::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::IbNetDevice")
+            .SetParent<NetDevice>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<IbNetDevice>()
+            .AddAttribute(
+                "LinkSpeed",
+                "Link speed: SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR or XDR.",
+                StringValue("EDR"),
+                MakeStringAccessor(&IbNetDevice::SetLinkSpeed, &IbNetDevice::GetLinkSpeed),
+                MakeStringChecker())
+            .AddAttribute(
+                "LinkWidth",
+                "Link width: 1x, 2x, 4x, 8x or 12x.",
+                StringValue("4x"),
+                MakeStringAccessor(&IbNetDevice::SetLinkWidth, &IbNetDevice::GetLinkWidth),
+                MakeStringChecker())
+            .AddAttribute("Mtu",
+                          "IBA MTU, the largest payload of one packet in bytes: 256, 512, "
+                          "1024, 2048 or 4096.",
+                          UintegerValue(4096),
+                          MakeUintegerAccessor(&IbNetDevice::SetIbMtu, &IbNetDevice::GetIbMtu),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute(
+                "NumDataVls",
+                "Number of data virtual lanes in operation (1..15), VL0 upwards. "
+                "Both ends of a cable must agree.",
+                UintegerValue(8),
+                MakeUintegerAccessor(&IbNetDevice::SetNumDataVls, &IbNetDevice::GetNumDataVls),
+                MakeUintegerChecker<uint32_t>())
+            .AddAttribute("VlBufferSize",
+                          "Receive buffer per data VL, in bytes (whole 64-byte blocks are "
+                          "used; at most 2048 blocks can be advertised at once).",
+                          UintegerValue(65536),
+                          MakeUintegerAccessor(&IbNetDevice::m_vlBufferSize),
+                          MakeUintegerChecker<uint32_t>(64))
+            .AddAttribute("CreditUpdateThreshold",
+                          "Bytes of receive buffer freed on a VL that make the port send a "
+                          "flow-control packet for it (capped so that a stalled sender "
+                          "always gets an update).",
+                          UintegerValue(8192),
+                          MakeUintegerAccessor(&IbNetDevice::m_creditUpdateBytes),
+                          MakeUintegerChecker<uint32_t>(64))
+            .AddAttribute("FlowControlRefresh",
+                          "Longest time between flow-control packets of an active VL; "
+                          "0 means 65,536 symbol times of the link speed, as IBA requires.",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&IbNetDevice::m_fcRefresh),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute(
+                "VlArbitrationHigh",
+                "High-priority VL arbitration table, 'VL:weight,...' (weights in "
+                "64-byte units, 0..255). OpenSM's default is 0:4.",
+                StringValue("0:4"),
+                MakeStringAccessor(&IbNetDevice::SetVlArbHigh, &IbNetDevice::GetVlArbHigh),
+                MakeStringChecker())
+            .AddAttribute("VlArbitrationLow",
+                          "Low-priority VL arbitration table, 'VL:weight,...'. OpenSM's "
+                          "default gives VL1..VL14 weight 4 each.",
+                          StringValue("1:4,2:4,3:4,4:4,5:4,6:4,7:4,8:4,9:4,10:4,11:4,12:4,13:4,"
+                                      "14:4"),
+                          MakeStringAccessor(&IbNetDevice::SetVlArbLow, &IbNetDevice::GetVlArbLow),
+                          MakeStringChecker())
+            .AddAttribute("LimitOfHighPriority",
+                          "Bytes, in 4 KB units, the high-priority table may send while the "
+                          "low-priority table waits: 0 = one packet, 255 = unbounded.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbNetDevice::m_arbiterLimit),
+                          MakeUintegerChecker<uint8_t>())
+            .AddAttribute("SlToVlTable",
+                          "16 comma-separated VLs, the VL of SL0..SL15 (15 = drop). Empty: "
+                          "SL s goes to VL (s mod NumDataVls).",
+                          StringValue(""),
+                          MakeStringAccessor(&IbNetDevice::SetSlToVl, &IbNetDevice::GetSlToVl),
+                          MakeStringChecker())
+            .AddAttribute("TxQueueMaxPackets",
+                          "Packets a VL transmit queue holds before SendIbPacket drops.",
+                          UintegerValue(256),
+                          MakeUintegerAccessor(&IbNetDevice::m_txQueueMaxPackets),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("RxDrainRate",
+                          "Rate at which a host port's upper layer takes received packets "
+                          "out of the VL buffers; 0 bps = at once.",
+                          DataRateValue(DataRate(0)),
+                          MakeDataRateAccessor(&IbNetDevice::m_rxDrainRate),
+                          MakeDataRateChecker())
+            .AddAttribute("RawDatagramSl",
+                          "Service level of the raw datagrams that Send() emits.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbNetDevice::m_rawSl),
+                          MakeUintegerChecker<uint8_t>(0, 15))
+            .AddAttribute("Lid",
+                          "Local identifier of the port (0 = unassigned).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbNetDevice::SetLid, &IbNetDevice::GetLid),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute("ReceiveErrorModel",
+                          "Error model applied to arriving data packets; a corrupted packet "
+                          "fails its VCRC and is dropped, as hardware does.",
+                          PointerValue(),
+                          MakePointerAccessor(&IbNetDevice::m_receiveErrorModel),
+                          MakePointerChecker<ErrorModel>())
+            .AddTraceSource("MacTx",
+                            "A packet was accepted for transmission.",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_macTxTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("MacTxDrop",
+                            "A packet was refused for transmission (SL mapped to VL15, "
+                            "queue full, larger than the MTU).",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_macTxDropTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("MacRx",
+                            "A data packet was delivered to the port's consumer.",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_macRxTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("PhyTxBegin",
+                            "A data packet started serialization.",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_phyTxBeginTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("PhyTxEnd",
+                            "A data packet finished serialization.",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_phyTxEndTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("PhyRxEnd",
+                            "The last bit of a data packet arrived.",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_phyRxEndTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("PhyRxDrop",
+                            "An arriving data packet failed its CRC and was dropped.",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_phyRxDropTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("Sniffer",
+                            "Data packets sent and received (for pcap).",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_snifferTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("PromiscSniffer",
+                            "Data packets sent and received (for pcap, promiscuous).",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_promiscSnifferTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("CreditStall",
+                            "A VL's head packet got the credits it had waited for; "
+                            "arguments: VL, time waited.",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_creditStallTrace),
+                            "ns3::IbNetDevice::CreditStallTracedCallback")
+            .AddTraceSource("TxQueueDepth",
+                            "Packets in a VL's transmit queue changed; arguments: VL, packets.",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_txQueueDepthTrace),
+                            "ns3::IbNetDevice::VlValueTracedCallback")
+            .AddTraceSource("RxBufferOccupancy",
+                            "Bytes held in a VL's receive buffer changed; arguments: VL, "
+                            "bytes (whole blocks).",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_rxBufferTrace),
+                            "ns3::IbNetDevice::VlValueTracedCallback")
+            .AddTraceSource("FlowControlTx",
+                            "A flow-control packet was sent.",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_fcTxTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("FlowControlRx",
+                            "A flow-control packet arrived.",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_fcRxTrace),
+                            "ns3::Packet::TracedCallback");
+    return tid;
+}
+
+IbNetDevice::IbNetDevice()
+    : m_speed(IbLinkRate::EDR),
+      m_width(4),
+      m_rate(IbLinkRate::GetDataRate(IbLinkRate::EDR, 4)),
+      m_stepsPerByte(0.0),
+      m_txCarry(0.0),
+      m_mtu(4096),
+      m_numDataVls(8),
+      m_vlBufferSize(65536),
+      m_creditUpdateBytes(8192),
+      m_txQueueMaxPackets(256),
+      m_rawSl(0),
+      m_arbiterLimit(0),
+      m_arbitratedMask(0),
+      m_ifIndex(0),
+      m_lid(0),
+      m_linkUp(false),
+      m_configured(false),
+      m_txNonEmpty(0),
+      m_fcPending(0),
+      m_txBusy(false),
+      m_capacityBlocks(0),
+      m_updateBlocks(1),
+      m_maxPacketBlocks(0),
+      m_rxCrcErrors(0),
+      m_fcSent(0)
+{
+    NS_LOG_FUNCTION(this);
+    m_sl2vl.fill(0);
+}
+
+IbNetDevice::~IbNetDevice()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+IbNetDevice::DoDispose()
+{
+    NS_LOG_FUNCTION(this);
+    m_node = nullptr;
+    m_channel = nullptr;
+    m_receiveErrorModel = nullptr;
+    m_txCurrent = nullptr;
+    for (auto& t : m_tx)
+    {
+        t.queue.Clear();
+    }
+    m_drainQueue.Clear();
+    m_refreshEvent.Cancel();
+    m_drainEvent.Cancel();
+    m_ibRxCallback = MakeNullCallback<void, Ptr<IbNetDevice>, Ptr<Packet>, uint8_t, uint32_t>();
+    m_rxCallback =
+        MakeNullCallback<bool, Ptr<NetDevice>, Ptr<const Packet>, uint16_t, const Address&>();
+    m_promiscCallback.Nullify();
+    NetDevice::DoDispose();
+}
+
+void
+IbNetDevice::DoInitialize()
+{
+    NS_LOG_FUNCTION(this);
+    if (!m_configured)
+    {
+        Configure();
+    }
+    NetDevice::DoInitialize();
+}
+
+// ---------------------------------------------------------------- attributes
+
+void
+IbNetDevice::SetLinkSpeed(std::string speed)
+{
+    IbLinkRate::Speed s;
+    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
+                        "IbNetDevice attribute LinkSpeed='"
+                            << speed << "' is not an InfiniBand link speed; use one of "
+                            << IbLinkRate::ValidSpeedNames() << ".");
+    m_speed = s;
+    m_rate = IbLinkRate::GetDataRate(m_speed, m_width);
+    UpdateRate();
+}
+
+std::string
+IbNetDevice::GetLinkSpeed() const
+{
+    return IbLinkRate::SpeedName(m_speed);
+}
+
+void
+IbNetDevice::SetLinkWidth(std::string width)
+{
+    uint8_t w;
+    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseWidth(width, w),
+                        "IbNetDevice attribute LinkWidth='"
+                            << width << "' is not an InfiniBand link width; use one of 1x, 2x, "
+                            << "4x, 8x, 12x.");
+    m_width = w;
+    m_rate = IbLinkRate::GetDataRate(m_speed, m_width);
+    UpdateRate();
+}
+
+void
+IbNetDevice::UpdateRate()
+{
+    const double stepsPerSecond = static_cast<double>(Seconds(1).GetTimeStep());
+    m_stepsPerByte = 8.0 * stepsPerSecond / static_cast<double>(m_rate.GetBitRate());
+}
+
+Time
+IbNetDevice::SerializationTime(uint32_t bytes, bool backToBack)
+{
+    const double exact = bytes * m_stepsPerByte + (backToBack ? m_txCarry : 0.0);
+    const int64_t steps = std::llround(exact);
+    m_txCarry = exact - static_cast<double>(steps);
+    return TimeStep(steps);
+}
+
+std::string
+IbNetDevice::GetLinkWidth() const
+{
+    return std::to_string(m_width) + "x";
+}
+
+void
+IbNetDevice::SetIbMtu(uint32_t mtu)
+{
+    NS_ABORT_MSG_UNLESS(mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096,
+                        "IbNetDevice attribute Mtu=" << mtu
+                                                     << " is not an IBA MTU; use one of 256, "
+                                                        "512, 1024, 2048, 4096.");
+    m_mtu = mtu;
+    m_configured = false;
+}
+
+uint32_t
+IbNetDevice::GetIbMtu() const
+{
+    return m_mtu;
+}
+
+void
+IbNetDevice::SetNumDataVls(uint32_t n)
+{
+    NS_ABORT_MSG_UNLESS(n >= 1 && n <= MAX_DATA_VLS,
+                        "IbNetDevice attribute NumDataVls=" << n
+                                                            << " is out of range; data VLs are "
+                                                               "VL0..VL14, so use 1..15.");
+    NS_ABORT_MSG_IF(m_linkUp,
+                    "IbNetDevice attribute NumDataVls cannot change once the link is up.");
+    m_numDataVls = static_cast<uint8_t>(n);
+    m_configured = false;
+}
+
+uint8_t
+IbNetDevice::GetNumDataVls() const
+{
+    return m_numDataVls;
+}
+
+void
+IbNetDevice::SetVlArbHigh(std::string table)
+{
+    std::vector<IbVlArbiter::Entry> entries;
+    std::string error;
+    NS_ABORT_MSG_UNLESS(IbVlArbiter::ParseTable(table, entries, error),
+                        "IbNetDevice attribute VlArbitrationHigh='" << table << "': " << error
+                                                                    << ".");
+    m_arbiter.SetHighTable(entries);
+    m_configured = false;
+}
+
+std::string
+IbNetDevice::GetVlArbHigh() const
+{
+    return IbVlArbiter::FormatTable(m_arbiter.GetHighTable());
+}
+
+void
+IbNetDevice::SetVlArbLow(std::string table)
+{
+    std::vector<IbVlArbiter::Entry> entries;
+    std::string error;
+    NS_ABORT_MSG_UNLESS(IbVlArbiter::ParseTable(table, entries, error),
+                        "IbNetDevice attribute VlArbitrationLow='" << table << "': " << error
+                                                                   << ".");
+    m_arbiter.SetLowTable(entries);
+    m_configured = false;
+}
+
+std::string
+IbNetDevice::GetVlArbLow() const
+{
+    return IbVlArbiter::FormatTable(m_arbiter.GetLowTable());
+}
+
+void
+IbNetDevice::SetSlToVl(std::string table)
+{
+    m_sl2vlText = table;
+    m_configured = false;
+}
+
+std::string
+IbNetDevice::GetSlToVl() const
+{
+    return m_sl2vlText;
+}
+
+void
+IbNetDevice::Configure()
+{
+    NS_LOG_FUNCTION(this);
+    const std::string where = m_node ? "IbNetDevice on node " + std::to_string(m_node->GetId()) +
+                                           " port " + std::to_string(m_ifIndex)
+                                     : std::string("IbNetDevice");
+    // SL-to-VL table.
+    if (m_sl2vlText.empty())
+    {
+        for (uint8_t sl = 0; sl < 16; ++sl)
+        {
+            m_sl2vl[sl] = sl % m_numDataVls;
+        }
+    }
+    else
+    {
+        std::stringstream ss(m_sl2vlText);
+        std::string item;
+        uint32_t sl = 0;
+        while (std::getline(ss, item, ','))
+        {
+            NS_ABORT_MSG_IF(sl >= 16,
+                            where << ": attribute SlToVlTable='" << m_sl2vlText
+                                  << "' has more than 16 entries; give one VL per SL0..SL15.");
+            unsigned long vl = 0;
+            std::size_t used = 0;
+            bool ok = true;
+            try
+            {
+                vl = std::stoul(item, &used);
+                ok = item.find_first_not_of(" \t", used) == std::string::npos;
+            }
+            catch (const std::exception&)
+            {
+                ok = false;
+            }
+            NS_ABORT_MSG_UNLESS(ok && (vl < m_numDataVls || vl == VL15),
+                                where << ": attribute SlToVlTable='" << m_sl2vlText
+                                      << "': entry for SL" << sl << " is '" << item
+                                      << "'; it must be a data VL below NumDataVls="
+                                      << unsigned(m_numDataVls) << " or 15 (drop).");
+            m_sl2vl[sl++] = static_cast<uint8_t>(vl);
+        }
+        NS_ABORT_MSG_UNLESS(sl == 16,
+                            where << ": attribute SlToVlTable='" << m_sl2vlText << "' has " << sl
+                                  << " entries; give 16, one VL per SL0..SL15.");
+    }
+    // VLs that the arbitration tables can ever pick; a packet for another VL is refused
+    // at SendIbPacket with a message.
+    m_arbitratedMask = 0;
+    for (const auto* table : {&m_arbiter.GetHighTable(), &m_arbiter.GetLowTable()})
+    {
+        for (const auto& e : *table)
+        {
+            if (e.weight > 0)
+            {
+                m_arbitratedMask |= static_cast<uint16_t>(1u << e.vl);
+            }
+        }
+    }
+    m_arbiter.SetLimitOfHighPriority(m_arbiterLimit);
+    m_arbiter.Reset();
+    // Buffers and credit thresholds.
+    m_capacityBlocks = m_vlBufferSize / IbPacket::BLOCK_SIZE;
+    m_maxPacketBlocks = IbPacket::Blocks(m_mtu + kMaxHeaderBytes);
+    NS_ABORT_MSG_IF(m_capacityBlocks < m_maxPacketBlocks,
+                    where << ": VlBufferSize=" << m_vlBufferSize
+                          << " bytes cannot hold one packet of the MTU (" << m_mtu
+                          << " bytes of payload plus headers); use at least "
+                          << m_maxPacketBlocks * IbPacket::BLOCK_SIZE << " bytes.");
+    // A stalled sender must always be woken: once at most m_updateBlocks freed blocks are
+    // unreported, the sender's view of the buffer still has room for a full packet.
+    const uint32_t maxUpdate = std::max<uint32_t>(1, m_capacityBlocks - m_maxPacketBlocks);
+    m_updateBlocks = std::clamp<uint32_t>(m_creditUpdateBytes / IbPacket::BLOCK_SIZE, 1, maxUpdate);
+    UpdateRate();
+    m_configured = true;
+}
+
+// ---------------------------------------------------------------- IB API
+
+bool
+IbNetDevice::Attach(Ptr<IbChannel> channel)
+{
+    NS_LOG_FUNCTION(this << channel);
+    m_channel = channel;
+    m_channel->Attach(this);
+    return true;
+}
+
+void
+IbNetDevice::SetIbReceiveCallback(IbReceiveCallback cb)
+{
+    m_ibRxCallback = cb;
+}
+
+void
+IbNetDevice::SetLid(uint16_t lid)
+{
+    m_lid = lid;
+}
+
+uint16_t
+IbNetDevice::GetLid() const
+{
+    return m_lid;
+}
+
+DataRate
+IbNetDevice::GetDataRate() const
+{
+    return m_rate;
+}
+
+uint8_t
+IbNetDevice::GetVlForSl(uint8_t sl) const
+{
+    NS_ASSERT(sl < 16);
+    if (!m_configured)
+    {
+        const_cast<IbNetDevice*>(this)->Configure();
+    }
+    return m_sl2vl[sl];
+}
+
+uint32_t
+IbNetDevice::GetVlBufferSize() const
+{
+    return m_vlBufferSize;
+}
+
+void
+IbNetDevice::SetReceiveErrorModel(Ptr<ErrorModel> em)
+{
+    m_receiveErrorModel = em;
+}
+
+uint32_t
+IbNetDevice::GetTxQueueLength(uint8_t vl) const
+{
+    NS_ASSERT(vl < 16);
+    return m_tx[vl].queue.Size();
+}
+
+Time
+IbNetDevice::GetCreditStallTime(uint8_t vl) const
+{
+    NS_ASSERT(vl < 16);
+    const TxVl& t = m_tx[vl];
+    return t.stalled ? t.stallTotal + (Simulator::Now() - t.stallStart) : t.stallTotal;
+}
+
+uint32_t
+IbNetDevice::GetRxBufferUsed(uint8_t vl) const
+{
+    NS_ASSERT(vl < 16);
+    return m_rx[vl].usedBlocks * IbPacket::BLOCK_SIZE;
+}
+
+uint32_t
+IbNetDevice::GetAvailableCredits(uint8_t vl) const
+{
+    NS_ASSERT(vl < MAX_DATA_VLS);
+    const uint16_t c = (m_tx[vl].fccl - m_tx[vl].fctbs) & 0xFFF;
+    return c <= 2048 ? c : 0;
+}
+
+uint64_t
+IbNetDevice::GetRxCrcErrors() const
+{
+    return m_rxCrcErrors;
+}
+
+uint64_t
+IbNetDevice::GetFlowControlPacketsSent() const
+{
+    return m_fcSent;
+}
+
+// ---------------------------------------------------------------- link state
+
+void
+IbNetDevice::NotifyLinkUp()
+{
+    NS_LOG_FUNCTION(this);
+    if (!m_configured)
+    {
+        Configure();
+    }
+    Ptr<IbNetDevice> peer = m_channel->GetPeer(this);
+    NS_ABORT_MSG_IF(peer->GetNumDataVls() != m_numDataVls,
+                    "IbNetDevice on node "
+                        << m_node->GetId() << " has NumDataVls=" << unsigned(m_numDataVls)
+                        << " but its peer on node " << peer->GetNode()->GetId() << " has "
+                        << unsigned(peer->GetNumDataVls())
+                        << "; set the same NumDataVls on both ends of a cable.");
+    if (peer->GetDataRate() < m_rate)
+    {
+        // Real ports train to the highest speed and width both support.
+        NS_LOG_WARN("node " << m_node->GetId() << ": link trains down to the peer's "
+                            << peer->GetDataRate());
+        m_rate = peer->GetDataRate();
+        UpdateRate();
+    }
+    m_linkUp = true;
+    m_arbiter.Reset();
+    for (uint8_t vl = 0; vl < m_numDataVls; ++vl)
+    {
+        SendFlowControl(vl, IbFlowControlHeader::OP_INIT);
+    }
+    m_linkChangeCallbacks();
+    TrySend();
+}
+
+bool
+IbNetDevice::IsLinkUp() const
+{
+    return m_linkUp;
+}
+
+void
+IbNetDevice::AddLinkChangeCallback(Callback<void> callback)
+{
+    m_linkChangeCallbacks.ConnectWithoutContext(callback);
+}
+
+// ---------------------------------------------------------------- transmit
+
+bool
+IbNetDevice::SendIbPacket(Ptr<Packet> packet)
+{
+    NS_LOG_FUNCTION(this << packet);
+    if (!m_configured)
+    {
+        Configure();
+    }
+    uint8_t lrh[2];
+    packet->CopyData(lrh, 2);
+    const uint8_t currentVl = lrh[0] >> 4;
+    const uint8_t sl = lrh[1] >> 4;
+    const uint8_t vl = (currentVl == VL15) ? VL15 : m_sl2vl[sl];
+    const uint32_t bytes = packet->GetSize();
+    if ((vl == VL15 && currentVl != VL15) || bytes > m_mtu + kMaxHeaderBytes)
+    {
+        NS_LOG_WARN(
+            "node " << m_node->GetId() << " drops a packet: "
+                    << (vl == VL15 ? "its SL maps to VL15 (drop)" : "it is larger than the MTU"));
+        m_macTxDropTrace(packet);
+        return false;
+    }
+    NS_ABORT_MSG_IF(vl != VL15 && !(m_arbitratedMask & (1u << vl)),
+                    "IbNetDevice on node "
+                        << m_node->GetId() << ": SL" << unsigned(sl) << " maps to VL"
+                        << unsigned(vl) << ", but no entry of weight > 0 names VL" << unsigned(vl)
+                        << " in VlArbitrationHigh='" << GetVlArbHigh() << "' or VlArbitrationLow='"
+                        << GetVlArbLow()
+                        << "', so the packet could never be sent. Add an entry such as "
+                        << unsigned(vl) << ":4, or map the SL elsewhere with SlToVlTable.");
+    TxVl& q = m_tx[vl];
+    if (q.queue.Size() >= m_txQueueMaxPackets)
+    {
+        NS_LOG_LOGIC("VL" << unsigned(vl) << " transmit queue full");
+        m_macTxDropTrace(packet);
+        return false;
+    }
+    if (vl != currentVl)
+    {
+        IbPacket::SetVl(packet, vl);
+    }
+    m_macTxTrace(packet);
+    q.queue.Push({packet, bytes, static_cast<uint16_t>(IbPacket::Blocks(bytes))});
+    m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
+    m_txQueueDepthTrace(vl, q.queue.Size());
+    if (!m_txBusy)
+    {
+        TrySend();
+    }
+    return true;
+}
+
+bool
+IbNetDevice::HasCredits(uint8_t vl, uint32_t blocks) const
+{
+    const TxVl& t = m_tx[vl];
+    return ((t.fccl - (t.fctbs + blocks)) & 0xFFF) <= 2048;
+}
+
+uint16_t
+IbNetDevice::ComputeFccl(uint8_t vl) const
+{
+    const RxVl& r = m_rx[vl];
+    const uint32_t freeBlocks = m_capacityBlocks - r.usedBlocks;
+    return static_cast<uint16_t>((r.abr + std::min<uint32_t>(freeBlocks, 2048)) & 0xFFF);
+}
+
+void
+IbNetDevice::TrySend()
+{
+    if (m_txBusy || !m_linkUp)
+    {
+        return;
+    }
+    // Flow-control packets go first, between data packets.
+    while (m_fcPending != 0)
+    {
+        const uint8_t vl = LowestBit(m_fcPending);
+        m_fcPending &= static_cast<uint16_t>(~(1u << vl));
+        SendFlowControl(vl, IbFlowControlHeader::OP_NORMAL);
+    }
+    if (m_txNonEmpty == 0)
+    {
+        return;
+    }
+    int vl = -1;
+    if (m_txNonEmpty & (1u << VL15))
+    {
+        vl = VL15;
+    }
+    else
+    {
+        uint16_t eligible = 0;
+        uint16_t headBlocks[16];
+        for (uint32_t mask = m_txNonEmpty; mask != 0; mask &= mask - 1)
+        {
+            const uint8_t v = LowestBit(mask);
+            TxVl& t = m_tx[v];
+            headBlocks[v] = t.queue.Front().blocks;
+            if (HasCredits(v, headBlocks[v]))
+            {
+                eligible |= static_cast<uint16_t>(1u << v);
+            }
+            else if (!t.stalled)
+            {
+                t.stalled = true;
+                t.stallStart = Simulator::Now();
+            }
+        }
+        if (eligible == 0)
+        {
+            return;
+        }
+        vl = m_arbiter.Select(eligible, headBlocks);
+        NS_ASSERT_MSG(vl >= 0, "Configure() guarantees every used VL is arbitrated");
+    }
+    TxVl& t = m_tx[vl];
+    TxItem item = t.queue.Pop();
+    if (t.queue.Empty())
+    {
+        m_txNonEmpty &= static_cast<uint16_t>(~(1u << vl));
+    }
+    m_txQueueDepthTrace(static_cast<uint8_t>(vl), t.queue.Size());
+    if (vl != VL15)
+    {
+        t.fctbs = (t.fctbs + item.blocks) & 0xFFF;
+    }
+    // The wire may still carry flow-control packets sent just now: start after them.
+    const Time now = Simulator::Now();
+    const bool backToBack = m_txFreeAt >= now;
+    const Time startDelay = backToBack ? m_txFreeAt - now : Time(0);
+    const Time txEnd = startDelay + SerializationTime(item.bytes, backToBack);
+    m_txBusy = true;
+    m_txCurrent = item.packet;
+    m_txFreeAt = now + txEnd;
+    NS_LOG_LOGIC("VL" << vl << " sends " << item.bytes << " bytes until " << m_txFreeAt);
+    m_phyTxBeginTrace(item.packet);
+    m_snifferTrace(item.packet);
+    m_promiscSnifferTrace(item.packet);
+    Simulator::Schedule(txEnd, &IbNetDevice::TransmitComplete, this);
+    m_channel->Transmit(item.packet, this, txEnd, false);
+}
+
+void
+IbNetDevice::TransmitComplete()
+{
+    NS_LOG_FUNCTION(this);
+    m_txBusy = false;
+    Ptr<Packet> p = m_txCurrent;
+    m_txCurrent = nullptr;
+    m_phyTxEndTrace(p);
+    TrySend();
+}
+
+void
+IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
+{
+    NS_LOG_FUNCTION(this << unsigned(vl) << unsigned(op));
+    NS_ASSERT(!m_txBusy);
+    IbFlowControlHeader fc;
+    fc.SetOp(op);
+    fc.SetFctbs(m_tx[vl].fctbs);
+    fc.SetVl(vl);
+    fc.SetFccl(ComputeFccl(vl));
+    Ptr<Packet> p = Create<Packet>();
+    p->AddHeader(fc);
+    const Time now = Simulator::Now();
+    const bool backToBack = m_txFreeAt >= now;
+    const Time start = backToBack ? m_txFreeAt : now;
+    m_txFreeAt = start + SerializationTime(fc.GetSerializedSize(), backToBack);
+    m_rx[vl].freedBlocks = 0;
+    m_rx[vl].lastFcSent = now;
+    ++m_fcSent;
+    m_fcTxTrace(p);
+    m_channel->Transmit(p, this, m_txFreeAt - now, true);
+}
+
+void
+IbNetDevice::RequestFlowControl(uint8_t vl)
+{
+    if (!m_linkUp)
+    {
+        return;
+    }
+    m_fcPending |= static_cast<uint16_t>(1u << vl);
+    if (!m_txBusy)
+    {
+        TrySend();
+    }
+}
+
+// ---------------------------------------------------------------- receive
+
+void
+IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
+{
+    NS_LOG_FUNCTION(this << packet << linkPacket);
+    if (linkPacket)
+    {
+        ReceiveFlowControl(packet);
+        return;
+    }
+    m_phyRxEndTrace(packet);
+    uint8_t byte0;
+    packet->CopyData(&byte0, 1);
+    const uint8_t vl = byte0 >> 4;
+    const uint32_t blocks = IbPacket::Blocks(packet->GetSize());
+    const bool flowControlled = vl != VL15;
+    if (flowControlled)
+    {
+        NS_ABORT_MSG_IF(vl >= m_numDataVls,
+                        "IbNetDevice on node " << m_node->GetId() << " received a packet on VL"
+                                               << unsigned(vl)
+                                               << " but has NumDataVls=" << unsigned(m_numDataVls));
+        RxVl& r = m_rx[vl];
+        r.abr = (r.abr + blocks) & 0xFFF;
+        r.active = true;
+        if (m_refreshEvent.IsExpired())
+        {
+            const Time period =
+                m_fcRefresh.IsZero() ? IbLinkRate::FlowControlRefreshPeriod(m_speed) : m_fcRefresh;
+            m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
+        }
+    }
+    if (m_receiveErrorModel && m_receiveErrorModel->IsCorrupt(packet))
+    {
+        // The VCRC check fails: hardware discards the packet; its blocks never occupy
+        // the buffer, and the credits they stood for go back to the sender.
+        NS_LOG_LOGIC("packet failed its CRC; dropped");
+        ++m_rxCrcErrors;
+        m_phyRxDropTrace(packet);
+        if (flowControlled)
+        {
+            m_rx[vl].freedBlocks += blocks;
+            if (m_rx[vl].freedBlocks >= m_updateBlocks)
+            {
+                RequestFlowControl(vl);
+            }
+        }
+        return;
+    }
+    if (flowControlled)
+    {
+        RxVl& r = m_rx[vl];
+        r.usedBlocks += blocks;
+        NS_ASSERT_MSG(r.usedBlocks <= m_capacityBlocks,
+                      "credit accounting broken: VL" << unsigned(vl) << " buffer holds "
+                                                     << r.usedBlocks << " of " << m_capacityBlocks
+                                                     << " blocks");
+        m_rxBufferTrace(vl, r.usedBlocks * IbPacket::BLOCK_SIZE);
+    }
+    m_snifferTrace(packet);
+    m_promiscSnifferTrace(packet);
+    if (!m_ibRxCallback.IsNull())
+    {
+        m_ibRxCallback(this, packet, vl, blocks);
+        return;
+    }
+    if (m_rxDrainRate.GetBitRate() == 0)
+    {
+        DeliverUp(packet);
+        if (flowControlled)
+        {
+            ReleaseRxBuffer(vl, blocks);
+        }
+        return;
+    }
+    m_drainQueue.Push({packet, vl});
+    if (m_drainQueue.Size() == 1)
+    {
+        m_drainEvent = Simulator::Schedule(m_rxDrainRate.CalculateBytesTxTime(packet->GetSize()),
+                                           &IbNetDevice::DrainComplete,
+                                           this);
+    }
+}
+
+void
+IbNetDevice::DrainComplete()
+{
+    auto [packet, vl] = m_drainQueue.Pop();
+    DeliverUp(packet);
+    if (vl != VL15)
+    {
+        ReleaseRxBuffer(vl, IbPacket::Blocks(packet->GetSize()));
+    }
+    if (!m_drainQueue.Empty())
+    {
+        m_drainEvent = Simulator::Schedule(
+            m_rxDrainRate.CalculateBytesTxTime(m_drainQueue.Front().first->GetSize()),
+            &IbNetDevice::DrainComplete,
+            this);
+    }
+}
+
+void
+IbNetDevice::ReleaseRxBuffer(uint8_t vl, uint32_t blocks)
+{
+    NS_ASSERT(vl < MAX_DATA_VLS);
+    RxVl& r = m_rx[vl];
+    NS_ASSERT_MSG(r.usedBlocks >= blocks,
+                  "VL" << unsigned(vl) << ": releasing " << blocks << " blocks but only "
+                       << r.usedBlocks << " are in use");
+    r.usedBlocks -= blocks;
+    r.freedBlocks += blocks;
+    m_rxBufferTrace(vl, r.usedBlocks * IbPacket::BLOCK_SIZE);
+    if (r.freedBlocks >= m_updateBlocks)
+    {
+        RequestFlowControl(vl);
+    }
+}
+
+void
+IbNetDevice::ReceiveFlowControl(Ptr<Packet> packet)
+{
+    m_fcRxTrace(packet);
+    IbFlowControlHeader fc;
+    packet->PeekHeader(fc);
+    if (!fc.IsLpcrcValid())
+    {
+        NS_LOG_WARN("flow-control packet with a bad LPCRC ignored");
+        return;
+    }
+    const uint8_t vl = fc.GetVl();
+    NS_ABORT_MSG_IF(vl >= m_numDataVls,
+                    "IbNetDevice on node " << m_node->GetId() << " got a flow-control packet for VL"
+                                           << unsigned(vl)
+                                           << " but has NumDataVls=" << unsigned(m_numDataVls));
+    // The sender's FCTBS counts every block it put on this VL before this packet, all of
+    // which have arrived (the cable is FIFO): resynchronise ABR as IBA prescribes.
+    m_rx[vl].abr = fc.GetFctbs();
+    TxVl& t = m_tx[vl];
+    t.fccl = fc.GetFccl();
+    if (t.stalled && (t.queue.Empty() || HasCredits(vl, t.queue.Front().blocks)))
+    {
+        const Time waited = Simulator::Now() - t.stallStart;
+        t.stallTotal += waited;
+        t.stalled = false;
+        m_creditStallTrace(vl, waited);
+    }
+    if (!m_txBusy)
+    {
+        TrySend();
+    }
+}
+
+void
+IbNetDevice::RefreshFlowControl()
+{
+    const Time period =
+        m_fcRefresh.IsZero() ? IbLinkRate::FlowControlRefreshPeriod(m_speed) : m_fcRefresh;
+    bool any = false;
+    for (uint8_t vl = 0; vl < m_numDataVls; ++vl)
+    {
+        RxVl& r = m_rx[vl];
+        if (!r.active)
+        {
+            continue;
+        }
+        any = true;
+        r.active = false;
+        if (Simulator::Now() - r.lastFcSent >= period)
+        {
+            RequestFlowControl(vl);
+        }
+    }
+    if (any)
+    {
+        m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
+    }
+}
+
+void
+IbNetDevice::DeliverUp(Ptr<Packet> packet)
+{
+    m_macRxTrace(packet);
+    if (m_rxCallback.IsNull() && m_promiscCallback.IsNull())
+    {
+        return;
+    }
+    IbLrhHeader lrh;
+    packet->PeekHeader(lrh);
+    if (lrh.GetLnh() != IbLrhHeader::LNH_RAW)
+    {
+        // IBA transport packets go to an HCA's transport, which installs an
+        // IbReceiveCallback; ns-3 protocols only see raw datagrams.
+        return;
+    }
+    packet->RemoveHeader(lrh);
+    IbRwhHeader rwh;
+    packet->RemoveHeader(rwh);
+    IbCrcTrailer crc;
+    crc.SetHasIcrc(false);
+    packet->RemoveTrailer(crc);
+    const Mac16Address from = LidToAddress(lrh.GetSlid());
+    const Mac16Address to = LidToAddress(lrh.GetDlid());
+    const bool forMe = lrh.GetDlid() == m_lid;
+    if (!m_promiscCallback.IsNull())
+    {
+        m_promiscCallback(this,
+                          packet,
+                          rwh.GetEtherType(),
+                          from,
+                          to,
+                          forMe ? NetDevice::PACKET_HOST : NetDevice::PACKET_OTHERHOST);
+    }
+    if (forMe && !m_rxCallback.IsNull())
+    {
+        m_rxCallback(this, packet, rwh.GetEtherType(), from);
+    }
+}
+
+// ---------------------------------------------------------------- NetDevice
+
+void
+IbNetDevice::SetIfIndex(const uint32_t index)
+{
+    m_ifIndex = index;
+}
+
+uint32_t
+IbNetDevice::GetIfIndex() const
+{
+    return m_ifIndex;
+}
+
+Ptr<Channel>
+IbNetDevice::GetChannel() const
+{
+    return m_channel;
+}
+
+void
+IbNetDevice::SetAddress(Address address)
+{
+    m_lid = AddressToLid(Mac16Address::ConvertFrom(address));
+}
+
+Address
+IbNetDevice::GetAddress() const
+{
+    return LidToAddress(m_lid);
+}
+
+bool
+IbNetDevice::SetMtu(const uint16_t mtu)
+{
+    const uint32_t ib = mtu + IbRwhHeader().GetSerializedSize();
+    if (ib != 256 && ib != 512 && ib != 1024 && ib != 2048 && ib != 4096)
+    {
+        NS_LOG_ERROR("IbNetDevice::SetMtu(" << mtu
+                                            << "): the upper-layer MTU is the IBA MTU minus "
+                                               "the 4-byte raw header; use 252, 508, 1020, "
+                                               "2044 or 4092.");
+        return false;
+    }
+    SetIbMtu(ib);
+    return true;
+}
+
+uint16_t
+IbNetDevice::GetMtu() const
+{
+    return static_cast<uint16_t>(m_mtu - IbRwhHeader().GetSerializedSize());
+}
+
+bool
+IbNetDevice::IsBroadcast() const
+{
+    return false;
+}
+
+Address
+IbNetDevice::GetBroadcast() const
+{
+    return Mac16Address("ff:ff");
+}
+
+bool
+IbNetDevice::IsMulticast() const
+{
+    return false;
+}
+
+Address
+IbNetDevice::GetMulticast(Ipv4Address multicastGroup) const
+{
+    NS_LOG_WARN("IbNetDevice raw datagrams have no multicast mapping");
+    return Mac16Address("ff:ff");
+}
+
+Address
+IbNetDevice::GetMulticast(Ipv6Address addr) const
+{
+    NS_LOG_WARN("IbNetDevice raw datagrams have no multicast mapping");
+    return Mac16Address("ff:ff");
+}
+
+bool
+IbNetDevice::IsPointToPoint() const
+{
+    return false;
+}
+
+bool
+IbNetDevice::IsBridge() const
+{
+    return false;
+}
+
+bool
+IbNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber)
+{
+    NS_LOG_FUNCTION(this << packet << dest << protocolNumber);
+    if (!Mac16Address::IsMatchingType(dest))
+    {
+        NS_LOG_ERROR("IbNetDevice::Send: destination " << dest << " is not a LID (Mac16Address)");
+        m_macTxDropTrace(packet);
+        return false;
+    }
+    if (packet->GetSize() > GetMtu())
+    {
+        NS_LOG_ERROR("IbNetDevice::Send: " << packet->GetSize()
+                                           << " bytes exceed the upper-layer MTU " << GetMtu());
+        m_macTxDropTrace(packet);
+        return false;
+    }
+    IbLrhHeader lrh;
+    lrh.SetSl(m_rawSl);
+    lrh.SetVl(GetVlForSl(m_rawSl) & 0xF);
+    lrh.SetDlid(AddressToLid(Mac16Address::ConvertFrom(dest)));
+    lrh.SetSlid(m_lid);
+    IbPacket::SealRaw(packet, lrh, protocolNumber);
+    return SendIbPacket(packet);
+}
+
+bool
+IbNetDevice::SendFrom(Ptr<Packet> packet,
+                      const Address& source,
+                      const Address& dest,
+                      uint16_t protocolNumber)
+{
+    NS_LOG_ERROR("IbNetDevice does not support SendFrom: a port sends with its own LID");
+    return false;
+}
+
+Ptr<Node>
+IbNetDevice::GetNode() const
+{
+    return m_node;
+}
+
+void
+IbNetDevice::SetNode(Ptr<Node> node)
+{
+    m_node = node;
+}
+
+bool
+IbNetDevice::NeedsArp() const
+{
+    return false;
+}
+
+void
+IbNetDevice::SetReceiveCallback(NetDevice::ReceiveCallback cb)
+{
+    m_rxCallback = cb;
+}
+
+void
+IbNetDevice::SetPromiscReceiveCallback(PromiscReceiveCallback cb)
+{
+    m_promiscCallback = cb;
+}
+
+bool
+IbNetDevice::SupportsSendFrom() const
+{
+    return false;
+}
+
+} // namespace ns3

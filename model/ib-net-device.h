@@ -1,0 +1,420 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_NET_DEVICE_H
+#define IB_NET_DEVICE_H
+
+#include "ib-fifo.h"
+#include "ib-link-rate.h"
+#include "ib-vl-arbiter.h"
+
+#include "ns3/data-rate.h"
+#include "ns3/event-id.h"
+#include "ns3/mac16-address.h"
+#include "ns3/net-device.h"
+#include "ns3/nstime.h"
+#include "ns3/traced-callback.h"
+
+#include <array>
+#include <string>
+
+namespace ns3
+{
+
+class IbChannel;
+class ErrorModel;
+class Packet;
+
+/**
+ * @ingroup infiniband
+ * @brief One InfiniBand port (of an HCA or a switch): per-VL transmit queues, a VL
+ * arbiter, and credit-based link-level flow control.
+ *
+ * Transmit side: a sealed IBA packet given to SendIbPacket() is put on the VL its SL
+ * maps to (SL-to-VL table; VL15 packets stay on VL15), queued, and sent when the VL
+ * arbiter picks that VL and the receiver has advertised enough credits. Credits are
+ * counted in 64-byte blocks as IBA does: the port keeps FCTBS (blocks sent) per VL and
+ * the last FCCL (credit limit) received from the peer, and sends a packet of n blocks
+ * only if (FCCL - (FCTBS + n)) mod 4096 <= 2048. A packet is therefore never sent
+ * without buffer space at the other end, and the link is lossless by construction.
+ * VL15 is not flow-controlled and is sent ahead of all data VLs.
+ *
+ * Receive side: each data VL has a receive buffer of VlBufferSize bytes. A packet holds
+ * its blocks until the consumer releases them: a host port releases them when its
+ * upper layer has taken the packet (at once, or at RxDrainRate); a switch (which
+ * installs an IbReceiveCallback) releases them when the packet leaves the switch.
+ * Released blocks return to the sender in flow-control packets (6 bytes, taking wire
+ * time on the reverse direction of the cable, sent between data packets) whenever
+ * CreditUpdateThreshold bytes have been freed or the buffer empties, at link up
+ * (initial credits), and at least every FlowControlRefresh while the VL is active.
+ *
+ * One event per packet per stage: the end of serialization at the sender, the arrival
+ * at the receiver; flow-control packets cost one arrival event each and no sender event.
+ */
+class IbNetDevice : public NetDevice
+{
+  public:
+    /**
+     * @brief Get the TypeId
+     * @return the TypeId for this class
+     */
+    static TypeId GetTypeId();
+
+    IbNetDevice();
+    ~IbNetDevice() override;
+
+    /// Highest number of data VLs (VL0..VL14).
+    static constexpr uint8_t MAX_DATA_VLS = 15;
+    /// The management VL.
+    static constexpr uint8_t VL15 = 15;
+
+    /**
+     * Callback that takes over received data packets (a switch installs one).
+     * Arguments: this port, the packet, the VL it arrived on, its size in credit blocks.
+     * The consumer must later call ReleaseRxBuffer(vl, blocks).
+     */
+    typedef Callback<void, Ptr<IbNetDevice>, Ptr<Packet>, uint8_t, uint32_t> IbReceiveCallback;
+
+    /**
+     * TracedCallback signature for per-VL events with a count.
+     * @param vl the virtual lane
+     * @param value packets or bytes
+     */
+    typedef void (*VlValueTracedCallback)(uint8_t vl, uint32_t value);
+    /**
+     * TracedCallback signature for the end of a credit stall.
+     * @param vl the virtual lane
+     * @param duration how long the head packet of that VL waited for credits
+     */
+    typedef void (*CreditStallTracedCallback)(uint8_t vl, Time duration);
+
+    /**
+     * Attach the port to a cable.
+     * @param channel the cable
+     * @return true
+     */
+    bool Attach(Ptr<IbChannel> channel);
+
+    /**
+     * Queue a sealed IBA packet (LRH ... VCRC, see IbPacket::Seal) for transmission.
+     * Its VL is set from its SL through the SL-to-VL table (unless it is on VL15).
+     * @param packet the packet
+     * @return false if it was dropped (its SL maps to VL15, i.e. "drop", or its VL
+     *         queue is full); the drop is traced by MacTxDrop
+     */
+    bool SendIbPacket(Ptr<Packet> packet);
+
+    /**
+     * Give back receive-buffer blocks held by a packet that a consumer installed with
+     * SetIbReceiveCallback has finished with.
+     * @param vl the VL the packet arrived on
+     * @param blocks its size in blocks, as passed to the callback
+     */
+    void ReleaseRxBuffer(uint8_t vl, uint32_t blocks);
+
+    /**
+     * Hand received data packets to @p cb instead of delivering them to the node.
+     * @param cb the consumer
+     */
+    void SetIbReceiveCallback(IbReceiveCallback cb);
+
+    /// @param lid the port's LID (0 = unassigned)
+    void SetLid(uint16_t lid);
+    /// @return the port's LID
+    uint16_t GetLid() const;
+    /// @return the data rate given by LinkSpeed and LinkWidth
+    DataRate GetDataRate() const;
+    /// @return the number of data VLs
+    uint8_t GetNumDataVls() const;
+    /**
+     * @param sl a service level
+     * @return the VL it maps to (15 means "drop")
+     */
+    uint8_t GetVlForSl(uint8_t sl) const;
+    /// @return the IBA MTU (payload bytes per packet)
+    uint32_t GetIbMtu() const;
+    /// @return the per-VL receive buffer in bytes
+    uint32_t GetVlBufferSize() const;
+    /// @param em the receive error model (corrupted packets fail the VCRC and are dropped)
+    void SetReceiveErrorModel(Ptr<ErrorModel> em);
+    /**
+     * @param vl a VL
+     * @return packets waiting in its transmit queue
+     */
+    uint32_t GetTxQueueLength(uint8_t vl) const;
+    /**
+     * @param vl a data VL
+     * @return total time its head packet has waited for credits so far
+     */
+    Time GetCreditStallTime(uint8_t vl) const;
+    /**
+     * @param vl a data VL
+     * @return bytes of its receive buffer in use (whole blocks)
+     */
+    uint32_t GetRxBufferUsed(uint8_t vl) const;
+    /**
+     * @param vl a data VL
+     * @return the credits (64-byte blocks) the peer has granted and this port not used
+     */
+    uint32_t GetAvailableCredits(uint8_t vl) const;
+    /// @return data packets dropped on receive because they failed their CRC
+    uint64_t GetRxCrcErrors() const;
+    /// @return flow-control packets sent
+    uint64_t GetFlowControlPacketsSent() const;
+
+    /**
+     * Called by the channel when both ends are attached: exchange initial credits.
+     */
+    void NotifyLinkUp();
+
+    /**
+     * Called by the channel when a packet's last bit has arrived.
+     * @param packet the packet
+     * @param linkPacket true for a flow-control packet
+     */
+    void ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket);
+
+    // NetDevice
+    void SetIfIndex(const uint32_t index) override;
+    uint32_t GetIfIndex() const override;
+    Ptr<Channel> GetChannel() const override;
+    void SetAddress(Address address) override;
+    Address GetAddress() const override;
+    bool SetMtu(const uint16_t mtu) override;
+    uint16_t GetMtu() const override;
+    bool IsLinkUp() const override;
+    void AddLinkChangeCallback(Callback<void> callback) override;
+    bool IsBroadcast() const override;
+    Address GetBroadcast() const override;
+    bool IsMulticast() const override;
+    Address GetMulticast(Ipv4Address multicastGroup) const override;
+    Address GetMulticast(Ipv6Address addr) const override;
+    bool IsPointToPoint() const override;
+    bool IsBridge() const override;
+    /**
+     * Send a packet of an ns-3 protocol as an IBA raw datagram (LRH LNH=0, RWH with the
+     * EtherType, payload, VCRC) to the LID in @p dest (a Mac16Address), on SL
+     * RawDatagramSl.
+     * @param packet the payload
+     * @param dest the destination LID as Mac16Address
+     * @param protocolNumber the EtherType
+     * @return false if the packet was dropped
+     */
+    bool Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber) override;
+    bool SendFrom(Ptr<Packet> packet,
+                  const Address& source,
+                  const Address& dest,
+                  uint16_t protocolNumber) override;
+    Ptr<Node> GetNode() const override;
+    void SetNode(Ptr<Node> node) override;
+    bool NeedsArp() const override;
+    void SetReceiveCallback(NetDevice::ReceiveCallback cb) override;
+    void SetPromiscReceiveCallback(PromiscReceiveCallback cb) override;
+    bool SupportsSendFrom() const override;
+
+  protected:
+    void DoDispose() override;
+    void DoInitialize() override;
+
+  private:
+    /// A packet waiting in a transmit queue.
+    struct TxItem
+    {
+        Ptr<Packet> packet; ///< the packet
+        uint32_t bytes;     ///< wire size
+        uint16_t blocks;    ///< credit blocks
+    };
+
+    /// Transmit-side state of one VL.
+    struct TxVl
+    {
+        IbFifo<TxItem> queue; ///< packets waiting
+        uint16_t fctbs{0};    ///< flow-control total blocks sent, mod 4096
+        uint16_t fccl{0};     ///< credit limit last advertised by the peer
+        bool stalled{false};  ///< head packet is waiting for credits
+        Time stallStart;      ///< when the current stall began
+        Time stallTotal;      ///< sum of all stalls
+    };
+
+    /// Receive-side state of one VL.
+    struct RxVl
+    {
+        uint16_t abr{0};         ///< adjusted blocks received, mod 4096
+        uint32_t usedBlocks{0};  ///< blocks held by packets not yet released
+        uint32_t freedBlocks{0}; ///< blocks released since the last flow-control packet
+        bool active{false};      ///< data arrived since the last refresh check
+        Time lastFcSent;         ///< when the last flow-control packet for it left
+    };
+
+    /**
+     * Start the next transmission if the transmitter is free: first any pending
+     * flow-control packets, then VL15, then the data VL the arbiter picks.
+     */
+    void TrySend();
+    /// The transmitter finished the current data packet.
+    void TransmitComplete();
+    /**
+     * Put a flow-control packet for @p vl on the wire now (transmitter free).
+     * @param vl the VL
+     * @param op IbFlowControlHeader::OP_NORMAL or OP_INIT
+     */
+    void SendFlowControl(uint8_t vl, uint8_t op);
+    /**
+     * Ask for a flow-control packet for @p vl at the next gap between packets.
+     * @param vl the VL
+     */
+    void RequestFlowControl(uint8_t vl);
+    /**
+     * @param vl a data VL
+     * @return the FCCL this port advertises for it as a receiver
+     */
+    uint16_t ComputeFccl(uint8_t vl) const;
+    /**
+     * @param vl a data VL
+     * @param blocks a packet size in blocks
+     * @return true if the peer's credits allow sending it
+     */
+    bool HasCredits(uint8_t vl, uint32_t blocks) const;
+    /**
+     * A flow-control packet arrived.
+     * @param packet the packet
+     */
+    void ReceiveFlowControl(Ptr<Packet> packet);
+    /**
+     * Hand a received data packet to the upper layer (host port).
+     * @param packet the packet
+     */
+    void DeliverUp(Ptr<Packet> packet);
+    /// The drain of the head of the host receive queue finished (RxDrainRate).
+    void DrainComplete();
+    /// Periodic flow-control refresh while VLs are active.
+    void RefreshFlowControl();
+    /// Validate attribute combinations and build derived state (tables, rates).
+    void Configure();
+    /// Recompute the per-byte serialization time after the data rate changed.
+    void UpdateRate();
+    /**
+     * Serialization time of @p bytes on this port's wire. Back-to-back transmissions
+     * carry the sub-resolution remainder from one packet to the next, so a long train
+     * of packets takes exactly bytes x 8 / rate in total whatever the time resolution.
+     * @param bytes wire bytes
+     * @param backToBack true if the wire was busy until now
+     * @return the time the bytes occupy the wire
+     */
+    Time SerializationTime(uint32_t bytes, bool backToBack);
+
+    /**
+     * @param speed the LinkSpeed attribute value
+     */
+    void SetLinkSpeed(std::string speed);
+    /// @return the LinkSpeed attribute value
+    std::string GetLinkSpeed() const;
+    /**
+     * @param width the LinkWidth attribute value
+     */
+    void SetLinkWidth(std::string width);
+    /// @return the LinkWidth attribute value
+    std::string GetLinkWidth() const;
+    /**
+     * @param mtu the Mtu attribute value
+     */
+    void SetIbMtu(uint32_t mtu);
+    /**
+     * @param table the VlArbitrationHigh attribute value
+     */
+    void SetVlArbHigh(std::string table);
+    /// @return the VlArbitrationHigh attribute value
+    std::string GetVlArbHigh() const;
+    /**
+     * @param table the VlArbitrationLow attribute value
+     */
+    void SetVlArbLow(std::string table);
+    /// @return the VlArbitrationLow attribute value
+    std::string GetVlArbLow() const;
+    /**
+     * @param table the SlToVlTable attribute value
+     */
+    void SetSlToVl(std::string table);
+    /// @return the SlToVlTable attribute value
+    std::string GetSlToVl() const;
+    /**
+     * @param n the NumDataVls attribute value
+     */
+    void SetNumDataVls(uint32_t n);
+
+    // Configuration (attributes)
+    IbLinkRate::Speed m_speed;           //!< link speed
+    uint8_t m_width;                     //!< link width (lanes)
+    DataRate m_rate;                     //!< data rate derived from speed and width
+    double m_stepsPerByte;               //!< time steps one byte takes at m_rate
+    double m_txCarry;                    //!< sub-step remainder of back-to-back serialization
+    uint32_t m_mtu;                      //!< IBA MTU, payload bytes
+    uint8_t m_numDataVls;                //!< data VLs in use
+    uint32_t m_vlBufferSize;             //!< receive buffer per data VL, bytes
+    uint32_t m_creditUpdateBytes;        //!< freed bytes that trigger a flow-control packet
+    Time m_fcRefresh;                    //!< flow-control refresh period (0 = 65,536 symbols)
+    uint32_t m_txQueueMaxPackets;        //!< transmit queue limit per VL
+    DataRate m_rxDrainRate;              //!< host receive drain rate (0 = immediate)
+    uint8_t m_rawSl;                     //!< SL used by Send()
+    Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model
+    IbVlArbiter m_arbiter;               //!< VL arbiter
+    uint8_t m_arbiterLimit;              //!< LimitOfHighPriority attribute
+    uint16_t m_arbitratedMask;           //!< VLs named by an arbitration entry of weight > 0
+    std::string m_sl2vlText;             //!< SlToVlTable as given ("" = default)
+    std::array<uint8_t, 16> m_sl2vl;     //!< SL-to-VL table
+
+    // Identity
+    Ptr<Node> m_node;         //!< owning node
+    Ptr<IbChannel> m_channel; //!< attached cable
+    uint32_t m_ifIndex;       //!< interface index
+    uint16_t m_lid;           //!< LID
+    bool m_linkUp;            //!< link state
+    bool m_configured;        //!< Configure() has run
+
+    // Transmit state
+    std::array<TxVl, 16> m_tx;  //!< per-VL transmit state (index 15 = VL15)
+    uint16_t m_txNonEmpty;      //!< bit v set when VL v's queue is not empty
+    uint16_t m_fcPending;       //!< bit v set when a flow-control packet for v is due
+    bool m_txBusy;              //!< a data packet is being serialized
+    Time m_txFreeAt;            //!< the wire is busy (flow-control packets) until then
+    Ptr<Packet> m_txCurrent;    //!< the data packet being serialized
+    EventId m_txWakeEvent;      //!< restart after flow-control packets
+    uint32_t m_capacityBlocks;  //!< m_vlBufferSize in blocks
+    uint32_t m_updateBlocks;    //!< m_creditUpdateBytes in blocks
+    uint32_t m_maxPacketBlocks; //!< blocks of the largest packet the MTU allows
+
+    // Receive state
+    std::array<RxVl, 16> m_rx;                            //!< per-VL receive state
+    EventId m_refreshEvent;                               //!< periodic flow-control refresh
+    IbFifo<std::pair<Ptr<Packet>, uint8_t>> m_drainQueue; //!< host receive queue
+    EventId m_drainEvent;                                 //!< drain of the head of m_drainQueue
+    uint64_t m_rxCrcErrors;                               //!< CRC failures
+    uint64_t m_fcSent;                                    //!< flow-control packets sent
+
+    // Callbacks
+    IbReceiveCallback m_ibRxCallback;                    //!< switch-style consumer
+    NetDevice::ReceiveCallback m_rxCallback;             //!< upper layer
+    NetDevice::PromiscReceiveCallback m_promiscCallback; //!< promiscuous upper layer
+    TracedCallback<> m_linkChangeCallbacks;              //!< link change notification
+
+    // Traces
+    TracedCallback<Ptr<const Packet>> m_macTxTrace;          //!< MacTx
+    TracedCallback<Ptr<const Packet>> m_macTxDropTrace;      //!< MacTxDrop
+    TracedCallback<Ptr<const Packet>> m_macRxTrace;          //!< MacRx
+    TracedCallback<Ptr<const Packet>> m_phyTxBeginTrace;     //!< PhyTxBegin
+    TracedCallback<Ptr<const Packet>> m_phyTxEndTrace;       //!< PhyTxEnd
+    TracedCallback<Ptr<const Packet>> m_phyRxEndTrace;       //!< PhyRxEnd
+    TracedCallback<Ptr<const Packet>> m_phyRxDropTrace;      //!< PhyRxDrop
+    TracedCallback<Ptr<const Packet>> m_snifferTrace;        //!< Sniffer
+    TracedCallback<Ptr<const Packet>> m_promiscSnifferTrace; //!< PromiscSniffer
+    TracedCallback<uint8_t, Time> m_creditStallTrace;        //!< CreditStall
+    TracedCallback<uint8_t, uint32_t> m_txQueueDepthTrace;   //!< TxQueueDepth
+    TracedCallback<uint8_t, uint32_t> m_rxBufferTrace;       //!< RxBufferOccupancy
+    TracedCallback<Ptr<const Packet>> m_fcTxTrace;           //!< FlowControlTx
+    TracedCallback<Ptr<const Packet>> m_fcRxTrace;           //!< FlowControlRx
+};
+
+} // namespace ns3
+
+#endif /* IB_NET_DEVICE_H */

@@ -1,0 +1,233 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-raw-traffic-application.h"
+
+#include "ib-bth-header.h"
+#include "ib-lrh-header.h"
+#include "ib-net-device.h"
+#include "ib-packet.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/trace-source-accessor.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbRawTrafficApplication");
+
+NS_OBJECT_ENSURE_REGISTERED(IbRawTrafficApplication);
+
+TypeId
+IbRawTrafficApplication::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::IbRawTrafficApplication")
+            .SetParent<Application>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<IbRawTrafficApplication>()
+            .AddAttribute("Dlid",
+                          "Destination LID.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbRawTrafficApplication::m_dlid),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute("Sl",
+                          "Service level (the port maps it to a VL).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbRawTrafficApplication::m_sl),
+                          MakeUintegerChecker<uint8_t>(0, 14))
+            .AddAttribute("PayloadSize",
+                          "Payload bytes per packet (at most the port's MTU).",
+                          UintegerValue(4096),
+                          MakeUintegerAccessor(&IbRawTrafficApplication::m_payloadSize),
+                          MakeUintegerChecker<uint32_t>(0, 4096))
+            .AddAttribute("DestQp",
+                          "Destination queue pair number in the BTH.",
+                          UintegerValue(0x100),
+                          MakeUintegerAccessor(&IbRawTrafficApplication::m_destQp),
+                          MakeUintegerChecker<uint32_t>(0, 0xFFFFFF))
+            .AddAttribute("StartPsn",
+                          "PSN of the first packet.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbRawTrafficApplication::m_psn),
+                          MakeUintegerChecker<uint32_t>(0, 0xFFFFFF))
+            .AddAttribute("DataRate",
+                          "Offered rate in wire bytes; 0 bps saturates the VL.",
+                          DataRateValue(DataRate(0)),
+                          MakeDataRateAccessor(&IbRawTrafficApplication::m_rate),
+                          MakeDataRateChecker())
+            .AddAttribute("MaxPackets",
+                          "Packets to send before stopping (0 = until StopTime).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbRawTrafficApplication::m_maxPackets),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("QueueTarget",
+                          "Saturating mode: packets kept in the port's VL queue.",
+                          UintegerValue(2),
+                          MakeUintegerAccessor(&IbRawTrafficApplication::m_queueTarget),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddTraceSource("Tx",
+                            "A packet was handed to the port.",
+                            MakeTraceSourceAccessor(&IbRawTrafficApplication::m_txTrace),
+                            "ns3::Packet::TracedCallback");
+    return tid;
+}
+
+IbRawTrafficApplication::IbRawTrafficApplication()
+    : m_dlid(0),
+      m_sl(0),
+      m_vl(0),
+      m_payloadSize(4096),
+      m_destQp(0x100),
+      m_psn(0),
+      m_maxPackets(0),
+      m_queueTarget(2),
+      m_sent(0),
+      m_running(false),
+      m_connected(false)
+{
+    NS_LOG_FUNCTION(this);
+}
+
+IbRawTrafficApplication::~IbRawTrafficApplication()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+IbRawTrafficApplication::DoDispose()
+{
+    m_device = nullptr;
+    Application::DoDispose();
+}
+
+void
+IbRawTrafficApplication::SetDevice(Ptr<IbNetDevice> device)
+{
+    m_device = device;
+}
+
+uint64_t
+IbRawTrafficApplication::GetSent() const
+{
+    return m_sent;
+}
+
+bool
+IbRawTrafficApplication::Done() const
+{
+    return m_maxPackets != 0 && m_sent >= m_maxPackets;
+}
+
+void
+IbRawTrafficApplication::StartApplication()
+{
+    NS_LOG_FUNCTION(this);
+    if (!m_device)
+    {
+        for (uint32_t i = 0; i < GetNode()->GetNDevices() && !m_device; ++i)
+        {
+            m_device = GetNode()->GetDevice(i)->GetObject<IbNetDevice>();
+        }
+    }
+    NS_ABORT_MSG_UNLESS(m_device,
+                        "IbRawTrafficApplication on node " << GetNode()->GetId()
+                                                           << " has no IbNetDevice to send "
+                                                              "from; install a port first.");
+    NS_ABORT_MSG_IF(m_payloadSize > m_device->GetIbMtu(),
+                    "IbRawTrafficApplication on node "
+                        << GetNode()->GetId() << ": PayloadSize=" << m_payloadSize
+                        << " exceeds the port's MTU " << m_device->GetIbMtu()
+                        << "; lower PayloadSize or raise the IbNetDevice Mtu.");
+    NS_ABORT_MSG_IF(m_dlid == 0 || m_dlid >= 0xC000,
+                    "IbRawTrafficApplication on node "
+                        << GetNode()->GetId() << ": Dlid=" << m_dlid
+                        << " is not a unicast LID (1..0xBFFF); set the Dlid attribute to "
+                           "the destination port's LID.");
+    m_vl = m_device->GetVlForSl(m_sl);
+    m_running = true;
+    if (m_rate.GetBitRate() == 0)
+    {
+        m_device->TraceConnectWithoutContext("PhyTxBegin",
+                                             MakeCallback(&IbRawTrafficApplication::TopUp, this));
+        m_connected = true;
+        TopUp(nullptr);
+    }
+    else
+    {
+        SendTimer();
+    }
+}
+
+void
+IbRawTrafficApplication::StopApplication()
+{
+    NS_LOG_FUNCTION(this);
+    m_running = false;
+    m_sendEvent.Cancel();
+    if (m_connected)
+    {
+        m_device->TraceDisconnectWithoutContext(
+            "PhyTxBegin",
+            MakeCallback(&IbRawTrafficApplication::TopUp, this));
+        m_connected = false;
+    }
+}
+
+bool
+IbRawTrafficApplication::SendOne()
+{
+    Ptr<Packet> p = Create<Packet>(m_payloadSize);
+    IbLrhHeader lrh;
+    lrh.SetVl(m_vl);
+    lrh.SetSl(m_sl);
+    lrh.SetDlid(m_dlid);
+    lrh.SetSlid(m_device->GetLid());
+    IbBthHeader bth;
+    bth.SetOpcode(IbOpcode::RC_SEND_ONLY);
+    bth.SetDestQp(m_destQp);
+    bth.SetPsn(m_psn);
+    IbPacket::Seal(p, lrh, nullptr, bth, m_payloadSize);
+    m_txTrace(p);
+    if (!m_device->SendIbPacket(p))
+    {
+        return false;
+    }
+    m_psn = (m_psn + 1) & 0xFFFFFF;
+    ++m_sent;
+    return true;
+}
+
+void
+IbRawTrafficApplication::TopUp(Ptr<const Packet>)
+{
+    while (m_running && !Done() && m_device->GetTxQueueLength(m_vl) < m_queueTarget)
+    {
+        if (!SendOne())
+        {
+            break;
+        }
+    }
+}
+
+void
+IbRawTrafficApplication::SendTimer()
+{
+    if (!m_running || Done())
+    {
+        return;
+    }
+    SendOne();
+    const uint32_t wire = IbPacket::WireSize(m_payloadSize, 0, false);
+    m_sendEvent = Simulator::Schedule(m_rate.CalculateBytesTxTime(wire),
+                                      &IbRawTrafficApplication::SendTimer,
+                                      this);
+}
+
+} // namespace ns3

@@ -1,0 +1,89 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_RAW_TRAFFIC_APPLICATION_H
+#define IB_RAW_TRAFFIC_APPLICATION_H
+
+#include "ns3/application.h"
+#include "ns3/data-rate.h"
+#include "ns3/event-id.h"
+#include "ns3/traced-callback.h"
+
+namespace ns3
+{
+
+class IbNetDevice;
+class Packet;
+
+/**
+ * @ingroup infiniband
+ * @brief Sends raw IBA packets (RC SEND Only, virtual payload) from one port, to drive a
+ * link or fabric before any transport is involved.
+ *
+ * Each packet is LRH | BTH | payload | pad | ICRC | VCRC with the chosen SL, DLID,
+ * destination QP and consecutive PSNs. With DataRate 0 the application saturates its VL:
+ * it keeps QueueTarget packets in the port's transmit queue for that VL and tops it up
+ * whenever the port starts a packet, so the link never idles for lack of data.
+ * Otherwise it sends at DataRate, counted in wire bytes (headers and CRCs included).
+ *
+ * Received packets are not consumed here: count them at the receiving port's MacRx.
+ */
+class IbRawTrafficApplication : public Application
+{
+  public:
+    /**
+     * @brief Get the TypeId
+     * @return the TypeId for this class
+     */
+    static TypeId GetTypeId();
+
+    IbRawTrafficApplication();
+    ~IbRawTrafficApplication() override;
+
+    /**
+     * @param device the port to send from (default: the node's first IbNetDevice)
+     */
+    void SetDevice(Ptr<IbNetDevice> device);
+    /// @return packets sent so far
+    uint64_t GetSent() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+
+    /// Build and queue one packet. @return true if the port accepted it
+    bool SendOne();
+    /// Timer of rate mode.
+    void SendTimer();
+    /**
+     * Top up the VL queue in saturating mode (connected to the port's PhyTxBegin).
+     * @param p the packet that started (unused)
+     */
+    void TopUp(Ptr<const Packet> p);
+    /// @return true once MaxPackets have been sent
+    bool Done() const;
+
+    Ptr<IbNetDevice> m_device;                   //!< sending port
+    uint16_t m_dlid;                             //!< destination LID
+    uint8_t m_sl;                                //!< service level
+    uint8_t m_vl;                                //!< VL the SL maps to on m_device
+    uint32_t m_payloadSize;                      //!< payload bytes per packet
+    uint32_t m_destQp;                           //!< destination QP
+    uint32_t m_psn;                              //!< next PSN
+    DataRate m_rate;                             //!< offered rate (0 = saturate)
+    uint64_t m_maxPackets;                       //!< stop after this many (0 = no limit)
+    uint32_t m_queueTarget;                      //!< saturating mode: packets kept queued
+    uint64_t m_sent;                             //!< packets sent
+    bool m_running;                              //!< between start and stop
+    bool m_connected;                            //!< TopUp is connected to PhyTxBegin
+    EventId m_sendEvent;                         //!< rate-mode timer
+    TracedCallback<Ptr<const Packet>> m_txTrace; //!< Tx trace
+};
+
+} // namespace ns3
+
+#endif /* IB_RAW_TRAFFIC_APPLICATION_H */

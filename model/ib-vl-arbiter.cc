@@ -1,0 +1,226 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-vl-arbiter.h"
+
+#include "ns3/assert.h"
+#include "ns3/log.h"
+
+#include <sstream>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbVlArbiter");
+
+IbVlArbiter::IbVlArbiter()
+    : m_limit(0),
+      m_highBytes(0),
+      m_lowTurnDue(false)
+{
+}
+
+bool
+IbVlArbiter::ParseTable(const std::string& text, std::vector<Entry>& table, std::string& error)
+{
+    std::vector<Entry> out;
+    std::stringstream ss(text);
+    std::string item;
+    uint32_t position = 0;
+    while (std::getline(ss, item, ','))
+    {
+        ++position;
+        // Trim blanks.
+        const auto first = item.find_first_not_of(" \t");
+        if (first == std::string::npos)
+        {
+            error = "entry " + std::to_string(position) + " is empty";
+            return false;
+        }
+        item = item.substr(first, item.find_last_not_of(" \t") - first + 1);
+        const auto colon = item.find(':');
+        if (colon == std::string::npos)
+        {
+            error = "entry " + std::to_string(position) + " '" + item +
+                    "' is not of the form VL:weight";
+            return false;
+        }
+        long vl = -1;
+        long weight = -1;
+        try
+        {
+            std::size_t used = 0;
+            vl = std::stol(item.substr(0, colon), &used);
+            if (used != colon)
+            {
+                vl = -1;
+            }
+            const std::string w = item.substr(colon + 1);
+            weight = std::stol(w, &used);
+            if (used != w.size())
+            {
+                weight = -1;
+            }
+        }
+        catch (const std::exception&)
+        {
+            error = "entry " + std::to_string(position) + " '" + item +
+                    "' is not of the form VL:weight with two integers";
+            return false;
+        }
+        if (vl < 0 || vl > 14)
+        {
+            error = "entry " + std::to_string(position) + " '" + item + "' names VL " +
+                    item.substr(0, colon) + "; data VLs are 0..14";
+            return false;
+        }
+        if (weight < 0 || weight > 255)
+        {
+            error = "entry " + std::to_string(position) + " '" + item + "' has weight " +
+                    item.substr(colon + 1) + "; weights are 0..255 (units of 64 bytes)";
+            return false;
+        }
+        out.push_back({static_cast<uint8_t>(vl), static_cast<uint8_t>(weight)});
+    }
+    if (out.size() > 64)
+    {
+        error = "the table has " + std::to_string(out.size()) + " entries; IBA allows 64";
+        return false;
+    }
+    table = out;
+    return true;
+}
+
+std::string
+IbVlArbiter::FormatTable(const std::vector<Entry>& table)
+{
+    std::ostringstream os;
+    for (std::size_t i = 0; i < table.size(); ++i)
+    {
+        os << (i ? "," : "") << unsigned(table[i].vl) << ":" << unsigned(table[i].weight);
+    }
+    return os.str();
+}
+
+void
+IbVlArbiter::UpdateMask(Walk& w)
+{
+    w.mask = 0;
+    for (const auto& e : w.entries)
+    {
+        if (e.weight > 0)
+        {
+            w.mask |= static_cast<uint16_t>(1u << e.vl);
+        }
+    }
+    w.index = 0;
+    w.remaining = w.entries.empty() ? 0 : w.entries[0].weight;
+}
+
+void
+IbVlArbiter::SetHighTable(const std::vector<Entry>& table)
+{
+    NS_ASSERT(table.size() <= 64);
+    m_high.entries = table;
+    UpdateMask(m_high);
+}
+
+void
+IbVlArbiter::SetLowTable(const std::vector<Entry>& table)
+{
+    NS_ASSERT(table.size() <= 64);
+    m_low.entries = table;
+    UpdateMask(m_low);
+}
+
+void
+IbVlArbiter::SetLimitOfHighPriority(uint8_t limit)
+{
+    m_limit = limit;
+}
+
+const std::vector<IbVlArbiter::Entry>&
+IbVlArbiter::GetHighTable() const
+{
+    return m_high.entries;
+}
+
+const std::vector<IbVlArbiter::Entry>&
+IbVlArbiter::GetLowTable() const
+{
+    return m_low.entries;
+}
+
+uint8_t
+IbVlArbiter::GetLimitOfHighPriority() const
+{
+    return m_limit;
+}
+
+void
+IbVlArbiter::Reset()
+{
+    UpdateMask(m_high);
+    UpdateMask(m_low);
+    m_highBytes = 0;
+    m_lowTurnDue = false;
+}
+
+int
+IbVlArbiter::Pick(Walk& w, uint16_t eligible, const uint16_t* headBlocks)
+{
+    const uint32_t n = w.entries.size();
+    if (n == 0 || (eligible & w.mask) == 0)
+    {
+        return -1;
+    }
+    // Stay on the current entry while it has weight left and its VL can send;
+    // otherwise move on, reloading each visited entry's weight.
+    for (uint32_t step = 0; step <= n; ++step)
+    {
+        const Entry& e = w.entries[w.index];
+        if (w.remaining > 0 && (eligible & (1u << e.vl)))
+        {
+            w.remaining -= headBlocks[e.vl];
+            const int vl = e.vl;
+            if (w.remaining <= 0)
+            {
+                w.index = (w.index + 1) % n;
+                w.remaining = w.entries[w.index].weight;
+            }
+            return vl;
+        }
+        w.index = (w.index + 1) % n;
+        w.remaining = w.entries[w.index].weight;
+    }
+    return -1;
+}
+
+int
+IbVlArbiter::Select(uint16_t eligible, const uint16_t* headBlocks)
+{
+    const bool lowCan = (eligible & m_low.mask) != 0;
+    if (!(m_lowTurnDue && lowCan))
+    {
+        const int vl = Pick(m_high, eligible, headBlocks);
+        if (vl >= 0)
+        {
+            m_highBytes += static_cast<uint64_t>(headBlocks[vl]) * 64;
+            if (m_limit != 255 && m_highBytes >= static_cast<uint64_t>(m_limit) * 4096)
+            {
+                m_lowTurnDue = true;
+            }
+            return vl;
+        }
+    }
+    const int vl = Pick(m_low, eligible, headBlocks);
+    if (vl >= 0)
+    {
+        m_highBytes = 0;
+        m_lowTurnDue = false;
+    }
+    return vl;
+}
+
+} // namespace ns3

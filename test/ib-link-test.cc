@@ -1,0 +1,458 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * Link-layer tests: one cable, two ports. Every expected number is derived from the
+ * model's physics (link data rate, packet sizes, cable delay), not measured and pasted.
+ */
+
+#include "ns3/core-module.h"
+#include "ns3/error-model.h"
+#include "ns3/ib-bth-header.h"
+#include "ns3/ib-channel.h"
+#include "ns3/ib-helper.h"
+#include "ns3/ib-link-rate.h"
+#include "ns3/ib-lrh-header.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-packet-parser.h"
+#include "ns3/ib-packet.h"
+#include "ns3/ib-raw-traffic-application.h"
+#include "ns3/ib-raw-traffic-helper.h"
+#include "ns3/ib-vl-arbiter.h"
+#include "ns3/network-module.h"
+
+#include <array>
+#include <gtest/gtest.h>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+/// Two nodes joined by one cable.
+struct Link
+{
+    NodeContainer nodes;
+    Ptr<IbNetDevice> a;
+    Ptr<IbNetDevice> b;
+};
+
+Link
+MakeLink(IbHelper& helper)
+{
+    Link l;
+    l.nodes.Create(2);
+    NetDeviceContainer d = helper.Install(l.nodes.Get(0), l.nodes.Get(1));
+    l.a = DynamicCast<IbNetDevice>(d.Get(0));
+    l.b = DynamicCast<IbNetDevice>(d.Get(1));
+    return l;
+}
+
+/// Receive-side statistics, gathered from MacRx.
+struct RxStats
+{
+    std::array<uint64_t, 16> packets{};
+    std::array<uint64_t, 16> bytes{};
+    Time first{Time::Max()};
+    Time last{Time(0)};
+    uint64_t total{0};
+};
+
+void
+CountRx(RxStats* s, Ptr<const Packet> p)
+{
+    const uint8_t vl = IbPacket::PeekLrh(p).GetVl();
+    s->packets[vl]++;
+    s->bytes[vl] += p->GetSize();
+    s->total++;
+    const Time now = Simulator::Now();
+    s->first = std::min(s->first, now);
+    s->last = std::max(s->last, now);
+}
+
+void
+CountEvent(uint64_t* n, Ptr<const Packet>)
+{
+    ++*n;
+}
+
+void
+TrackMax(uint32_t* maxSeen, uint8_t, uint32_t bytes)
+{
+    *maxSeen = std::max(*maxSeen, bytes);
+}
+
+void
+SumStall(Time* total, uint8_t, Time d)
+{
+    *total += d;
+}
+
+class IbLinkTest : public ::testing::Test
+{
+  protected:
+    void SetUp() override
+    {
+        IbHelper::ResetLidAllocation();
+    }
+
+    void TearDown() override
+    {
+        Simulator::Destroy();
+    }
+};
+
+} // namespace
+
+// ----------------------------------------------------------------------------- rates
+
+TEST(IbLinkRate, DataRatesFollowTheSpeedTable)
+{
+    // 4x data rates of the reference table.
+    EXPECT_EQ(IbLinkRate::GetDataRate(IbLinkRate::SDR, 4).GetBitRate(), 8000000000ULL);
+    EXPECT_EQ(IbLinkRate::GetDataRate(IbLinkRate::QDR, 4).GetBitRate(), 32000000000ULL);
+    EXPECT_EQ(IbLinkRate::GetDataRate(IbLinkRate::FDR10, 4).GetBitRate(), 40000000000ULL);
+    EXPECT_EQ(IbLinkRate::GetDataRate(IbLinkRate::EDR, 4).GetBitRate(), 100000000000ULL);
+    EXPECT_EQ(IbLinkRate::GetDataRate(IbLinkRate::HDR, 4).GetBitRate(), 200000000000ULL);
+    EXPECT_EQ(IbLinkRate::GetDataRate(IbLinkRate::NDR, 4).GetBitRate(), 400000000000ULL);
+    EXPECT_EQ(IbLinkRate::GetDataRate(IbLinkRate::XDR, 4).GetBitRate(), 800000000000ULL);
+    EXPECT_EQ(IbLinkRate::GetDataRate(IbLinkRate::EDR, 12).GetBitRate(), 300000000000ULL);
+    // FDR lane: 14.0625 Gbaud * 64/66.
+    EXPECT_NEAR(IbLinkRate::GetDataRate(IbLinkRate::FDR, 4).GetBitRate(),
+                4 * 14.0625e9 * 64 / 66,
+                4.0);
+    IbLinkRate::Speed s;
+    uint8_t w;
+    EXPECT_TRUE(IbLinkRate::ParseSpeed("hdr", s));
+    EXPECT_EQ(s, IbLinkRate::HDR);
+    EXPECT_FALSE(IbLinkRate::ParseSpeed("EDX", s));
+    EXPECT_TRUE(IbLinkRate::ParseWidth("12x", w));
+    EXPECT_EQ(w, 12);
+    EXPECT_FALSE(IbLinkRate::ParseWidth("3x", w));
+}
+
+// ----------------------------------------------------------------------------- arbiter
+
+TEST(IbVlArbiter, ParsesOpenSmTablesAndRejectsBadOnes)
+{
+    std::vector<IbVlArbiter::Entry> t;
+    std::string err;
+    ASSERT_TRUE(IbVlArbiter::ParseTable("0:4, 1:255,14:0", t, err));
+    ASSERT_EQ(t.size(), 3u);
+    EXPECT_EQ(t[1].vl, 1);
+    EXPECT_EQ(t[1].weight, 255);
+    EXPECT_EQ(IbVlArbiter::FormatTable(t), "0:4,1:255,14:0");
+    EXPECT_FALSE(IbVlArbiter::ParseTable("0:256", t, err));
+    EXPECT_NE(err.find("weights are 0..255"), std::string::npos) << err;
+    EXPECT_FALSE(IbVlArbiter::ParseTable("15:4", t, err));
+    EXPECT_NE(err.find("data VLs are 0..14"), std::string::npos) << err;
+    EXPECT_FALSE(IbVlArbiter::ParseTable("0-4", t, err));
+    EXPECT_FALSE(IbVlArbiter::ParseTable("0:4,,1:4", t, err));
+    EXPECT_TRUE(IbVlArbiter::ParseTable("", t, err));
+    EXPECT_TRUE(t.empty());
+}
+
+TEST(IbVlArbiter, WeightsAreSpentInBlocksAndAPacketAlwaysCompletes)
+{
+    IbVlArbiter arb;
+    arb.SetHighTable({});
+    arb.SetLowTable({{0, 3}, {1, 1}});
+    const uint16_t heads[16] = {1, 1};
+    // Entry 0 (weight 3) sends three 1-block packets of VL0, then entry 1 one of VL1.
+    std::vector<int> order;
+    for (int i = 0; i < 8; ++i)
+    {
+        order.push_back(arb.Select(0x3, heads));
+    }
+    EXPECT_EQ(order, (std::vector<int>{0, 0, 0, 1, 0, 0, 0, 1}));
+    // A packet larger than the remaining weight still goes, and exhausts the entry.
+    IbVlArbiter big;
+    big.SetLowTable({{0, 2}, {1, 2}});
+    const uint16_t bigHeads[16] = {5, 5};
+    EXPECT_EQ(big.Select(0x3, bigHeads), 0);
+    EXPECT_EQ(big.Select(0x3, bigHeads), 1);
+    EXPECT_EQ(big.Select(0x3, bigHeads), 0);
+    // Ineligible VLs are skipped.
+    EXPECT_EQ(big.Select(0x2, bigHeads), 1);
+    EXPECT_EQ(big.Select(0x0, bigHeads), -1);
+}
+
+TEST(IbVlArbiter, LimitOfHighPriorityLetsLowThrough)
+{
+    const uint16_t heads[16] = {64, 64}; // 4 KB packets
+    // Limit 0: one high packet, then one low packet, alternating.
+    IbVlArbiter a0;
+    a0.SetHighTable({{0, 255}});
+    a0.SetLowTable({{1, 255}});
+    a0.SetLimitOfHighPriority(0);
+    std::vector<int> order;
+    for (int i = 0; i < 4; ++i)
+    {
+        order.push_back(a0.Select(0x3, heads));
+    }
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 0, 1}));
+    // Limit 2 (8 KB): two 4 KB high packets, then one low.
+    IbVlArbiter a2;
+    a2.SetHighTable({{0, 255}});
+    a2.SetLowTable({{1, 255}});
+    a2.SetLimitOfHighPriority(2);
+    order.clear();
+    for (int i = 0; i < 6; ++i)
+    {
+        order.push_back(a2.Select(0x3, heads));
+    }
+    EXPECT_EQ(order, (std::vector<int>{0, 0, 1, 0, 0, 1}));
+    // Limit 255: the low table starves while high has packets.
+    IbVlArbiter a255;
+    a255.SetHighTable({{0, 255}});
+    a255.SetLowTable({{1, 255}});
+    a255.SetLimitOfHighPriority(255);
+    for (int i = 0; i < 10; ++i)
+    {
+        EXPECT_EQ(a255.Select(0x3, heads), 0);
+    }
+    EXPECT_EQ(a255.Select(0x2, heads), 1);
+}
+
+// ----------------------------------------------------------------------------- timing
+
+TEST_F(IbLinkTest, ArrivalTimeIsSerializationPlusPropagation)
+{
+    IbHelper helper;
+    helper.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
+    helper.SetChannelAttribute("Length", DoubleValue(7.0)); // 35 ns at 5 ns/m
+    Link l = MakeLink(helper);
+    const uint32_t payload = 1000;
+    Time sentAt;
+    Time arrivedAt;
+    uint32_t wireBytes = 0;
+    Simulator::Schedule(MicroSeconds(1), [&]() {
+        Ptr<Packet> p = Create<Packet>(payload);
+        IbLrhHeader lrh;
+        lrh.SetDlid(l.b->GetLid());
+        lrh.SetSlid(l.a->GetLid());
+        IbBthHeader bth;
+        bth.SetOpcode(IbOpcode::RC_SEND_ONLY);
+        IbPacket::Seal(p, lrh, nullptr, bth, payload);
+        wireBytes = p->GetSize();
+        sentAt = Simulator::Now();
+        l.a->SendIbPacket(p);
+    });
+    l.b->TraceConnectWithoutContext("PhyRxEnd", MakeCallback(+[](Time* t, Ptr<const Packet>) {
+                                                    *t = Simulator::Now();
+                                                }).Bind(&arrivedAt));
+    Simulator::Run();
+    // LRH 8 + BTH 12 + payload 1000 + ICRC 4 + VCRC 2.
+    ASSERT_EQ(wireBytes, 8u + 12 + payload + 4 + 2);
+    const Time serialization = Seconds(wireBytes * 8.0 / 200e9);
+    const Time propagation = NanoSeconds(35);
+    EXPECT_EQ(arrivedAt - sentAt, serialization + propagation)
+        << "arrived " << arrivedAt << " sent " << sentAt;
+}
+
+// ----------------------------------------------------------------------------- throughput
+
+namespace
+{
+
+/**
+ * Saturate one VL of a link with 4 KB packets and return the goodput (payload bits per
+ * second) measured between the first and the last arrival.
+ */
+double
+MeasureGoodput(const std::string& speed, uint32_t payload)
+{
+    IbHelper helper;
+    helper.SetDeviceAttribute("LinkSpeed", StringValue(speed));
+    Link l = MakeLink(helper);
+    RxStats rx;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("PayloadSize", UintegerValue(payload));
+    traffic.SetAttribute("MaxPackets", UintegerValue(2000));
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    Simulator::Run();
+    EXPECT_EQ(rx.total, 2000u);
+    // (n - 1) packets arrive in the interval between first and last arrival.
+    return (rx.total - 1) * payload * 8.0 / (rx.last - rx.first).GetSeconds();
+}
+
+} // namespace
+
+TEST_F(IbLinkTest, BackToBackStreamReachesRateTimesWireEfficiency)
+{
+    const uint32_t payload = 4096;
+    const double efficiency = double(payload) / IbPacket::WireSize(payload, 0, false);
+    for (const auto& [speed, bps] : std::vector<std::pair<std::string, double>>{{"EDR", 100e9},
+                                                                                {"HDR", 200e9},
+                                                                                {"NDR", 400e9}})
+    {
+        const double goodput = MeasureGoodput(speed, payload);
+        const double expected = bps * efficiency;
+        EXPECT_NEAR(goodput / expected, 1.0, 0.005)
+            << speed << ": goodput " << goodput << " expected " << expected;
+        Simulator::Destroy();
+    }
+}
+
+TEST_F(IbLinkTest, SlowReceiverStallsSenderWithoutLossOrOverflow)
+{
+    IbHelper helper;
+    helper.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+    helper.SetDeviceAttribute("VlBufferSize", UintegerValue(32768));
+    Link l = MakeLink(helper);
+    const DataRate linkRate = l.a->GetDataRate();
+    l.b->SetAttribute("RxDrainRate", DataRateValue(DataRate(linkRate.GetBitRate() / 2)));
+
+    RxStats rx;
+    uint64_t drops = 0;
+    uint32_t maxOccupancy = 0;
+    Time stalled;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    for (const char* t : {"MacTxDrop", "PhyRxDrop"})
+    {
+        l.a->TraceConnectWithoutContext(t, MakeBoundCallback(&CountEvent, &drops));
+        l.b->TraceConnectWithoutContext(t, MakeBoundCallback(&CountEvent, &drops));
+    }
+    l.b->TraceConnectWithoutContext("RxBufferOccupancy",
+                                    MakeBoundCallback(&TrackMax, &maxOccupancy));
+    l.a->TraceConnectWithoutContext("CreditStall", MakeBoundCallback(&SumStall, &stalled));
+
+    const uint32_t payload = 4096;
+    const uint32_t packets = 1000;
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("PayloadSize", UintegerValue(payload));
+    traffic.SetAttribute("MaxPackets", UintegerValue(packets));
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    Simulator::Run();
+
+    EXPECT_EQ(drops, 0u);
+    EXPECT_EQ(rx.total, packets);
+    EXPECT_LE(maxOccupancy, 32768u);
+    // The buffer did fill up: back-pressure, not luck, kept it from overflowing.
+    EXPECT_GT(maxOccupancy, 32768u - 2 * 64 * IbPacket::Blocks(4122));
+    // The sender spent about half the time waiting for credits.
+    const double wire = IbPacket::WireSize(payload, 0, false);
+    const Time sendTime = Seconds(packets * wire * 8.0 / linkRate.GetBitRate());
+    EXPECT_GT(stalled.GetSeconds(), 0.8 * sendTime.GetSeconds());
+    // Delivery runs at the drain rate.
+    const double drained = (rx.total - 1) * wire * 8.0 / (rx.last - rx.first).GetSeconds();
+    EXPECT_NEAR(drained / (linkRate.GetBitRate() / 2.0), 1.0, 0.005);
+}
+
+TEST_F(IbLinkTest, TwoVlsWithWeights3To1ShareTheLink3To1)
+{
+    IbHelper helper;
+    helper.SetDeviceAttribute("NumDataVls", UintegerValue(2));
+    helper.SetDeviceAttribute("VlArbitrationHigh", StringValue(""));
+    // 4 KB packets are 65 blocks: weight 192 sends 3 of them per turn, weight 64 one.
+    helper.SetDeviceAttribute("VlArbitrationLow", StringValue("0:192,1:64"));
+    Link l = MakeLink(helper);
+    RxStats rx;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    for (uint8_t sl : {0, 1})
+    {
+        IbRawTrafficHelper traffic(l.b->GetLid());
+        traffic.SetAttribute("Sl", UintegerValue(sl));
+        traffic.Install(l.a).Start(MicroSeconds(1));
+    }
+    Simulator::Stop(MicroSeconds(1) + MilliSeconds(1));
+    Simulator::Run();
+    ASSERT_GT(rx.bytes[1], 0u);
+    const double ratio = double(rx.bytes[0]) / rx.bytes[1];
+    EXPECT_NEAR(ratio / 3.0, 1.0, 0.02) << rx.bytes[0] << " vs " << rx.bytes[1];
+    // And the link stayed saturated.
+    const double wire = IbPacket::WireSize(4096, 0, false);
+    const double total = (rx.total - 1) * wire * 8 / (rx.last - rx.first).GetSeconds();
+    EXPECT_NEAR(total / 100e9, 1.0, 0.005);
+}
+
+TEST_F(IbLinkTest, CorruptedPacketsAreDroppedCountedAndCreditsReturn)
+{
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+    em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
+    em->SetAttribute("ErrorRate", DoubleValue(0.05));
+    em->AssignStreams(7);
+    l.b->SetReceiveErrorModel(em);
+    RxStats rx;
+    uint64_t rxDrops = 0;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    l.b->TraceConnectWithoutContext("PhyRxDrop", MakeBoundCallback(&CountEvent, &rxDrops));
+    const uint32_t packets = 2000;
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("MaxPackets", UintegerValue(packets));
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    Simulator::Run();
+    EXPECT_GT(rxDrops, 0u);
+    EXPECT_EQ(rxDrops, l.b->GetRxCrcErrors());
+    EXPECT_EQ(rx.total + rxDrops, packets);
+    // Credits for the dropped packets came back: the sender has the whole buffer again.
+    EXPECT_EQ(l.a->GetAvailableCredits(0), l.b->GetVlBufferSize() / 64);
+    EXPECT_EQ(l.b->GetRxBufferUsed(0), 0u);
+}
+
+TEST_F(IbLinkTest, CreditsAreExchangedAtLinkUpAndAfterTraffic)
+{
+    IbHelper helper;
+    helper.SetDeviceAttribute("VlBufferSize", UintegerValue(16384));
+    Link l = MakeLink(helper);
+    EXPECT_FALSE(l.a->IsLinkUp());
+    Simulator::Stop(MicroSeconds(1));
+    Simulator::Run();
+    EXPECT_TRUE(l.a->IsLinkUp());
+    for (uint8_t vl = 0; vl < l.a->GetNumDataVls(); ++vl)
+    {
+        EXPECT_EQ(l.a->GetAvailableCredits(vl), 16384u / 64);
+        EXPECT_EQ(l.b->GetAvailableCredits(vl), 16384u / 64);
+    }
+}
+
+// ----------------------------------------------------------------------------- raw IP
+
+TEST_F(IbLinkTest, RawDatagramsCarryNs3ProtocolsByEtherType)
+{
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    uint16_t gotProtocol = 0;
+    uint32_t gotSize = 0;
+    Address gotFrom;
+    l.b->SetReceiveCallback(MakeCallback(+[](uint16_t* proto,
+                                             uint32_t* size,
+                                             Address* from,
+                                             Ptr<NetDevice>,
+                                             Ptr<const Packet> p,
+                                             uint16_t protocol,
+                                             const Address& f) {
+                                *proto = protocol;
+                                *size = p->GetSize();
+                                *from = f;
+                                return true;
+                            }).Bind(&gotProtocol, &gotSize, &gotFrom));
+    Simulator::Schedule(MicroSeconds(1), [&]() {
+        EXPECT_TRUE(l.a->Send(Create<Packet>(100), l.b->GetAddress(), 0x0800));
+    });
+    Simulator::Run();
+    EXPECT_EQ(gotProtocol, 0x0800);
+    EXPECT_EQ(gotSize, 100u);
+    EXPECT_EQ(gotFrom, l.a->GetAddress());
+}
+
+// ----------------------------------------------------------------------------- user errors
+
+TEST(IbLinkUserErrors, BadAttributeValuesNameTheInputAndTheFix)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(CreateObject<IbNetDevice>()->SetAttribute("Mtu", UintegerValue(1500)),
+                 "Mtu=1500 is not an IBA MTU; use one of 256, 512, 1024, 2048, 4096");
+    EXPECT_DEATH(CreateObject<IbNetDevice>()->SetAttribute("LinkSpeed", StringValue("EDX")),
+                 "LinkSpeed='EDX' is not an InfiniBand link speed; use one of SDR");
+    EXPECT_DEATH(CreateObject<IbNetDevice>()->SetAttribute("LinkWidth", StringValue("3x")),
+                 "LinkWidth='3x'");
+    EXPECT_DEATH(
+        CreateObject<IbNetDevice>()->SetAttribute("VlArbitrationLow", StringValue("0:300")),
+        "VlArbitrationLow='0:300': entry 1 '0:300' has weight 300");
+    EXPECT_DEATH(CreateObject<IbNetDevice>()->SetAttribute("NumDataVls", UintegerValue(16)),
+                 "NumDataVls=16 is out of range");
+}
