@@ -102,12 +102,17 @@ IbChannel::GetDelay() const
 }
 
 void
-IbChannel::Transmit(Ptr<Packet> packet, Ptr<IbNetDevice> src, Time txEnd, bool linkPacket)
+IbChannel::Transmit(Ptr<Packet> packet,
+                    Ptr<IbNetDevice> src,
+                    Time headerEnd,
+                    Time txEnd,
+                    bool linkPacket)
 {
-    NS_LOG_FUNCTION(this << packet << src << txEnd << linkPacket);
+    NS_LOG_FUNCTION(this << packet << src << headerEnd << txEnd << linkPacket);
     Ptr<IbNetDevice> dst = (src == m_devices[0]) ? m_devices[1] : m_devices[0];
+    const Time lastNeeded = (dst->IsCutThrough() && !linkPacket) ? headerEnd : txEnd;
     Simulator::ScheduleWithContext(dst->GetNode()->GetId(),
-                                   txEnd + GetDelay(),
+                                   lastNeeded + GetDelay() + dst->GetRxDelay(),
                                    &IbNetDevice::ReceiveFromChannel,
                                    dst,
                                    packet,

@@ -48,13 +48,21 @@ class IbChannel : public Channel
     void Attach(Ptr<IbNetDevice> device);
 
     /**
-     * Start delivery of a packet to the port at the other end.
+     * Start delivery of a packet to the port at the other end. The packet reaches the
+     * other port one propagation delay after its last bit leaves (or, if that port is a
+     * cut-through switch port, after its LRH leaves), plus the receiving port's own
+     * processing delay (a switch's forwarding latency).
      * @param packet the packet (not copied: the sender gives it up)
      * @param src the sending port
+     * @param headerEnd time from now at which the packet's LRH is on the wire
      * @param txEnd time from now at which the sender puts the packet's last bit on the wire
      * @param linkPacket true for a link-level flow-control packet
      */
-    virtual void Transmit(Ptr<Packet> packet, Ptr<IbNetDevice> src, Time txEnd, bool linkPacket);
+    virtual void Transmit(Ptr<Packet> packet,
+                          Ptr<IbNetDevice> src,
+                          Time headerEnd,
+                          Time txEnd,
+                          bool linkPacket);
 
     /**
      * @param device one end

@@ -255,6 +255,7 @@ IbNetDevice::IbNetDevice()
       m_txNonEmpty(0),
       m_fcPending(0),
       m_txBusy(false),
+      m_cutThrough(false),
       m_capacityBlocks(0),
       m_updateBlocks(1),
       m_maxPacketBlocks(0),
@@ -277,7 +278,8 @@ IbNetDevice::DoDispose()
     m_node = nullptr;
     m_channel = nullptr;
     m_receiveErrorModel = nullptr;
-    m_txCurrent = nullptr;
+    m_txCurrent = TxItem();
+    m_txReadyCallback.Nullify();
     for (auto& t : m_tx)
     {
         t.queue.Clear();
@@ -541,6 +543,63 @@ IbNetDevice::SetIbReceiveCallback(IbReceiveCallback cb)
 }
 
 void
+IbNetDevice::SetTxReadyCallback(TxReadyCallback cb)
+{
+    m_txReadyCallback = cb;
+}
+
+void
+IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
+                              uint8_t vl,
+                              IbNetDevice* inPort,
+                              uint8_t inVl,
+                              Time earliestStart)
+{
+    NS_LOG_FUNCTION(this << packet << unsigned(vl));
+    TxVl& q = m_tx[vl];
+    TxItem item;
+    item.packet = packet;
+    item.bytes = packet->GetSize();
+    item.blocks = static_cast<uint16_t>(IbPacket::Blocks(item.bytes));
+    item.releasePort = inPort;
+    item.releaseVl = inVl;
+    item.earliestStart = earliestStart;
+    m_macTxTrace(packet);
+    q.queue.Push(std::move(item));
+    m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
+    m_txQueueDepthTrace(vl, q.queue.Size());
+    if (!m_txBusy)
+    {
+        TrySend();
+    }
+}
+
+bool
+IbNetDevice::HasCreditsFor(uint8_t vl, uint32_t blocks) const
+{
+    return vl == VL15 || HasCredits(vl, blocks);
+}
+
+void
+IbNetDevice::SetSwitchPortMode(Time rxDelay, bool cutThrough)
+{
+    m_rxDelay = rxDelay;
+    m_cutThrough = cutThrough;
+}
+
+Time
+IbNetDevice::GetRxDelay() const
+{
+    return m_rxDelay;
+}
+
+bool
+IbNetDevice::IsCutThrough() const
+{
+    return m_cutThrough;
+}
+
+void
 IbNetDevice::SetLid(uint16_t lid)
 {
     m_lid = lid;
@@ -556,6 +615,18 @@ DataRate
 IbNetDevice::GetDataRate() const
 {
     return m_rate;
+}
+
+IbLinkRate::Speed
+IbNetDevice::GetLinkSpeedValue() const
+{
+    return m_speed;
+}
+
+uint8_t
+IbNetDevice::GetLinkWidthValue() const
+{
+    return m_width;
 }
 
 uint8_t
@@ -789,8 +860,10 @@ IbNetDevice::TrySend()
         NS_ASSERT_MSG(vl >= 0, "Configure() guarantees every used VL is arbitrated");
     }
     TxVl& t = m_tx[vl];
-    TxItem item = t.queue.Pop();
-    if (t.queue.Empty())
+    m_txCurrent = t.queue.Pop();
+    const TxItem& item = m_txCurrent;
+    const bool emptied = t.queue.Empty();
+    if (emptied)
     {
         m_txNonEmpty &= static_cast<uint16_t>(~(1u << vl));
     }
@@ -799,20 +872,26 @@ IbNetDevice::TrySend()
     {
         t.fctbs = (t.fctbs + item.blocks) & 0xFFF;
     }
-    // The wire may still carry flow-control packets sent just now: start after them.
+    // The wire may still carry flow-control packets sent just now, and a cut-through
+    // packet may not start before its own tail allows: start after both.
     const Time now = Simulator::Now();
-    const bool backToBack = m_txFreeAt >= now;
-    const Time startDelay = backToBack ? m_txFreeAt - now : Time(0);
+    const Time start = std::max({now, m_txFreeAt, item.earliestStart});
+    const bool backToBack = start == m_txFreeAt;
+    const Time startDelay = start - now;
     const Time txEnd = startDelay + SerializationTime(item.bytes, backToBack);
+    const Time headerEnd = startDelay + m_rate.CalculateBytesTxTime(IbPacket::LRH_SIZE);
     m_txBusy = true;
-    m_txCurrent = item.packet;
     m_txFreeAt = now + txEnd;
     NS_LOG_LOGIC("VL" << vl << " sends " << item.bytes << " bytes until " << m_txFreeAt);
     m_phyTxBeginTrace(item.packet);
     m_snifferTrace(item.packet);
     m_promiscSnifferTrace(item.packet);
     Simulator::Schedule(txEnd, &IbNetDevice::TransmitComplete, this);
-    m_channel->Transmit(item.packet, this, txEnd, false);
+    m_channel->Transmit(item.packet, this, headerEnd, txEnd, false);
+    if (emptied && vl != VL15 && !m_txReadyCallback.IsNull())
+    {
+        m_txReadyCallback(this, static_cast<uint8_t>(vl));
+    }
 }
 
 void
@@ -820,9 +899,14 @@ IbNetDevice::TransmitComplete()
 {
     NS_LOG_FUNCTION(this);
     m_txBusy = false;
-    Ptr<Packet> p = m_txCurrent;
-    m_txCurrent = nullptr;
-    m_phyTxEndTrace(p);
+    TxItem item = std::move(m_txCurrent);
+    m_txCurrent = TxItem();
+    m_phyTxEndTrace(item.packet);
+    if (item.releasePort != nullptr)
+    {
+        // A forwarded packet has left the switch: its input buffer space is free now.
+        item.releasePort->ReleaseRxBuffer(item.releaseVl, item.blocks);
+    }
     TrySend();
 }
 
@@ -846,7 +930,7 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
     m_rx[vl].lastFcSent = now;
     ++m_fcSent;
     m_fcTxTrace(p);
-    m_channel->Transmit(p, this, m_txFreeAt - now, true);
+    m_channel->Transmit(p, this, m_txFreeAt - now, m_txFreeAt - now, true);
 }
 
 void
@@ -969,6 +1053,10 @@ IbNetDevice::DrainComplete()
 void
 IbNetDevice::ReleaseRxBuffer(uint8_t vl, uint32_t blocks)
 {
+    if (vl == VL15)
+    {
+        return; // VL15 has no flow control and no accounted buffer
+    }
     NS_ASSERT(vl < MAX_DATA_VLS);
     RxVl& r = m_rx[vl];
     NS_ASSERT_MSG(r.usedBlocks >= blocks,
@@ -1010,6 +1098,10 @@ IbNetDevice::ReceiveFlowControl(Ptr<Packet> packet)
         t.stallTotal += waited;
         t.stalled = false;
         m_creditStallTrace(vl, waited);
+    }
+    if (t.queue.Empty() && !m_txReadyCallback.IsNull())
+    {
+        m_txReadyCallback(this, vl);
     }
     if (!m_txBusy)
     {

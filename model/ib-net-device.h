@@ -119,12 +119,65 @@ class IbNetDevice : public NetDevice
      */
     void SetIbReceiveCallback(IbReceiveCallback cb);
 
+    /**
+     * Callback with which a switch learns that an output VL can take its next packet:
+     * the VL's transmit queue has just emptied, or credits arrived while it was empty.
+     * Arguments: this port, the VL.
+     */
+    typedef Callback<void, Ptr<IbNetDevice>, uint8_t> TxReadyCallback;
+    /**
+     * @param cb the switch's callback
+     */
+    void SetTxReadyCallback(TxReadyCallback cb);
+
+    /**
+     * Queue a packet a switch forwards out of this port. The packet's LRH VL must already
+     * be @p vl; no SL-to-VL mapping is applied. When its transmission ends, the port
+     * releases @p blocks of @p inVl's buffer at @p inPort (credits go back upstream only
+     * then). Used by IbSwitch.
+     * @param packet the packet
+     * @param vl the output VL
+     * @param inPort the input port whose buffer holds it
+     * @param inVl the VL of that buffer
+     * @param earliestStart do not start serializing before this time (cut-through onto a
+     *        faster link must not overtake the packet's own tail)
+     */
+    void EnqueueForwarded(Ptr<Packet> packet,
+                          uint8_t vl,
+                          IbNetDevice* inPort,
+                          uint8_t inVl,
+                          Time earliestStart);
+
+    /**
+     * @param vl a data VL
+     * @param blocks a packet size in blocks
+     * @return true if the peer has advertised room for such a packet on that VL
+     */
+    bool HasCreditsFor(uint8_t vl, uint32_t blocks) const;
+
+    /**
+     * Make the port a switch port: arriving packets (data and flow control) are handed
+     * on @p rxDelay after their arrival (the switch's forwarding latency), and with
+     * @p cutThrough as soon as the LRH has arrived rather than the whole packet.
+     * @param rxDelay processing delay added to every arrival
+     * @param cutThrough forward once the header is in
+     */
+    void SetSwitchPortMode(Time rxDelay, bool cutThrough);
+    /// @return the delay added to every arrival at this port
+    Time GetRxDelay() const;
+    /// @return true if packets are handed on once their LRH has arrived
+    bool IsCutThrough() const;
+
     /// @param lid the port's LID (0 = unassigned)
     void SetLid(uint16_t lid);
     /// @return the port's LID
     uint16_t GetLid() const;
     /// @return the data rate given by LinkSpeed and LinkWidth
     DataRate GetDataRate() const;
+    /// @return the LinkSpeed attribute as an enum value
+    IbLinkRate::Speed GetLinkSpeedValue() const;
+    /// @return the LinkWidth attribute as a number of lanes
+    uint8_t GetLinkWidthValue() const;
     /// @return the number of data VLs
     uint8_t GetNumDataVls() const;
     /**
@@ -221,9 +274,12 @@ class IbNetDevice : public NetDevice
     /// A packet waiting in a transmit queue.
     struct TxItem
     {
-        Ptr<Packet> packet; ///< the packet
-        uint32_t bytes;     ///< wire size
-        uint16_t blocks;    ///< credit blocks
+        Ptr<Packet> packet;                ///< the packet
+        uint32_t bytes{0};                 ///< wire size
+        uint16_t blocks{0};                ///< credit blocks
+        uint8_t releaseVl{0};              ///< VL of the input buffer holding it (switch)
+        IbNetDevice* releasePort{nullptr}; ///< input port to release at TX end (switch)
+        Time earliestStart;                ///< cut-through: do not start before this
     };
 
     /// Transmit-side state of one VL.
@@ -378,7 +434,7 @@ class IbNetDevice : public NetDevice
     uint16_t m_fcPending;       //!< bit v set when a flow-control packet for v is due
     bool m_txBusy;              //!< a data packet is being serialized
     Time m_txFreeAt;            //!< the wire is busy (flow-control packets) until then
-    Ptr<Packet> m_txCurrent;    //!< the data packet being serialized
+    TxItem m_txCurrent;         //!< the data packet being serialized
     EventId m_txWakeEvent;      //!< restart after flow-control packets
     uint32_t m_capacityBlocks;  //!< m_vlBufferSize in blocks
     uint32_t m_updateBlocks;    //!< m_creditUpdateBytes in blocks
@@ -394,6 +450,9 @@ class IbNetDevice : public NetDevice
 
     // Callbacks
     IbReceiveCallback m_ibRxCallback;                    //!< switch-style consumer
+    TxReadyCallback m_txReadyCallback;                   //!< switch notification
+    Time m_rxDelay;                                      //!< delay added to arrivals (switch)
+    bool m_cutThrough;                                   //!< hand on at header arrival
     NetDevice::ReceiveCallback m_rxCallback;             //!< upper layer
     NetDevice::PromiscReceiveCallback m_promiscCallback; //!< promiscuous upper layer
     TracedCallback<> m_linkChangeCallbacks;              //!< link change notification

@@ -1,0 +1,468 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-switch.h"
+
+#include "ib-net-device.h"
+#include "ib-packet.h"
+
+#include "ns3/abort.h"
+#include "ns3/boolean.h"
+#include "ns3/log.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/trace-source-accessor.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbSwitch");
+
+NS_OBJECT_ENSURE_REGISTERED(IbSwitch);
+
+TypeId
+IbSwitch::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::IbSwitch")
+            .SetParent<Object>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<IbSwitch>()
+            .AddAttribute("ForwardingLatency",
+                          "Port-to-port latency: from the arrival of a packet's LRH (cut-"
+                          "through) or last byte (store-and-forward) to the start of its "
+                          "transmission on an idle output. Default: NVIDIA Quantum QM8700 "
+                          "(HDR) datasheet, 90 ns.",
+                          TimeValue(NanoSeconds(90)),
+                          MakeTimeAccessor(&IbSwitch::m_latency),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("CutThrough",
+                          "Forward once the LRH has arrived (true) or once the whole packet "
+                          "has (false, store-and-forward).",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&IbSwitch::m_cutThrough),
+                          MakeBooleanChecker())
+            .AddTraceSource("UnknownDlidDrop",
+                            "A packet was dropped because the LFT has no route for its DLID.",
+                            MakeTraceSourceAccessor(&IbSwitch::m_dropTrace),
+                            "ns3::IbSwitch::DropTracedCallback");
+    return tid;
+}
+
+IbSwitch::IbSwitch()
+    : m_ports(1),
+      m_lid(0),
+      m_sl2vlStride(0),
+      m_granting(false),
+      m_cutThrough(true),
+      m_forwarded(0),
+      m_unknownDlid(0)
+{
+    NS_LOG_FUNCTION(this);
+}
+
+IbSwitch::~IbSwitch()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+IbSwitch::DoDispose()
+{
+    NS_LOG_FUNCTION(this);
+    for (auto& p : m_ports)
+    {
+        if (p)
+        {
+            p->SetIbReceiveCallback(
+                MakeNullCallback<void, Ptr<IbNetDevice>, Ptr<Packet>, uint8_t, uint32_t>());
+            p->SetTxReadyCallback(MakeNullCallback<void, Ptr<IbNetDevice>, uint8_t>());
+        }
+    }
+    m_ports.clear();
+    m_input.clear();
+    m_requests.clear();
+    Object::DoDispose();
+}
+
+uint8_t
+IbSwitch::AddPort(Ptr<IbNetDevice> port)
+{
+    NS_LOG_FUNCTION(this << port);
+    NS_ABORT_MSG_IF(m_ports.size() > 254, "IbSwitch: a switch has at most 254 ports");
+    const uint8_t n = static_cast<uint8_t>(m_ports.size());
+    m_ports.push_back(port);
+    port->SetSwitchPortMode(m_latency, m_cutThrough);
+    port->SetIbReceiveCallback(MakeCallback(&IbSwitch::Receive, this).Bind(n));
+    port->SetTxReadyCallback(MakeCallback(&IbSwitch::TxReady, this).Bind(n));
+    m_input.resize(m_ports.size() * 16);
+    m_requests.resize(m_ports.size() * 16);
+    return n;
+}
+
+uint8_t
+IbSwitch::GetNPorts() const
+{
+    return static_cast<uint8_t>(m_ports.size() - 1);
+}
+
+Ptr<IbNetDevice>
+IbSwitch::GetPort(uint8_t n) const
+{
+    NS_ASSERT_MSG(n >= 1 && n < m_ports.size(), "no port " << unsigned(n));
+    return m_ports[n];
+}
+
+void
+IbSwitch::SetLid(uint16_t lid)
+{
+    m_lid = lid;
+}
+
+uint16_t
+IbSwitch::GetLid() const
+{
+    return m_lid;
+}
+
+void
+IbSwitch::SetLft(std::vector<uint8_t> lft)
+{
+    m_lft = std::move(lft);
+}
+
+void
+IbSwitch::SetLftEntry(uint16_t dlid, uint8_t port)
+{
+    NS_ABORT_MSG_IF(dlid >= MULTICAST_LID_BASE,
+                    "IbSwitch::SetLftEntry: LID 0x" << std::hex << dlid
+                                                    << " is multicast; use SetMftEntry");
+    if (dlid >= m_lft.size())
+    {
+        m_lft.resize(dlid + 1, NO_ROUTE);
+    }
+    m_lft[dlid] = port;
+}
+
+uint8_t
+IbSwitch::GetLftEntry(uint16_t dlid) const
+{
+    return dlid < m_lft.size() ? m_lft[dlid] : NO_ROUTE;
+}
+
+const std::vector<uint8_t>&
+IbSwitch::GetLft() const
+{
+    return m_lft;
+}
+
+void
+IbSwitch::SetMftEntry(uint16_t mlid, const std::vector<uint8_t>& ports)
+{
+    NS_ABORT_MSG_UNLESS(mlid >= MULTICAST_LID_BASE && mlid < 0xFFFF,
+                        "IbSwitch::SetMftEntry: 0x" << std::hex << mlid
+                                                    << " is not a multicast LID "
+                                                       "(0xC000..0xFFFE)");
+    for (uint8_t p : ports)
+    {
+        NS_ABORT_MSG_UNLESS(p >= 1 && p < m_ports.size(),
+                            "IbSwitch::SetMftEntry: port " << unsigned(p)
+                                                           << " does not exist on this switch");
+    }
+    const uint32_t idx = mlid - MULTICAST_LID_BASE;
+    if (idx >= m_mft.size())
+    {
+        m_mft.resize(idx + 1);
+    }
+    m_mft[idx] = ports;
+}
+
+std::vector<uint8_t>
+IbSwitch::GetMftEntry(uint16_t mlid) const
+{
+    const uint32_t idx = mlid - MULTICAST_LID_BASE;
+    return (mlid >= MULTICAST_LID_BASE && idx < m_mft.size()) ? m_mft[idx] : std::vector<uint8_t>();
+}
+
+void
+IbSwitch::BuildDefaultSl2Vl()
+{
+    const uint32_t stride = m_ports.size();
+    if (stride == m_sl2vlStride)
+    {
+        return;
+    }
+    // Re-lay the tables for the new port count, keeping programmed pairs.
+    std::vector<std::array<uint8_t, 16>> old = std::move(m_sl2vl);
+    std::vector<bool> oldSet = std::move(m_sl2vlSet);
+    const uint32_t oldStride = m_sl2vlStride;
+    m_sl2vl.assign(stride * stride, std::array<uint8_t, 16>{});
+    m_sl2vlSet.assign(stride * stride, false);
+    for (uint32_t in = 0; in < stride; ++in)
+    {
+        for (uint32_t out = 1; out < stride; ++out)
+        {
+            const uint32_t k = in * stride + out;
+            if (in < oldStride && out < oldStride && oldSet[in * oldStride + out])
+            {
+                m_sl2vl[k] = old[in * oldStride + out];
+                m_sl2vlSet[k] = true;
+                continue;
+            }
+            const uint8_t vls = m_ports[out]->GetNumDataVls();
+            for (uint8_t sl = 0; sl < 16; ++sl)
+            {
+                m_sl2vl[k][sl] = sl % vls;
+            }
+        }
+    }
+    m_sl2vlStride = stride;
+}
+
+void
+IbSwitch::SetSl2Vl(uint8_t inPort, uint8_t outPort, const std::array<uint8_t, 16>& sl2vl)
+{
+    NS_ABORT_MSG_UNLESS(inPort < m_ports.size() && outPort >= 1 && outPort < m_ports.size(),
+                        "IbSwitch::SetSl2Vl: no port pair (" << unsigned(inPort) << ", "
+                                                             << unsigned(outPort) << ")");
+    BuildDefaultSl2Vl();
+    for (uint8_t sl = 0; sl < 16; ++sl)
+    {
+        NS_ABORT_MSG_UNLESS(sl2vl[sl] == 15 || sl2vl[sl] < m_ports[outPort]->GetNumDataVls(),
+                            "IbSwitch::SetSl2Vl: SL"
+                                << unsigned(sl) << " -> VL" << unsigned(sl2vl[sl])
+                                << " but output port " << unsigned(outPort) << " has "
+                                << unsigned(m_ports[outPort]->GetNumDataVls()) << " data VLs");
+    }
+    const uint32_t k = inPort * m_sl2vlStride + outPort;
+    m_sl2vl[k] = sl2vl;
+    m_sl2vlSet[k] = true;
+}
+
+uint8_t
+IbSwitch::GetSl2Vl(uint8_t inPort, uint8_t outPort, uint8_t sl) const
+{
+    const_cast<IbSwitch*>(this)->BuildDefaultSl2Vl();
+    return m_sl2vl[inPort * m_sl2vlStride + outPort][sl & 0xF];
+}
+
+uint64_t
+IbSwitch::GetForwardedPackets() const
+{
+    return m_forwarded;
+}
+
+uint64_t
+IbSwitch::GetUnknownDlidDrops() const
+{
+    return m_unknownDlid;
+}
+
+Time
+IbSwitch::GetForwardingLatency() const
+{
+    return m_latency;
+}
+
+bool
+IbSwitch::IsCutThrough() const
+{
+    return m_cutThrough;
+}
+
+void
+IbSwitch::Drop(uint8_t inPort, Ptr<Packet> packet, uint8_t vl, uint32_t blocks)
+{
+    ++m_unknownDlid;
+    m_dropTrace(packet, inPort);
+    if (vl != IbNetDevice::VL15)
+    {
+        m_ports[inPort]->ReleaseRxBuffer(vl, blocks);
+    }
+}
+
+void
+IbSwitch::Receive(uint8_t inPort,
+                  Ptr<IbNetDevice> dev,
+                  Ptr<Packet> packet,
+                  uint8_t vl,
+                  uint32_t blocks)
+{
+    NS_LOG_FUNCTION(this << unsigned(inPort) << packet << unsigned(vl));
+    uint8_t lrh[4];
+    packet->CopyData(lrh, 4);
+    const uint8_t sl = lrh[1] >> 4;
+    const uint16_t dlid = static_cast<uint16_t>((lrh[2] << 8) | lrh[3]);
+    if (dlid >= MULTICAST_LID_BASE && dlid != 0xFFFF)
+    {
+        Multicast(inPort, packet, vl, blocks, dlid, sl);
+        return;
+    }
+    const uint8_t out = dlid < m_lft.size() ? m_lft[dlid] : NO_ROUTE;
+    if (out == 0 || out >= m_ports.size())
+    {
+        // No route (255), or the switch's own management port (0): SMPs are not modelled.
+        NS_LOG_LOGIC("no route for DLID " << dlid << "; dropped");
+        Drop(inPort, packet, vl, blocks);
+        return;
+    }
+    if (m_sl2vlStride != m_ports.size())
+    {
+        BuildDefaultSl2Vl();
+    }
+    const uint8_t outVl = vl == IbNetDevice::VL15 ? vl : m_sl2vl[inPort * m_sl2vlStride + out][sl];
+    if (outVl == IbNetDevice::VL15 && vl != IbNetDevice::VL15)
+    {
+        NS_LOG_LOGIC("SL" << unsigned(sl) << " maps to VL15 from port " << unsigned(inPort)
+                          << " to " << unsigned(out) << ": dropped");
+        Drop(inPort, packet, vl, blocks);
+        return;
+    }
+    if (outVl != vl)
+    {
+        IbPacket::SetVl(packet, outVl);
+    }
+    InEntry e;
+    e.packet = packet;
+    e.blocks = blocks;
+    e.outPort = out;
+    e.outVl = outVl;
+    if (m_cutThrough)
+    {
+        const DataRate inRate = dev->GetDataRate();
+        const DataRate outRate = m_ports[out]->GetDataRate();
+        if (outRate > inRate)
+        {
+            // The tail is still arriving: finish no earlier than it does.
+            const uint32_t bytes = packet->GetSize();
+            const Time tail = inRate.CalculateBytesTxTime(bytes - IbPacket::LRH_SIZE);
+            const Time outTime = outRate.CalculateBytesTxTime(bytes);
+            if (tail > outTime)
+            {
+                e.earliestStart = Simulator::Now() + tail - outTime;
+            }
+        }
+    }
+    const uint32_t q = inPort * 16 + vl;
+    IbFifo<InEntry>& fifo = m_input[q];
+    fifo.Push(std::move(e));
+    if (fifo.Size() == 1)
+    {
+        RequestHead(inPort, vl);
+    }
+}
+
+void
+IbSwitch::RequestHead(uint8_t inPort, uint8_t inVl)
+{
+    const InEntry& head = m_input[inPort * 16 + inVl].Front();
+    m_requests[head.outPort * 16 + head.outVl].Push(static_cast<uint16_t>(inPort * 16 + inVl));
+    Grant(head.outPort, head.outVl);
+}
+
+void
+IbSwitch::TxReady(uint8_t outPort, Ptr<IbNetDevice> dev, uint8_t vl)
+{
+    Grant(outPort, vl);
+}
+
+void
+IbSwitch::Grant(uint8_t outPort, uint8_t outVl)
+{
+    if (m_granting)
+    {
+        // Called back from inside a grant (the port became ready again at once):
+        // serve it when the current grant returns.
+        m_grantPending.push_back(static_cast<uint16_t>(outPort * 16 + outVl));
+        return;
+    }
+    m_granting = true;
+    m_grantPending.push_back(static_cast<uint16_t>(outPort * 16 + outVl));
+    while (!m_grantPending.empty())
+    {
+        const uint16_t key = m_grantPending.back();
+        m_grantPending.pop_back();
+        const uint8_t o = key / 16;
+        const uint8_t ov = key % 16;
+        IbFifo<uint16_t>& reqs = m_requests[key];
+        IbNetDevice* port = PeekPointer(m_ports[o]);
+        while (!reqs.Empty() && port->GetTxQueueLength(ov) == 0)
+        {
+            const uint16_t in = reqs.Front();
+            IbFifo<InEntry>& fifo = m_input[in];
+            if (!port->HasCreditsFor(ov, fifo.Front().blocks))
+            {
+                break; // TxReady comes back when credits arrive
+            }
+            reqs.Pop();
+            InEntry e = fifo.Pop();
+            ++m_forwarded;
+            const uint8_t inPort = in / 16;
+            const uint8_t inVl = in % 16;
+            port->EnqueueForwarded(e.packet,
+                                   ov,
+                                   PeekPointer(m_ports[inPort]),
+                                   inVl,
+                                   e.earliestStart);
+            if (!fifo.Empty())
+            {
+                const InEntry& next = fifo.Front();
+                m_requests[next.outPort * 16 + next.outVl].Push(in);
+                if (next.outPort != o || next.outVl != ov)
+                {
+                    m_grantPending.push_back(static_cast<uint16_t>(next.outPort * 16 + next.outVl));
+                }
+            }
+        }
+    }
+    m_granting = false;
+}
+
+void
+IbSwitch::Multicast(uint8_t inPort,
+                    Ptr<Packet> packet,
+                    uint8_t vl,
+                    uint32_t blocks,
+                    uint16_t dlid,
+                    uint8_t sl)
+{
+    const uint32_t idx = dlid - MULTICAST_LID_BASE;
+    if (idx >= m_mft.size() || m_mft[idx].empty())
+    {
+        Drop(inPort, packet, vl, blocks);
+        return;
+    }
+    BuildDefaultSl2Vl();
+    // Copies go straight to the output queues (each still waits there for credits, so
+    // nothing is lost). The input buffer is released when the first copy has been sent.
+    bool releaseGiven = false;
+    for (uint8_t out : m_mft[idx])
+    {
+        if (out == inPort)
+        {
+            continue;
+        }
+        const uint8_t outVl = m_sl2vl[inPort * m_sl2vlStride + out][sl];
+        if (outVl == IbNetDevice::VL15)
+        {
+            continue;
+        }
+        Ptr<Packet> copy = packet->Copy();
+        IbPacket::SetVl(copy, outVl);
+        ++m_forwarded;
+        m_ports[out]->EnqueueForwarded(copy,
+                                       outVl,
+                                       releaseGiven ? nullptr : PeekPointer(m_ports[inPort]),
+                                       vl,
+                                       Time(0));
+        releaseGiven = true;
+    }
+    if (!releaseGiven)
+    {
+        m_ports[inPort]->ReleaseRxBuffer(vl, blocks);
+    }
+}
+
+} // namespace ns3

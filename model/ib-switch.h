@@ -1,0 +1,241 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_SWITCH_H
+#define IB_SWITCH_H
+
+#include "ib-fifo.h"
+
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+#include "ns3/traced-callback.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace ns3
+{
+
+class IbNetDevice;
+class Node;
+class Packet;
+
+/**
+ * @ingroup infiniband
+ * @brief An InfiniBand switch: IbNetDevice ports, a linear forwarding table, a
+ * multicast forwarding table, per-input-port per-VL buffers and a crossbar.
+ *
+ * Aggregated to a Node (node->GetObject<IbSwitch>()). Its ports are the node's
+ * IbNetDevices added with AddPort(), numbered 1..N as in IBA.
+ *
+ * A packet arriving on input port i, VL v is looked up in the LFT by DLID (a vector
+ * indexed by LID), given its output VL by the SL-to-VL table of the pair (i, o), and
+ * queued in the FIFO of (i, v): it keeps occupying i's receive buffer, and so the
+ * credits upstream, until it has been transmitted on o. Only the head of each input
+ * FIFO competes for the crossbar, so a packet whose output is blocked holds back the
+ * packets behind it (head-of-line blocking, as in hardware). Each output port serves
+ * the heads that want it in the order they became heads (fair among inputs), takes at
+ * most one packet per VL into its transmitter stage and only if the next hop has
+ * credits for it, and chooses between its VLs with its own VL arbiter.
+ *
+ * Timing: a packet is handed to the crossbar ForwardingLatency after its LRH arrived
+ * (CutThrough, the default) or after its last byte arrived (store-and-forward). A
+ * cut-through packet onto a faster output link starts late enough not to overtake its
+ * own tail.
+ *
+ * A packet with an LFT entry of 255 (no route) or a DLID beyond the table is dropped,
+ * counted and traced by UnknownDlidDrop; nothing else is ever dropped in a switch.
+ */
+class IbSwitch : public Object
+{
+  public:
+    /**
+     * @brief Get the TypeId
+     * @return the TypeId for this class
+     */
+    static TypeId GetTypeId();
+
+    IbSwitch();
+    ~IbSwitch() override;
+
+    /// LFT value meaning "no route".
+    static constexpr uint8_t NO_ROUTE = 255;
+    /// First multicast LID.
+    static constexpr uint16_t MULTICAST_LID_BASE = 0xC000;
+
+    /**
+     * Make @p port the switch's next port (numbered from 1). The port must already be
+     * added to the switch's node.
+     * @param port the port
+     * @return its port number
+     */
+    uint8_t AddPort(Ptr<IbNetDevice> port);
+    /// @return the number of ports
+    uint8_t GetNPorts() const;
+    /**
+     * @param n a port number 1..GetNPorts()
+     * @return that port
+     */
+    Ptr<IbNetDevice> GetPort(uint8_t n) const;
+
+    /// @param lid the switch's own LID (that of its management port 0)
+    void SetLid(uint16_t lid);
+    /// @return the switch's own LID
+    uint16_t GetLid() const;
+
+    /**
+     * Install a whole linear forwarding table.
+     * @param lft lft[dlid] = output port, NO_ROUTE for none
+     */
+    void SetLft(std::vector<uint8_t> lft);
+    /**
+     * @param dlid a unicast LID
+     * @param port its output port (NO_ROUTE to remove)
+     */
+    void SetLftEntry(uint16_t dlid, uint8_t port);
+    /**
+     * @param dlid a LID
+     * @return its output port, NO_ROUTE if none
+     */
+    uint8_t GetLftEntry(uint16_t dlid) const;
+    /// @return the linear forwarding table
+    const std::vector<uint8_t>& GetLft() const;
+
+    /**
+     * Set the ports a multicast LID is replicated to.
+     * @param mlid a multicast LID (0xC000..0xFFFE)
+     * @param ports the output ports
+     */
+    void SetMftEntry(uint16_t mlid, const std::vector<uint8_t>& ports);
+    /**
+     * @param mlid a multicast LID
+     * @return its output ports
+     */
+    std::vector<uint8_t> GetMftEntry(uint16_t mlid) const;
+
+    /**
+     * Program the SL-to-VL table of one (input, output) port pair.
+     * @param inPort input port (1..N)
+     * @param outPort output port (1..N)
+     * @param sl2vl VL for each SL (15 = drop)
+     */
+    void SetSl2Vl(uint8_t inPort, uint8_t outPort, const std::array<uint8_t, 16>& sl2vl);
+    /**
+     * @param inPort input port
+     * @param outPort output port
+     * @param sl a service level
+     * @return the VL a packet of that SL takes from inPort to outPort
+     */
+    uint8_t GetSl2Vl(uint8_t inPort, uint8_t outPort, uint8_t sl) const;
+
+    /// @return packets forwarded so far
+    uint64_t GetForwardedPackets() const;
+    /// @return packets dropped for lack of a route
+    uint64_t GetUnknownDlidDrops() const;
+    /// @return the forwarding latency
+    Time GetForwardingLatency() const;
+    /// @return true in cut-through mode
+    bool IsCutThrough() const;
+
+    /**
+     * TracedCallback signature for dropped packets.
+     * @param packet the packet
+     * @param inPort the port it arrived on
+     */
+    typedef void (*DropTracedCallback)(Ptr<const Packet> packet, uint8_t inPort);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /// A packet waiting in an input buffer.
+    struct InEntry
+    {
+        Ptr<Packet> packet; ///< the packet (VL already rewritten)
+        uint32_t blocks{0}; ///< credit blocks it occupies
+        uint8_t outPort{0}; ///< where it goes
+        uint8_t outVl{0};   ///< on which VL
+        Time earliestStart; ///< cut-through onto a faster link: not before this
+    };
+
+    /**
+     * A port delivered a packet (IbNetDevice::IbReceiveCallback, bound to the port).
+     * @param inPort the port number
+     * @param dev the port
+     * @param packet the packet
+     * @param vl its VL
+     * @param blocks its size in blocks
+     */
+    void Receive(uint8_t inPort,
+                 Ptr<IbNetDevice> dev,
+                 Ptr<Packet> packet,
+                 uint8_t vl,
+                 uint32_t blocks);
+    /**
+     * An output VL can take a packet (IbNetDevice::TxReadyCallback, bound to the port).
+     * @param outPort the port number
+     * @param dev the port
+     * @param vl the VL
+     */
+    void TxReady(uint8_t outPort, Ptr<IbNetDevice> dev, uint8_t vl);
+    /**
+     * Serve the requests for one output VL while it can take packets.
+     * @param outPort the port
+     * @param outVl the VL
+     */
+    void Grant(uint8_t outPort, uint8_t outVl);
+    /**
+     * The head of an input FIFO asks for its output.
+     * @param inPort input port
+     * @param inVl input VL
+     */
+    void RequestHead(uint8_t inPort, uint8_t inVl);
+    /**
+     * Replicate a multicast packet.
+     * @param inPort input port
+     * @param packet the packet
+     * @param vl its input VL
+     * @param blocks its size in blocks
+     * @param dlid its multicast LID
+     * @param sl its SL
+     */
+    void Multicast(uint8_t inPort,
+                   Ptr<Packet> packet,
+                   uint8_t vl,
+                   uint32_t blocks,
+                   uint16_t dlid,
+                   uint8_t sl);
+    /**
+     * Drop a packet that has nowhere to go, releasing its buffer.
+     * @param inPort input port
+     * @param packet the packet
+     * @param vl its VL
+     * @param blocks its size
+     */
+    void Drop(uint8_t inPort, Ptr<Packet> packet, uint8_t vl, uint32_t blocks);
+    /// Fill in default SL-to-VL tables for pairs never programmed.
+    void BuildDefaultSl2Vl();
+
+    std::vector<Ptr<IbNetDevice>> m_ports;        //!< index = port number; [0] unused
+    uint16_t m_lid;                               //!< own LID
+    std::vector<uint8_t> m_lft;                   //!< linear forwarding table
+    std::vector<std::vector<uint8_t>> m_mft;      //!< multicast table, [mlid - 0xC000] -> ports
+    std::vector<std::array<uint8_t, 16>> m_sl2vl; //!< [in * stride + out] -> VL per SL
+    std::vector<bool> m_sl2vlSet;                 //!< pair programmed explicitly
+    uint32_t m_sl2vlStride;                       //!< ports + 1 when the tables were sized
+    std::vector<IbFifo<InEntry>> m_input;         //!< [port * 16 + vl] input FIFOs
+    std::vector<IbFifo<uint16_t>> m_requests;     //!< [port * 16 + vl] -> (in * 16 + vl) heads
+    bool m_granting;                              //!< inside Grant (re-entrancy guard)
+    std::vector<uint16_t> m_grantPending;         //!< (port * 16 + vl) to serve after the guard
+    Time m_latency;                               //!< ForwardingLatency attribute
+    bool m_cutThrough;                            //!< CutThrough attribute
+    uint64_t m_forwarded;                         //!< packets forwarded
+    uint64_t m_unknownDlid;                       //!< packets dropped for lack of a route
+    TracedCallback<Ptr<const Packet>, uint8_t> m_dropTrace; //!< UnknownDlidDrop
+};
+
+} // namespace ns3
+
+#endif /* IB_SWITCH_H */

@@ -1,0 +1,261 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-topology.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+
+#include <sstream>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbTopology");
+
+IbTopology::IbTopology()
+    : m_links(0),
+      m_nextGuid(0x0002c90300000001ULL) // generated GUIDs use the Mellanox OUI 0x0002c9
+{
+}
+
+uint32_t
+IbTopology::AddSwitch(uint32_t numPorts, const std::string& name, uint64_t guid)
+{
+    NS_ABORT_MSG_UNLESS(numPorts >= 1 && numPorts <= 254,
+                        "IbTopology::AddSwitch: a switch has 1..254 ports, not " << numPorts);
+    Node n;
+    n.type = SWITCH;
+    n.guid = guid ? guid : m_nextGuid++;
+    n.name = name.empty() ? "switch-" + std::to_string(m_nodes.size()) : name;
+    n.ports.resize(numPorts + 1);
+    m_nodes.push_back(n);
+    return m_nodes.size() - 1;
+}
+
+uint32_t
+IbTopology::AddCa(uint32_t numPorts, const std::string& name, uint64_t guid)
+{
+    NS_ABORT_MSG_UNLESS(numPorts >= 1 && numPorts <= 254,
+                        "IbTopology::AddCa: a channel adapter has 1..254 ports, not " << numPorts);
+    Node n;
+    n.type = CA;
+    n.guid = guid ? guid : m_nextGuid++;
+    n.name = name.empty() ? "host-" + std::to_string(m_nodes.size()) : name;
+    n.ports.resize(numPorts + 1);
+    m_nodes.push_back(n);
+    return m_nodes.size() - 1;
+}
+
+bool
+IbTopology::Connect(uint32_t a,
+                    uint8_t portA,
+                    uint32_t b,
+                    uint8_t portB,
+                    IbLinkRate::Speed speed,
+                    uint8_t width,
+                    std::string* error)
+{
+    auto fail = [error](const std::string& msg) {
+        if (error)
+        {
+            *error = msg;
+        }
+        return false;
+    };
+    if (a >= m_nodes.size() || b >= m_nodes.size())
+    {
+        return fail("node index out of range");
+    }
+    if (a == b && portA == portB)
+    {
+        return fail("a port cannot be cabled to itself");
+    }
+    Node& na = m_nodes[a];
+    Node& nb = m_nodes[b];
+    if (portA == 0 || portA >= na.ports.size())
+    {
+        return fail("'" + na.name + "' has no port " + std::to_string(portA) + " (ports 1.." +
+                    std::to_string(na.ports.size() - 1) + ")");
+    }
+    if (portB == 0 || portB >= nb.ports.size())
+    {
+        return fail("'" + nb.name + "' has no port " + std::to_string(portB) + " (ports 1.." +
+                    std::to_string(nb.ports.size() - 1) + ")");
+    }
+    if (na.ports[portA].peerNode >= 0)
+    {
+        return fail("port " + std::to_string(portA) + " of '" + na.name +
+                    "' is already cabled to '" + m_nodes[na.ports[portA].peerNode].name + "'");
+    }
+    if (nb.ports[portB].peerNode >= 0)
+    {
+        return fail("port " + std::to_string(portB) + " of '" + nb.name +
+                    "' is already cabled to '" + m_nodes[nb.ports[portB].peerNode].name + "'");
+    }
+    na.ports[portA] = {static_cast<int32_t>(b), portB, speed, width};
+    nb.ports[portB] = {static_cast<int32_t>(a), portA, speed, width};
+    ++m_links;
+    return true;
+}
+
+void
+IbTopology::ConnectNextFree(uint32_t a, uint32_t b, IbLinkRate::Speed speed, uint8_t width)
+{
+    auto freePort = [this](uint32_t n) -> uint8_t {
+        for (uint32_t p = 1; p < m_nodes[n].ports.size(); ++p)
+        {
+            if (m_nodes[n].ports[p].peerNode < 0)
+            {
+                return static_cast<uint8_t>(p);
+            }
+        }
+        return 0;
+    };
+    NS_ABORT_MSG_IF(a >= m_nodes.size() || b >= m_nodes.size(),
+                    "IbTopology::ConnectNextFree: node index out of range");
+    const uint8_t pa = freePort(a);
+    uint8_t pb = freePort(b);
+    NS_ABORT_MSG_IF(pa == 0, "IbTopology: '" << m_nodes[a].name << "' has no free port left");
+    NS_ABORT_MSG_IF(pb == 0, "IbTopology: '" << m_nodes[b].name << "' has no free port left");
+    if (a == b)
+    {
+        NS_ABORT_MSG("IbTopology: cannot cable '" << m_nodes[a].name << "' to itself");
+    }
+    std::string error;
+    NS_ABORT_MSG_UNLESS(Connect(a, pa, b, pb, speed, width, &error), "IbTopology: " << error);
+}
+
+const std::vector<IbTopology::Node>&
+IbTopology::GetNodes() const
+{
+    return m_nodes;
+}
+
+const IbTopology::Node&
+IbTopology::GetNode(uint32_t i) const
+{
+    NS_ASSERT(i < m_nodes.size());
+    return m_nodes[i];
+}
+
+IbTopology::Node&
+IbTopology::GetNodeMutable(uint32_t i)
+{
+    NS_ASSERT(i < m_nodes.size());
+    return m_nodes[i];
+}
+
+uint32_t
+IbTopology::GetNNodes() const
+{
+    return m_nodes.size();
+}
+
+std::vector<uint32_t>
+IbTopology::GetSwitches() const
+{
+    std::vector<uint32_t> out;
+    for (uint32_t i = 0; i < m_nodes.size(); ++i)
+    {
+        if (m_nodes[i].type == SWITCH)
+        {
+            out.push_back(i);
+        }
+    }
+    return out;
+}
+
+std::vector<uint32_t>
+IbTopology::GetCas() const
+{
+    std::vector<uint32_t> out;
+    for (uint32_t i = 0; i < m_nodes.size(); ++i)
+    {
+        if (m_nodes[i].type == CA)
+        {
+            out.push_back(i);
+        }
+    }
+    return out;
+}
+
+uint32_t
+IbTopology::GetNLinks() const
+{
+    return m_links;
+}
+
+int32_t
+IbTopology::FindByGuid(uint64_t guid) const
+{
+    for (uint32_t i = 0; i < m_nodes.size(); ++i)
+    {
+        if (m_nodes[i].guid == guid)
+        {
+            return static_cast<int32_t>(i);
+        }
+    }
+    return -1;
+}
+
+bool
+IbTopology::Validate(std::string* error) const
+{
+    auto fail = [error](const std::string& msg) {
+        if (error)
+        {
+            *error = msg;
+        }
+        return false;
+    };
+    if (GetCas().empty())
+    {
+        return fail("the fabric has no channel adapter (host)");
+    }
+    for (uint32_t i = 0; i < m_nodes.size(); ++i)
+    {
+        for (uint32_t p = 1; p < m_nodes[i].ports.size(); ++p)
+        {
+            const Port& port = m_nodes[i].ports[p];
+            if (port.peerNode < 0)
+            {
+                continue;
+            }
+            const Port& back = m_nodes[port.peerNode].ports[port.peerPort];
+            if (back.peerNode != static_cast<int32_t>(i) || back.peerPort != p)
+            {
+                return fail("cable from '" + m_nodes[i].name + "' port " + std::to_string(p) +
+                            " is not matched at the other end");
+            }
+        }
+    }
+    // One connected component.
+    std::vector<bool> seen(m_nodes.size(), false);
+    std::vector<uint32_t> stack{GetCas().front()};
+    seen[stack.back()] = true;
+    while (!stack.empty())
+    {
+        const uint32_t n = stack.back();
+        stack.pop_back();
+        for (const Port& port : m_nodes[n].ports)
+        {
+            if (port.peerNode >= 0 && !seen[port.peerNode])
+            {
+                seen[port.peerNode] = true;
+                stack.push_back(port.peerNode);
+            }
+        }
+    }
+    for (uint32_t i = 0; i < m_nodes.size(); ++i)
+    {
+        if (!seen[i])
+        {
+            return fail("'" + m_nodes[i].name + "' is not connected to the rest of the fabric");
+        }
+    }
+    return true;
+}
+
+} // namespace ns3

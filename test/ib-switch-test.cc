@@ -1,0 +1,282 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * Switch tests on hand-built fabrics with hand-programmed LFTs: latency through 1 and 3
+ * switches (store-and-forward and cut-through), losslessness and fairness of a 16-to-1
+ * incast, SL-to-VL remapping, and the drop of unroutable packets. Expected numbers are
+ * derived from the link rate, packet size, cable delay and forwarding latency.
+ */
+
+#include "ns3/core-module.h"
+#include "ns3/ib-bth-header.h"
+#include "ns3/ib-helper.h"
+#include "ns3/ib-lrh-header.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-packet-parser.h"
+#include "ns3/ib-packet.h"
+#include "ns3/ib-raw-traffic-helper.h"
+#include "ns3/ib-switch.h"
+#include "ns3/network-module.h"
+
+#include <gtest/gtest.h>
+#include <map>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+class IbSwitchTest : public ::testing::Test
+{
+  protected:
+    void SetUp() override
+    {
+        IbHelper::ResetLidAllocation();
+    }
+
+    void TearDown() override
+    {
+        Simulator::Destroy();
+    }
+};
+
+/// host0 - sw1 - sw2 - ... - swK - host1, LFTs programmed by hand.
+struct Chain
+{
+    Ptr<IbNetDevice> src;
+    Ptr<IbNetDevice> dst;
+    std::vector<Ptr<IbSwitch>> switches;
+};
+
+Chain
+MakeChain(uint32_t k, bool cutThrough, Time latency, double metres)
+{
+    IbHelper ib;
+    ib.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
+    ib.SetChannelAttribute("Length", DoubleValue(metres));
+    Chain c;
+    Ptr<Node> h0 = CreateObject<Node>();
+    Ptr<Node> h1 = CreateObject<Node>();
+    c.src = ib.InstallPort(h0);
+    c.dst = ib.InstallPort(h1);
+    Ptr<IbNetDevice> prev = c.src;
+    for (uint32_t i = 0; i < k; ++i)
+    {
+        Ptr<Node> n = CreateObject<Node>();
+        Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+        sw->SetAttribute("CutThrough", BooleanValue(cutThrough));
+        sw->SetAttribute("ForwardingLatency", TimeValue(latency));
+        n->AggregateObject(sw);
+        Ptr<IbNetDevice> in = ib.InstallPort(n);
+        Ptr<IbNetDevice> out = ib.InstallPort(n);
+        sw->AddPort(in);  // port 1: towards src
+        sw->AddPort(out); // port 2: towards dst
+        ib.Connect(prev, in);
+        prev = out;
+        c.switches.push_back(sw);
+    }
+    ib.Connect(prev, c.dst);
+    for (auto& sw : c.switches)
+    {
+        sw->SetLftEntry(c.dst->GetLid(), 2);
+        sw->SetLftEntry(c.src->GetLid(), 1);
+    }
+    return c;
+}
+
+Ptr<Packet>
+MakePacket(Ptr<IbNetDevice> from, uint16_t dlid, uint32_t payload, uint8_t sl = 0)
+{
+    Ptr<Packet> p = Create<Packet>(payload);
+    IbLrhHeader lrh;
+    lrh.SetSl(sl);
+    lrh.SetVl(from->GetVlForSl(sl));
+    lrh.SetDlid(dlid);
+    lrh.SetSlid(from->GetLid());
+    IbBthHeader bth;
+    bth.SetOpcode(IbOpcode::RC_SEND_ONLY);
+    IbPacket::Seal(p, lrh, nullptr, bth, payload);
+    return p;
+}
+
+/// Send one packet at 1 us and return its one-way latency.
+Time
+OnePacketLatency(const Chain& c, uint32_t payload, uint32_t* wireBytes)
+{
+    Time sent;
+    Time arrived;
+    Simulator::Schedule(MicroSeconds(1), [&]() {
+        Ptr<Packet> p = MakePacket(c.src, c.dst->GetLid(), payload);
+        *wireBytes = p->GetSize();
+        sent = Simulator::Now();
+        c.src->SendIbPacket(p);
+    });
+    c.dst->TraceConnectWithoutContext("MacRx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
+                                                   *t = Simulator::Now();
+                                               }).Bind(&arrived));
+    Simulator::Run();
+    return arrived - sent;
+}
+
+} // namespace
+
+TEST_F(IbSwitchTest, StoreAndForwardLatencyIsPerHopSerializationPlusPropagationPlusLatency)
+{
+    for (uint32_t k : {1u, 3u})
+    {
+        IbHelper::ResetLidAllocation();
+        const Time latency = NanoSeconds(90);
+        Chain c = MakeChain(k, false, latency, 2.0); // 2 m: 10 ns per cable
+        uint32_t bytes = 0;
+        const Time measured = OnePacketLatency(c, 2048, &bytes);
+        const Time ser = Seconds(bytes * 8.0 / 200e9);
+        const Time prop = NanoSeconds(10);
+        const Time expected = (ser + prop) * int64_t(k + 1) + latency * int64_t(k);
+        EXPECT_EQ(measured, expected) << k << " switches";
+        Simulator::Destroy();
+    }
+}
+
+TEST_F(IbSwitchTest, CutThroughLatencyPaysSerializationOnce)
+{
+    for (uint32_t k : {1u, 3u})
+    {
+        IbHelper::ResetLidAllocation();
+        const Time latency = NanoSeconds(90);
+        Chain c = MakeChain(k, true, latency, 2.0);
+        uint32_t bytes = 0;
+        const Time measured = OnePacketLatency(c, 2048, &bytes);
+        const Time ser = Seconds(bytes * 8.0 / 200e9);
+        const Time header = Seconds(IbPacket::LRH_SIZE * 8.0 / 200e9); // the LRH routes it
+        const Time prop = NanoSeconds(10);
+        const Time expected = prop * int64_t(k + 1) + (header + latency) * int64_t(k) + ser;
+        EXPECT_EQ(measured, expected) << k << " switches";
+        Simulator::Destroy();
+    }
+}
+
+TEST_F(IbSwitchTest, UnknownDlidIsDroppedCountedAndTraced)
+{
+    Chain c = MakeChain(1, true, NanoSeconds(90), 1.0);
+    uint64_t traced = 0;
+    c.switches[0]->TraceConnectWithoutContext(
+        "UnknownDlidDrop",
+        MakeCallback(+[](uint64_t* n, Ptr<const Packet>, uint8_t) { ++*n; }).Bind(&traced));
+    uint64_t delivered = 0;
+    c.dst->TraceConnectWithoutContext("MacRx", MakeCallback(+[](uint64_t* n, Ptr<const Packet>) {
+                                                   ++*n;
+                                               }).Bind(&delivered));
+    Simulator::Schedule(MicroSeconds(1), [&]() {
+        c.src->SendIbPacket(MakePacket(c.src, 0x1234, 100)); // nobody has that LID
+        c.src->SendIbPacket(MakePacket(c.src, c.dst->GetLid(), 100));
+    });
+    Simulator::Run();
+    EXPECT_EQ(c.switches[0]->GetUnknownDlidDrops(), 1u);
+    EXPECT_EQ(traced, 1u);
+    EXPECT_EQ(delivered, 1u);
+    // The dropped packet's buffer went back: the switch input holds nothing.
+    EXPECT_EQ(c.switches[0]->GetPort(1)->GetRxBufferUsed(0), 0u);
+}
+
+TEST_F(IbSwitchTest, SlToVlTableRemapsTheVlAndKeepsTheVcrcValid)
+{
+    IbHelper ib;
+    ib.SetDeviceAttribute("NumDataVls", UintegerValue(4));
+    Chain c;
+    Ptr<Node> h0 = CreateObject<Node>();
+    Ptr<Node> h1 = CreateObject<Node>();
+    Ptr<Node> s = CreateObject<Node>();
+    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+    s->AggregateObject(sw);
+    c.src = ib.InstallPort(h0);
+    c.dst = ib.InstallPort(h1);
+    sw->AddPort(ib.InstallPort(s));
+    sw->AddPort(ib.InstallPort(s));
+    ib.Connect(c.src, sw->GetPort(1));
+    ib.Connect(sw->GetPort(2), c.dst);
+    sw->SetLftEntry(c.dst->GetLid(), 2);
+    std::array<uint8_t, 16> map{};
+    map[2] = 3; // SL2 leaves on VL3
+    sw->SetSl2Vl(1, 2, map);
+    std::vector<uint8_t> bytes;
+    c.dst->TraceConnectWithoutContext(
+        "MacRx",
+        MakeCallback(+[](std::vector<uint8_t>* b, Ptr<const Packet> p) {
+            b->resize(p->GetSize());
+            p->CopyData(b->data(), b->size());
+        }).Bind(&bytes));
+    Simulator::Schedule(MicroSeconds(1),
+                        [&]() { c.src->SendIbPacket(MakePacket(c.src, c.dst->GetLid(), 333, 2)); });
+    Simulator::Run();
+    ASSERT_FALSE(bytes.empty());
+    IbPacketParser parser;
+    std::string error;
+    EXPECT_TRUE(parser.Parse(bytes.data(), bytes.size(), &error)) << error;
+    EXPECT_EQ(parser.m_lrh.GetVl(), 3);
+    EXPECT_EQ(parser.m_lrh.GetSl(), 2);
+    EXPECT_EQ(c.src->GetVlForSl(2), 2); // it left the host on VL2
+}
+
+TEST_F(IbSwitchTest, Incast16To1IsLosslessAndFair)
+{
+    const uint32_t senders = 16;
+    IbHelper ib;
+    ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+    Ptr<Node> s = CreateObject<Node>();
+    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+    s->AggregateObject(sw);
+    std::vector<Ptr<IbNetDevice>> hosts;
+    for (uint32_t i = 0; i <= senders; ++i)
+    {
+        Ptr<Node> h = CreateObject<Node>();
+        hosts.push_back(ib.InstallPort(h));
+        Ptr<IbNetDevice> port = ib.InstallPort(s);
+        sw->AddPort(port);
+        ib.Connect(hosts.back(), port);
+        sw->SetLftEntry(hosts.back()->GetLid(), i + 1);
+    }
+    Ptr<IbNetDevice> sink = hosts[senders];
+    std::map<uint16_t, uint64_t> bytesFrom;
+    uint64_t drops = 0;
+    const Time warmup = MicroSeconds(100);
+    sink->TraceConnectWithoutContext(
+        "MacRx",
+        MakeCallback(+[](std::map<uint16_t, uint64_t>* m, Time w, Ptr<const Packet> p) {
+            if (Simulator::Now() >= w)
+            {
+                (*m)[IbPacket::PeekLrh(p).GetSlid()] += p->GetSize();
+            }
+        }).Bind(&bytesFrom, warmup));
+    for (auto& h : hosts)
+    {
+        for (const char* t : {"MacTxDrop", "PhyRxDrop"})
+        {
+            h->TraceConnectWithoutContext(t, MakeCallback(+[](uint64_t* n, Ptr<const Packet>) {
+                                                 ++*n;
+                                             }).Bind(&drops));
+        }
+    }
+    for (uint32_t i = 0; i < senders; ++i)
+    {
+        IbRawTrafficHelper traffic(sink->GetLid());
+        traffic.Install(hosts[i]).Start(MicroSeconds(1));
+    }
+    const Time end = MilliSeconds(3);
+    Simulator::Stop(end);
+    Simulator::Run();
+    EXPECT_EQ(drops, 0u);
+    EXPECT_EQ(sw->GetUnknownDlidDrops(), 0u);
+    ASSERT_EQ(bytesFrom.size(), senders);
+    const double window = (end - warmup).GetSeconds();
+    const double bottleneck = 100e9;
+    double total = 0;
+    for (const auto& [slid, b] : bytesFrom)
+    {
+        const double share = b * 8.0 / window / bottleneck;
+        EXPECT_NEAR(share * senders, 1.0, 0.02) << "source LID " << slid;
+        total += share;
+    }
+    // The bottleneck stays busy: wire throughput within 0.5 % of the link rate.
+    EXPECT_NEAR(total, 1.0, 0.005);
+}
