@@ -1,0 +1,308 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-routing-minhop.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbMinHopRouting");
+
+NS_OBJECT_ENSURE_REGISTERED(IbMinHopRouting);
+
+TypeId
+IbMinHopRouting::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::IbMinHopRouting")
+                            .SetParent<IbRoutingEngine>()
+                            .SetGroupName("Infiniband")
+                            .AddConstructor<IbMinHopRouting>();
+    return tid;
+}
+
+IbMinHopRouting::IbMinHopRouting()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+IbMinHopRouting::~IbMinHopRouting()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+std::string
+IbMinHopRouting::GetName() const
+{
+    return "minhop";
+}
+
+IbMinHopRouting::SwitchGraph
+IbMinHopRouting::SwitchGraph::Build(const IbRoutingProblem& problem)
+{
+    const IbTopology& t = *problem.topology;
+    const auto& nodes = t.GetNodes();
+    SwitchGraph g;
+    g.position.assign(nodes.size(), -1);
+    for (uint32_t n = 0; n < nodes.size(); ++n)
+    {
+        if (nodes[n].type == IbTopology::SWITCH)
+        {
+            g.position[n] = static_cast<int32_t>(g.switches.size());
+            g.switches.push_back(n);
+        }
+    }
+    g.adjOffset.reserve(g.switches.size() + 1);
+    g.adjOffset.push_back(0);
+    for (uint32_t n : g.switches)
+    {
+        const auto& ports = nodes[n].ports;
+        for (uint32_t p = 1; p < ports.size(); ++p)
+        {
+            const int32_t peer = ports[p].peerNode;
+            if (peer >= 0 && g.position[peer] >= 0 && static_cast<uint32_t>(peer) != n)
+            {
+                g.adj.emplace_back(g.position[peer], static_cast<uint8_t>(p));
+            }
+        }
+        g.adjOffset.push_back(g.adj.size());
+    }
+    const uint32_t nLids = problem.lidOwner.size();
+    g.destPos.assign(nLids, -1);
+    g.lastPort.assign(nLids, 0);
+    for (uint32_t lid = 1; lid < nLids; ++lid)
+    {
+        const auto& owner = problem.lidOwner[lid];
+        if (owner.first < 0)
+        {
+            continue;
+        }
+        const IbTopology::Node& node = nodes[owner.first];
+        if (node.type == IbTopology::SWITCH)
+        {
+            g.destPos[lid] = g.position[owner.first];
+            g.lastPort[lid] = 0;
+            continue;
+        }
+        if (owner.second == 0 || owner.second >= node.ports.size())
+        {
+            continue;
+        }
+        const IbTopology::Port& port = node.ports[owner.second];
+        if (port.peerNode >= 0 && g.position[port.peerNode] >= 0)
+        {
+            g.destPos[lid] = g.position[port.peerNode];
+            g.lastPort[lid] = port.peerPort;
+        }
+    }
+    return g;
+}
+
+void
+IbMinHopRouting::Bfs(const SwitchGraph& graph, uint32_t d, std::vector<uint32_t>& dist)
+{
+    const uint32_t inf = std::numeric_limits<uint32_t>::max();
+    dist.assign(graph.Size(), inf);
+    std::vector<uint32_t> queue;
+    queue.reserve(graph.Size());
+    dist[d] = 0;
+    queue.push_back(d);
+    for (std::size_t head = 0; head < queue.size(); ++head)
+    {
+        const uint32_t u = queue[head];
+        for (uint32_t e = graph.adjOffset[u]; e < graph.adjOffset[u + 1]; ++e)
+        {
+            const uint32_t v = graph.adj[e].first;
+            if (dist[v] == inf)
+            {
+                dist[v] = dist[u] + 1;
+                queue.push_back(v);
+            }
+        }
+    }
+}
+
+namespace
+{
+
+/// "0x001f"
+std::string
+LidString(uint32_t lid)
+{
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "0x%04x", lid);
+    return buf;
+}
+
+} // namespace
+
+bool
+IbMinHopRouting::RouteBalanced(const IbRoutingProblem& problem,
+                               const SwitchGraph& graph,
+                               const CandidateFunction& candidates,
+                               const std::string& engine,
+                               IbRoutingTables& tables,
+                               std::string* error)
+{
+    const IbTopology& t = *problem.topology;
+    const auto& nodes = t.GetNodes();
+    const uint32_t nLids = problem.lidOwner.size();
+    const uint32_t nSw = graph.Size();
+
+    // Which destination switches are needed at all.
+    std::vector<bool> needed(nSw, false);
+    for (uint32_t lid = 1; lid < nLids; ++lid)
+    {
+        if (graph.destPos[lid] >= 0)
+        {
+            needed[graph.destPos[lid]] = true;
+        }
+    }
+    std::vector<PortCandidates> cand(nSw);
+    for (uint32_t d = 0; d < nSw; ++d)
+    {
+        if (!needed[d])
+        {
+            continue;
+        }
+        if (!candidates(d, cand[d], error))
+        {
+            return false;
+        }
+    }
+
+    tables.lft.assign(nodes.size(), {});
+    tables.sl.clear();
+    tables.vlsUsed = 1;
+    const uint32_t lidsPerPort = 1U << problem.lmc;
+    std::vector<uint32_t> count;
+    std::vector<uint8_t> groupPorts;
+    std::vector<int32_t> groupRemotes;
+    for (uint32_t s = 0; s < nSw; ++s)
+    {
+        const uint32_t node = graph.switches[s];
+        const auto& ports = nodes[node].ports;
+        std::vector<uint8_t>& lft = tables.lft[node];
+        lft.assign(nLids, IbRoutingTables::NO_ROUTE);
+        count.assign(ports.size(), 0);
+        for (uint32_t lid = 1; lid < nLids; ++lid)
+        {
+            const int32_t d = graph.destPos[lid];
+            if (d < 0)
+            {
+                continue;
+            }
+            const auto& owner = problem.lidOwner[lid];
+            const bool isCa = nodes[owner.first].type == IbTopology::CA;
+            if (isCa && lidsPerPort > 1 && lid == problem.baseLid[owner.first][owner.second])
+            {
+                groupPorts.clear();
+                groupRemotes.clear();
+            }
+            if (static_cast<uint32_t>(d) == s)
+            {
+                lft[lid] = graph.lastPort[lid];
+                continue;
+            }
+            const PortCandidates& c = cand[d];
+            const uint32_t begin = c.offset[s];
+            const uint32_t end = c.offset[s + 1];
+            if (begin == end)
+            {
+                if (error)
+                {
+                    *error = engine + ": switch '" + nodes[node].name + "' has no path to LID " +
+                             LidString(lid) + " ('" + nodes[owner.first].name + "' port " +
+                             std::to_string(owner.second) + ", behind switch '" +
+                             nodes[graph.switches[d]].name + "')";
+                }
+                return false;
+            }
+            uint8_t best = c.ports[begin];
+            if (end - begin > 1)
+            {
+                const bool spread = isCa && lidsPerPort > 1;
+                // Lexicographic score: (remote used, port used, count, port number).
+                uint32_t bestScore[3] = {2, 2, std::numeric_limits<uint32_t>::max()};
+                for (uint32_t i = begin; i < end; ++i)
+                {
+                    const uint8_t p = c.ports[i];
+                    uint32_t score[3] = {0, 0, count[p]};
+                    if (spread)
+                    {
+                        const int32_t remote = ports[p].peerNode;
+                        score[0] = std::find(groupRemotes.begin(), groupRemotes.end(), remote) !=
+                                           groupRemotes.end()
+                                       ? 1
+                                       : 0;
+                        score[1] =
+                            std::find(groupPorts.begin(), groupPorts.end(), p) != groupPorts.end()
+                                ? 1
+                                : 0;
+                    }
+                    if (std::lexicographical_compare(score, score + 3, bestScore, bestScore + 3))
+                    {
+                        std::copy(score, score + 3, bestScore);
+                        best = p;
+                    }
+                }
+            }
+            lft[lid] = best;
+            if (isCa)
+            {
+                ++count[best];
+                if (lidsPerPort > 1)
+                {
+                    groupPorts.push_back(best);
+                    groupRemotes.push_back(ports[best].peerNode);
+                }
+            }
+        }
+    }
+    return true;
+}
+
+bool
+IbMinHopRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables, std::string* error)
+{
+    NS_LOG_FUNCTION(this);
+    const SwitchGraph graph = SwitchGraph::Build(problem);
+    const auto& nodes = problem.topology->GetNodes();
+    std::vector<uint32_t> dist;
+    auto candidates = [&](uint32_t d, PortCandidates& out, std::string* err) {
+        Bfs(graph, d, dist);
+        out.offset.assign(1, 0);
+        out.ports.clear();
+        for (uint32_t s = 0; s < graph.Size(); ++s)
+        {
+            if (dist[s] == std::numeric_limits<uint32_t>::max())
+            {
+                if (err)
+                {
+                    *err = "minhop: switch '" + nodes[graph.switches[s]].name +
+                           "' cannot reach switch '" + nodes[graph.switches[d]].name +
+                           "': the fabric is not connected";
+                }
+                return false;
+            }
+            for (uint32_t e = graph.adjOffset[s]; e < graph.adjOffset[s + 1]; ++e)
+            {
+                if (dist[graph.adj[e].first] + 1 == dist[s])
+                {
+                    out.ports.push_back(graph.adj[e].second);
+                }
+            }
+            out.offset.push_back(out.ports.size());
+        }
+        return true;
+    };
+    return RouteBalanced(problem, graph, candidates, "minhop", tables, error);
+}
+
+} // namespace ns3
