@@ -260,7 +260,8 @@ IbNetDevice::IbNetDevice()
       m_updateBlocks(1),
       m_maxPacketBlocks(0),
       m_rxCrcErrors(0),
-      m_fcSent(0)
+      m_fcSent(0),
+      m_txPackets(0)
 {
     NS_LOG_FUNCTION(this);
     m_sl2vl.fill(0);
@@ -694,6 +695,12 @@ IbNetDevice::GetFlowControlPacketsSent() const
     return m_fcSent;
 }
 
+uint64_t
+IbNetDevice::GetTxPackets() const
+{
+    return m_txPackets;
+}
+
 // ---------------------------------------------------------------- link state
 
 void
@@ -881,6 +888,7 @@ IbNetDevice::TrySend()
     const Time txEnd = startDelay + SerializationTime(item.bytes, backToBack);
     const Time headerEnd = startDelay + m_rate.CalculateBytesTxTime(IbPacket::LRH_SIZE);
     m_txBusy = true;
+    ++m_txPackets;
     m_txFreeAt = now + txEnd;
     NS_LOG_LOGIC("VL" << vl << " sends " << item.bytes << " bytes until " << m_txFreeAt);
     m_phyTxBeginTrace(item.packet);
