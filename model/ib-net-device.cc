@@ -261,7 +261,8 @@ IbNetDevice::IbNetDevice()
       m_maxPacketBlocks(0),
       m_rxCrcErrors(0),
       m_fcSent(0),
-      m_txPackets(0)
+      m_txPackets(0),
+      m_txBytes(0)
 {
     NS_LOG_FUNCTION(this);
     m_sl2vl.fill(0);
@@ -701,6 +702,12 @@ IbNetDevice::GetTxPackets() const
     return m_txPackets;
 }
 
+uint64_t
+IbNetDevice::GetTxBytes() const
+{
+    return m_txBytes;
+}
+
 // ---------------------------------------------------------------- link state
 
 void
@@ -889,6 +896,7 @@ IbNetDevice::TrySend()
     const Time headerEnd = startDelay + m_rate.CalculateBytesTxTime(IbPacket::LRH_SIZE);
     m_txBusy = true;
     ++m_txPackets;
+    m_txBytes += item.bytes;
     m_txFreeAt = now + txEnd;
     NS_LOG_LOGIC("VL" << vl << " sends " << item.bytes << " bytes until " << m_txFreeAt);
     m_phyTxBeginTrace(item.packet);

@@ -217,6 +217,8 @@ class IbNetDevice : public NetDevice
     uint64_t GetFlowControlPacketsSent() const;
     /// @return data packets this port has started transmitting
     uint64_t GetTxPackets() const;
+    /// @return wire bytes of the data packets this port has started transmitting
+    uint64_t GetTxBytes() const;
 
     /**
      * Called by the channel when both ends are attached: exchange initial credits.
@@ -449,7 +451,8 @@ class IbNetDevice : public NetDevice
     EventId m_drainEvent;                                 //!< drain of the head of m_drainQueue
     uint64_t m_rxCrcErrors;                               //!< CRC failures
     uint64_t m_fcSent;                                    //!< flow-control packets sent
-    uint64_t m_txPackets; //!< data packets transmitted
+    uint64_t m_txPackets;                                 //!< data packets transmitted
+    uint64_t m_txBytes; //!< wire bytes of data packets transmitted
 
     // Callbacks
     IbReceiveCallback m_ibRxCallback;                    //!< switch-style consumer

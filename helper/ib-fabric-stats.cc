@@ -1,0 +1,177 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-fabric-stats.h"
+
+#include "ib-fabric-helper.h"
+
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-packet.h"
+#include "ns3/ib-switch.h"
+#include "ns3/names.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+
+namespace ns3
+{
+
+void
+IbFabricStats::Install(const IbFabric& fabric, Time start)
+{
+    m_start = start;
+    auto name = [](Ptr<IbNetDevice> d) {
+        std::string n = Names::FindName(d->GetNode());
+        if (n.empty())
+        {
+            n = "node " + std::to_string(d->GetNode()->GetId());
+        }
+        return n + " port " + std::to_string(d->GetIfIndex() + 1);
+    };
+    for (uint32_t i = 0; i < fabric.hostPorts.GetN(); ++i)
+    {
+        Ptr<IbNetDevice> d = fabric.HostPort(i);
+        d->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&IbFabricStats::OnRx, this));
+        m_ports.push_back(d);
+        m_portNames.push_back(name(d));
+    }
+    for (const auto& sw : fabric.switchOf)
+    {
+        if (!sw)
+        {
+            continue;
+        }
+        for (uint8_t p = 1; p <= sw->GetNPorts(); ++p)
+        {
+            if (sw->GetPort(p)->GetChannel())
+            {
+                m_ports.push_back(sw->GetPort(p));
+                m_portNames.push_back(name(sw->GetPort(p)));
+            }
+        }
+    }
+    m_startBytes.assign(m_ports.size(), 0);
+    Simulator::Schedule(start - Simulator::Now(), &IbFabricStats::Snapshot, this);
+}
+
+void
+IbFabricStats::Snapshot()
+{
+    for (uint32_t i = 0; i < m_ports.size(); ++i)
+    {
+        m_startBytes[i] = m_ports[i]->GetTxBytes();
+    }
+}
+
+void
+IbFabricStats::OnRx(IbFabricStats* self, Ptr<const Packet> packet)
+{
+    if (Simulator::Now() < self->m_start)
+    {
+        return;
+    }
+    uint8_t h[8 + 40 + 12];
+    const uint32_t n = packet->CopyData(h, sizeof(h));
+    const uint16_t dlid = static_cast<uint16_t>((h[2] << 8) | h[3]);
+    const uint16_t slid = static_cast<uint16_t>((h[6] << 8) | h[7]);
+    Flow& f = self->m_flows[(uint32_t(slid) << 16) | dlid];
+    f.slid = slid;
+    f.dlid = dlid;
+    f.packets++;
+    f.bytes += packet->GetSize();
+    // Payload = PktLen words - headers - pad - ICRC, for IBA transport packets.
+    const uint8_t lnh = h[1] & 0x3;
+    const uint32_t bthAt = lnh == 3 ? 48 : 8;
+    if (lnh >= 2 && n >= bthAt + 12)
+    {
+        const uint32_t pktLen = ((h[4] & 0x7) << 8 | h[5]) * 4;
+        const uint8_t pad = (h[bthAt + 1] >> 4) & 0x3;
+        const uint32_t hdr = bthAt + 12 + IbBthHeader::ExtensionHeaderSize(h[bthAt]);
+        if (pktLen >= hdr + pad + 4)
+        {
+            f.payload += pktLen - hdr - pad - 4;
+        }
+    }
+}
+
+std::vector<IbFabricStats::Flow>
+IbFabricStats::GetFlows() const
+{
+    std::vector<Flow> out;
+    for (const auto& [key, f] : m_flows)
+    {
+        out.push_back(f);
+    }
+    return out;
+}
+
+std::vector<IbFabricStats::Port>
+IbFabricStats::GetPorts(Time stop) const
+{
+    std::vector<Port> out;
+    const double window = (stop - m_start).GetSeconds();
+    for (uint32_t i = 0; i < m_ports.size(); ++i)
+    {
+        const double bits = (m_ports[i]->GetTxBytes() - m_startBytes[i]) * 8.0;
+        out.push_back({m_portNames[i], bits / (m_ports[i]->GetDataRate().GetBitRate() * window)});
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Port& a, const Port& b) {
+        return a.utilisation > b.utilisation;
+    });
+    return out;
+}
+
+void
+IbFabricStats::Print(std::ostream& os, Time stop, uint32_t maxRows) const
+{
+    const double window = (stop - m_start).GetSeconds();
+    const std::vector<Flow> flows = GetFlows();
+    os << std::fixed << std::setprecision(3);
+    if (flows.size() <= maxRows)
+    {
+        os << " SLID  DLID   packets   payload Gb/s   wire Gb/s\n";
+        for (const auto& f : flows)
+        {
+            os << std::setw(5) << f.slid << " " << std::setw(5) << f.dlid << " " << std::setw(9)
+               << f.packets << " " << std::setw(14) << f.payload * 8.0 / window / 1e9 << " "
+               << std::setw(11) << f.bytes * 8.0 / window / 1e9 << "\n";
+        }
+    }
+    if (!flows.empty())
+    {
+        double sum = 0;
+        double sumSq = 0;
+        double lo = 1e300;
+        double hi = 0;
+        for (const auto& f : flows)
+        {
+            const double g = f.payload * 8.0 / window / 1e9;
+            sum += g;
+            sumSq += g * g;
+            lo = std::min(lo, g);
+            hi = std::max(hi, g);
+        }
+        const double jain = sumSq > 0 ? sum * sum / (flows.size() * sumSq) : 0.0;
+        os << flows.size() << " flows: payload Gb/s min " << lo << ", mean " << sum / flows.size()
+           << ", max " << hi << ", total " << sum << "; Jain's fairness " << jain << "\n";
+    }
+    const std::vector<Port> ports = GetPorts(stop);
+    double mean = 0;
+    for (const auto& p : ports)
+    {
+        mean += p.utilisation;
+    }
+    os << "port utilisation: mean " << (ports.empty() ? 0.0 : mean / ports.size()) << " over "
+       << ports.size() << " cabled ports; busiest:\n";
+    for (uint32_t i = 0; i < ports.size() && i < 8; ++i)
+    {
+        os << "  " << std::setw(6) << ports[i].utilisation * 100 << " %  " << ports[i].name << "\n";
+    }
+}
+
+} // namespace ns3

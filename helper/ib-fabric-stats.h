@@ -1,0 +1,98 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_FABRIC_STATS_H
+#define IB_FABRIC_STATS_H
+
+#include "ns3/nstime.h"
+#include "ns3/ptr.h"
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <vector>
+
+namespace ns3
+{
+
+class IbNetDevice;
+class Packet;
+struct IbFabric;
+
+/**
+ * @ingroup infiniband
+ * @brief Per-flow throughput and per-port utilisation of a fabric, measured over a
+ * window [start, stop) of simulated time, for examples and experiments.
+ *
+ * A flow is identified by (SLID, DLID) as seen at the receiving host port's MacRx.
+ * Port utilisation is the wire bytes a port started sending in the window over what its
+ * data rate allows.
+ */
+class IbFabricStats
+{
+  public:
+    /// One flow's figures.
+    struct Flow
+    {
+        uint16_t slid{0};    ///< source LID
+        uint16_t dlid{0};    ///< destination LID
+        uint64_t packets{0}; ///< packets received in the window
+        uint64_t bytes{0};   ///< wire bytes received in the window
+        uint64_t payload{0}; ///< payload bytes received in the window (from PktLen/PadCnt)
+    };
+
+    /// One port's figures.
+    struct Port
+    {
+        std::string name;   ///< "node <id> port <n>" or the node's name
+        double utilisation; ///< fraction of the window the port was sending
+    };
+
+    /**
+     * Hook every host port of @p fabric and snapshot port counters at @p start.
+     * @param fabric the fabric
+     * @param start start of the measurement window
+     */
+    void Install(const IbFabric& fabric, Time start);
+
+    /**
+     * @param stop end of the window (normally the simulation's stop time)
+     * @return the flows, ordered by (SLID, DLID)
+     */
+    std::vector<Flow> GetFlows() const;
+    /**
+     * @param stop end of the window
+     * @return every port (hosts and switches), busiest first
+     */
+    std::vector<Port> GetPorts(Time stop) const;
+
+    /**
+     * Print a per-flow table (all flows if there are at most @p maxRows, else a summary
+     * with minimum, mean, maximum and Jain's fairness index) and the busiest ports.
+     * @param os where to print
+     * @param stop end of the window
+     * @param maxRows most flow rows to print
+     */
+    void Print(std::ostream& os, Time stop, uint32_t maxRows = 32) const;
+
+  private:
+    /**
+     * MacRx of a host port.
+     * @param self the stats
+     * @param packet the packet
+     */
+    static void OnRx(IbFabricStats* self, Ptr<const Packet> packet);
+    /// Record every port's transmitted bytes at the window's start.
+    void Snapshot();
+
+    std::map<uint32_t, Flow> m_flows;      //!< (slid << 16 | dlid) -> flow
+    std::vector<Ptr<IbNetDevice>> m_ports; //!< every port
+    std::vector<std::string> m_portNames;  //!< their names
+    std::vector<uint64_t> m_startBytes;    //!< tx bytes at the window's start
+    Time m_start;                          //!< window start
+};
+
+} // namespace ns3
+
+#endif /* IB_FABRIC_STATS_H */

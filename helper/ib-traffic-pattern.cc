@@ -1,0 +1,144 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-traffic-pattern.h"
+
+#include "ib-fabric-helper.h"
+
+#include "ns3/abort.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-raw-traffic-application.h"
+#include "ns3/ib-subnet-manager.h"
+#include "ns3/node.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <random>
+
+namespace ns3
+{
+
+std::vector<IbTrafficPattern::Flow>
+IbTrafficPattern::RandomPermutation(uint32_t n, uint32_t seed)
+{
+    NS_ABORT_MSG_IF(n < 2, "IbTrafficPattern: a permutation needs at least 2 hosts");
+    // Sattolo's shuffle gives a single cycle: a permutation with no fixed point.
+    std::vector<uint32_t> dst(n);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        dst[i] = i;
+    }
+    std::mt19937 rng(seed);
+    for (uint32_t i = n - 1; i > 0; --i)
+    {
+        std::uniform_int_distribution<uint32_t> pick(0, i - 1);
+        std::swap(dst[i], dst[pick(rng)]);
+    }
+    std::vector<Flow> flows;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        flows.emplace_back(i, dst[i]);
+    }
+    return flows;
+}
+
+std::vector<IbTrafficPattern::Flow>
+IbTrafficPattern::Shift(uint32_t n, uint32_t shift)
+{
+    NS_ABORT_MSG_IF(n < 2 || shift % n == 0,
+                    "IbTrafficPattern::Shift: shift " << shift << " over " << n
+                                                      << " hosts sends hosts to themselves");
+    std::vector<Flow> flows;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        flows.emplace_back(i, (i + shift) % n);
+    }
+    return flows;
+}
+
+std::vector<IbTrafficPattern::Flow>
+IbTrafficPattern::AllToAll(uint32_t n)
+{
+    std::vector<Flow> flows;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        for (uint32_t j = 0; j < n; ++j)
+        {
+            if (i != j)
+            {
+                flows.emplace_back(i, j);
+            }
+        }
+    }
+    return flows;
+}
+
+std::vector<IbTrafficPattern::Flow>
+IbTrafficPattern::Incast(uint32_t n, uint32_t sink)
+{
+    NS_ABORT_MSG_IF(sink >= n, "IbTrafficPattern::Incast: sink " << sink << " of " << n);
+    std::vector<Flow> flows;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        if (i != sink)
+        {
+            flows.emplace_back(i, sink);
+        }
+    }
+    return flows;
+}
+
+std::vector<IbTrafficPattern::Flow>
+IbTrafficPattern::ByName(const std::string& name, uint32_t n, uint32_t seed)
+{
+    if (name == "permutation")
+    {
+        return RandomPermutation(n, seed);
+    }
+    if (name == "shift")
+    {
+        return Shift(n, n / 2);
+    }
+    if (name == "all-to-all")
+    {
+        return AllToAll(n);
+    }
+    if (name == "incast")
+    {
+        return Incast(n, 0);
+    }
+    NS_ABORT_MSG("traffic pattern '" << name
+                                     << "' is unknown; use permutation, shift, all-to-all or "
+                                        "incast");
+    return {};
+}
+
+ApplicationContainer
+IbTrafficPattern::InstallRawFlows(const IbFabric& fabric,
+                                  const std::vector<Flow>& flows,
+                                  const ObjectFactory& attributes)
+{
+    NS_ABORT_MSG_UNLESS(fabric.subnetManager,
+                        "IbTrafficPattern::InstallRawFlows: bring the fabric up first");
+    ApplicationContainer apps;
+    for (const auto& [s, d] : flows)
+    {
+        Ptr<IbNetDevice> src = fabric.HostPort(s);
+        Ptr<IbNetDevice> dst = fabric.HostPort(d);
+        const IbPathRecord pr = fabric.subnetManager->GetPathRecord(src, dst);
+        NS_ABORT_MSG_UNLESS(pr.valid,
+                            "IbTrafficPattern: host " << d << " (LID " << dst->GetLid()
+                                                      << ") is unreachable from host " << s);
+        Ptr<IbRawTrafficApplication> app = attributes.Create<IbRawTrafficApplication>();
+        app->SetAttribute("Dlid", UintegerValue(pr.dlid));
+        app->SetAttribute("Sl", UintegerValue(pr.sl));
+        app->SetAttribute("DestQp", UintegerValue(0x100 + d));
+        app->SetDevice(src);
+        src->GetNode()->AddApplication(app);
+        apps.Add(app);
+    }
+    return apps;
+}
+
+} // namespace ns3
