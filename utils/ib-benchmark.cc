@@ -1,0 +1,405 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * ns-3-infiniband benchmark: how fast the IB model simulates, next to ns-3's own
+ * point-to-point + IPv4 model and the bare scheduler, measured in the same run.
+ *
+ * Scenarios (--scenario=NAME, or all):
+ *   scheduler   the bare scheduler: a chain of no-op events; events per wall second
+ *   link-chain  a chain of K switches between two hosts, one saturating stream of
+ *               4 KB packets; the same chain built from ns-3 PointToPointNetDevices,
+ *               IPv4 routers and a UDP stream of the same packet size and rate
+ *   fat-tree    a 2-level fat tree (radix 16, 128 hosts, HDR) with ftree routing and a
+ *               random permutation of saturating flows; the same topology built from
+ *               point-to-point links and IPv4 routers (global routing) with UDP flows of
+ *               the same packet size at the same link rate
+ *
+ * Figures: packet-hops (a packet crossing one link) per wall-clock second, scheduler
+ * events per packet-hop, and the ratio IB / point-to-point. Run it from a Release build
+ * (utils/benchmark.sh does). --csv=FILE appends one row per measurement.
+ */
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/infiniband-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+
+#include <chrono>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sys/resource.h>
+
+using namespace ns3;
+
+namespace
+{
+
+/// One measured figure.
+struct Result
+{
+    std::string scenario;
+    std::string model;
+    uint64_t packetHops{0};
+    uint64_t events{0};
+    double wallSeconds{0};
+    double simSeconds{0};
+    long maxRssKb{0};
+
+    double HopsPerSecond() const
+    {
+        return packetHops / wallSeconds;
+    }
+
+    double EventsPerHop() const
+    {
+        return packetHops ? double(events) / packetHops : 0.0;
+    }
+};
+
+long
+MaxRssKb()
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/// Run the simulator until @p stop and time it.
+void
+TimedRun(Time stop, Result& r)
+{
+    Simulator::Stop(stop);
+    const uint64_t events0 = Simulator::GetEventCount();
+    const auto t0 = std::chrono::steady_clock::now();
+    Simulator::Run();
+    const auto t1 = std::chrono::steady_clock::now();
+    r.events = Simulator::GetEventCount() - events0;
+    r.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
+    r.simSeconds = stop.GetSeconds();
+    r.maxRssKb = MaxRssKb();
+}
+
+void
+Print(const Result& r)
+{
+    std::cout << std::left << std::setw(12) << r.scenario << std::setw(22) << r.model << std::right
+              << std::setw(12) << r.packetHops << std::setw(10) << std::fixed
+              << std::setprecision(3) << r.wallSeconds << std::setw(14) << std::setprecision(0)
+              << r.HopsPerSecond() << std::setw(10) << std::setprecision(2) << r.EventsPerHop()
+              << std::setw(10) << r.maxRssKb / 1024 << "\n";
+}
+
+void
+AppendCsv(const std::string& file, const Result& r)
+{
+    if (file.empty())
+    {
+        return;
+    }
+    std::ifstream probe(file);
+    const bool header = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
+    std::ofstream out(file, std::ios::app);
+    if (header)
+    {
+        out << "scenario,model,packet_hops,wall_s,sim_s,hops_per_s,events_per_hop,max_rss_mb\n";
+    }
+    out << r.scenario << "," << r.model << "," << r.packetHops << "," << r.wallSeconds << ","
+        << r.simSeconds << "," << r.HopsPerSecond() << "," << r.EventsPerHop() << ","
+        << r.maxRssKb / 1024 << "\n";
+}
+
+// ------------------------------------------------------------------------- scheduler
+
+void
+NoOp(uint64_t* remaining)
+{
+    if (--*remaining > 0)
+    {
+        Simulator::Schedule(NanoSeconds(1), &NoOp, remaining);
+    }
+}
+
+Result
+BenchScheduler(uint64_t events)
+{
+    Result r;
+    r.scenario = "scheduler";
+    r.model = "bare-events";
+    uint64_t remaining = events;
+    Simulator::Schedule(NanoSeconds(1), &NoOp, &remaining);
+    TimedRun(Seconds(1), r);
+    r.packetHops = r.events; // one "hop" per event: events per second
+    Simulator::Destroy();
+    return r;
+}
+
+// ------------------------------------------------------------------------- link chain
+
+Result
+BenchIbChain(uint32_t switches, Time duration, uint32_t payload)
+{
+    Result r;
+    r.scenario = "link-chain";
+    r.model = "infiniband";
+    IbHelper ib;
+    ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+    ib.SetDeviceAttribute("NumDataVls", UintegerValue(1));
+    Ptr<Node> h0 = CreateObject<Node>();
+    Ptr<Node> h1 = CreateObject<Node>();
+    Ptr<IbNetDevice> src = ib.InstallPort(h0);
+    Ptr<IbNetDevice> dst = ib.InstallPort(h1);
+    std::vector<Ptr<IbNetDevice>> all{src, dst};
+    Ptr<IbNetDevice> prev = src;
+    std::vector<Ptr<IbSwitch>> sws;
+    for (uint32_t i = 0; i < switches; ++i)
+    {
+        Ptr<Node> n = CreateObject<Node>();
+        Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+        n->AggregateObject(sw);
+        Ptr<IbNetDevice> a = ib.InstallPort(n);
+        Ptr<IbNetDevice> b = ib.InstallPort(n);
+        sw->AddPort(a);
+        sw->AddPort(b);
+        ib.Connect(prev, a);
+        prev = b;
+        all.push_back(a);
+        all.push_back(b);
+        sws.push_back(sw);
+    }
+    ib.Connect(prev, dst);
+    for (auto& sw : sws)
+    {
+        sw->SetLftEntry(dst->GetLid(), 2);
+    }
+    IbRawTrafficHelper traffic(dst->GetLid());
+    traffic.SetAttribute("PayloadSize", UintegerValue(payload));
+    traffic.Install(src).Start(NanoSeconds(100));
+    TimedRun(duration, r);
+    for (auto& d : all)
+    {
+        r.packetHops += d->GetTxPackets();
+    }
+    Simulator::Destroy();
+    return r;
+}
+
+Result
+BenchP2pChain(uint32_t routers, Time duration, uint32_t payload)
+{
+    Result r;
+    r.scenario = "link-chain";
+    r.model = "p2p+ipv4";
+    NodeContainer nodes;
+    nodes.Create(routers + 2);
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("DataRate", StringValue("100Gbps"));
+    p2p.SetDeviceAttribute("Mtu", UintegerValue(payload + 100));
+    p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
+    InternetStackHelper stack;
+    stack.Install(nodes);
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.0.0.0", "255.255.255.252");
+    std::vector<Ptr<PointToPointNetDevice>> devs;
+    Ipv4Address sinkAddr;
+    for (uint32_t i = 0; i + 1 < nodes.GetN(); ++i)
+    {
+        NetDeviceContainer d = p2p.Install(nodes.Get(i), nodes.Get(i + 1));
+        Ipv4InterfaceContainer ifs = addr.Assign(d);
+        addr.NewNetwork();
+        sinkAddr = ifs.GetAddress(1);
+        devs.push_back(DynamicCast<PointToPointNetDevice>(d.Get(0)));
+        devs.push_back(DynamicCast<PointToPointNetDevice>(d.Get(1)));
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    // The same offered load as the IB source: back-to-back packets at the link rate.
+    const uint32_t wire = payload + 20 + 8 + 2; // IPv4 + UDP + PPP headers
+    const Time interval = DataRate("100Gbps").CalculateBytesTxTime(wire);
+    UdpClientHelper client(sinkAddr, 9);
+    client.SetAttribute("MaxPackets", UintegerValue(0xFFFFFFFF));
+    client.SetAttribute("Interval", TimeValue(interval));
+    client.SetAttribute("PacketSize", UintegerValue(payload));
+    client.Install(nodes.Get(0)).Start(NanoSeconds(100));
+    PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 9));
+    sink.Install(nodes.Get(nodes.GetN() - 1)).Start(Seconds(0));
+    TimedRun(duration, r);
+    for (auto& d : devs)
+    {
+        r.packetHops += d->GetQueue()->GetTotalReceivedPackets();
+    }
+    Simulator::Destroy();
+    return r;
+}
+
+// ------------------------------------------------------------------------- fat tree
+
+Result
+BenchIbFatTree(const IbTopology& topology, Time duration, uint32_t payload, uint32_t seed)
+{
+    Result r;
+    r.scenario = "fat-tree";
+    r.model = "infiniband";
+    IbFabricHelper fh;
+    fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbFabric f = fh.Build(topology);
+    ObjectFactory attrs;
+    attrs.SetTypeId("ns3::IbRawTrafficApplication");
+    attrs.Set("PayloadSize", UintegerValue(payload));
+    IbTrafficPattern::InstallRawFlows(f,
+                                      IbTrafficPattern::RandomPermutation(f.hosts.GetN(), seed),
+                                      attrs)
+        .Start(NanoSeconds(100));
+    TimedRun(duration, r);
+    for (uint32_t i = 0; i < f.hostPorts.GetN(); ++i)
+    {
+        r.packetHops += f.HostPort(i)->GetTxPackets();
+    }
+    const NetDeviceContainer sp = f.SwitchPorts();
+    for (uint32_t i = 0; i < sp.GetN(); ++i)
+    {
+        r.packetHops += DynamicCast<IbNetDevice>(sp.Get(i))->GetTxPackets();
+    }
+    Simulator::Destroy();
+    return r;
+}
+
+Result
+BenchP2pFatTree(const IbTopology& topology,
+                const std::string& rate,
+                Time duration,
+                uint32_t payload,
+                uint32_t seed)
+{
+    Result r;
+    r.scenario = "fat-tree";
+    r.model = "p2p+ipv4";
+    NodeContainer nodes;
+    nodes.Create(topology.GetNNodes());
+    InternetStackHelper stack;
+    stack.Install(nodes);
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("DataRate", StringValue(rate));
+    p2p.SetDeviceAttribute("Mtu", UintegerValue(payload + 100));
+    p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.0.0.0", "255.255.255.252");
+    std::vector<Ptr<PointToPointNetDevice>> devs;
+    std::vector<Ipv4Address> hostAddr(topology.GetNNodes());
+    for (uint32_t i = 0; i < topology.GetNNodes(); ++i)
+    {
+        const auto& node = topology.GetNode(i);
+        for (uint32_t p = 1; p < node.ports.size(); ++p)
+        {
+            const auto& port = node.ports[p];
+            if (port.peerNode <= static_cast<int32_t>(i))
+            {
+                continue;
+            }
+            NetDeviceContainer d = p2p.Install(nodes.Get(i), nodes.Get(port.peerNode));
+            Ipv4InterfaceContainer ifs = addr.Assign(d);
+            addr.NewNetwork();
+            if (node.type == IbTopology::CA)
+            {
+                hostAddr[i] = ifs.GetAddress(0);
+            }
+            if (topology.GetNode(port.peerNode).type == IbTopology::CA)
+            {
+                hostAddr[port.peerNode] = ifs.GetAddress(1);
+            }
+            devs.push_back(DynamicCast<PointToPointNetDevice>(d.Get(0)));
+            devs.push_back(DynamicCast<PointToPointNetDevice>(d.Get(1)));
+        }
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    const std::vector<uint32_t> cas = topology.GetCas();
+    const uint32_t wire = payload + 20 + 8 + 2;
+    const Time interval = DataRate(rate).CalculateBytesTxTime(wire);
+    PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 9));
+    for (uint32_t c : cas)
+    {
+        sink.Install(nodes.Get(c));
+    }
+    for (const auto& [s, d] : IbTrafficPattern::RandomPermutation(cas.size(), seed))
+    {
+        UdpClientHelper client(hostAddr[cas[d]], 9);
+        client.SetAttribute("MaxPackets", UintegerValue(0xFFFFFFFF));
+        client.SetAttribute("Interval", TimeValue(interval));
+        client.SetAttribute("PacketSize", UintegerValue(payload));
+        client.Install(nodes.Get(cas[s])).Start(NanoSeconds(100));
+    }
+    TimedRun(duration, r);
+    for (auto& d : devs)
+    {
+        r.packetHops += d->GetQueue()->GetTotalReceivedPackets();
+    }
+    Simulator::Destroy();
+    return r;
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    std::string scenario = "all";
+    std::string csv;
+    uint32_t hops = 4;
+    double simMs = 20;
+    uint32_t payload = 4096;
+    double fatTreeUs = 500;
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("scenario", "scheduler, link-chain, fat-tree or all", scenario);
+    cmd.AddValue("switches", "switches (IB) / routers (p2p) in the link chain", hops);
+    cmd.AddValue("simMs", "simulated milliseconds per chain run", simMs);
+    cmd.AddValue("payload", "payload bytes per packet", payload);
+    cmd.AddValue("fatTreeUs", "simulated microseconds of the fat-tree runs", fatTreeUs);
+    cmd.AddValue("csv", "append results to this CSV file", csv);
+    cmd.Parse(argc, argv);
+
+    std::cout << std::left << std::setw(12) << "scenario" << std::setw(22) << "model" << std::right
+              << std::setw(12) << "pkt-hops" << std::setw(10) << "wall s" << std::setw(14)
+              << "hops/s" << std::setw(10) << "ev/hop" << std::setw(10) << "rss MB"
+              << "\n";
+    std::vector<Result> results;
+    auto run = [&](const Result& r) {
+        Print(r);
+        AppendCsv(csv, r);
+        results.push_back(r);
+    };
+    if (scenario == "all" || scenario == "scheduler")
+    {
+        run(BenchScheduler(5000000));
+    }
+    if (scenario == "all" || scenario == "link-chain")
+    {
+        const Result ibr = BenchIbChain(hops, MilliSeconds(simMs), payload);
+        run(ibr);
+        const Result p2p = BenchP2pChain(hops, MilliSeconds(simMs), payload);
+        run(p2p);
+        std::cout << "link-chain: " << hops + 1 << " links, " << payload
+                  << " B payload; IB / p2p+IPv4 packet-hops per wall second = " << std::fixed
+                  << std::setprecision(2) << ibr.HopsPerSecond() / p2p.HopsPerSecond() << "x\n";
+        if (scenario == "all")
+        {
+            std::cout << "bare scheduler events per second / IB packet-hops per second = "
+                      << results.front().HopsPerSecond() / ibr.HopsPerSecond() << "\n";
+        }
+    }
+    if (scenario == "all" || scenario == "fat-tree")
+    {
+        const IbTopology t = IbTopologyBuilder::FatTree2Level(16, 128, 1.0, IbLinkRate::HDR, 4);
+        const Time d = MicroSeconds(fatTreeUs);
+        const Result ibr = BenchIbFatTree(t, d, payload, 1);
+        run(ibr);
+        const Result p2p = BenchP2pFatTree(t, "200Gbps", d, payload, 1);
+        run(p2p);
+        std::cout << "fat-tree: 128 hosts, 24 switches, 256 cables, permutation; IB / "
+                     "p2p+IPv4 packet-hops per wall second = "
+                  << std::fixed << std::setprecision(2) << ibr.HopsPerSecond() / p2p.HopsPerSecond()
+                  << "x\n";
+    }
+    return 0;
+}
