@@ -48,7 +48,8 @@ IbChannel::GetTypeId()
 }
 
 IbChannel::IbChannel()
-    : m_nDevices(0),
+    : m_nodeIds{0, 0},
+      m_nDevices(0),
       m_length(0.0)
 {
     NS_LOG_FUNCTION(this);
@@ -78,6 +79,7 @@ IbChannel::Attach(Ptr<IbNetDevice> device)
                                  << ": a cable joins exactly two ports; a third port (node "
                                  << device->GetNode()->GetId()
                                  << ") was attached. Create one IbChannel per cable.");
+    m_nodeIds[m_nDevices] = device->GetNode()->GetId();
     m_devices[m_nDevices++] = device;
     if (m_nDevices == 2)
     {
@@ -109,9 +111,10 @@ IbChannel::Transmit(Ptr<Packet> packet,
                     bool linkPacket)
 {
     NS_LOG_FUNCTION(this << packet << src << headerEnd << txEnd << linkPacket);
-    Ptr<IbNetDevice> dst = (src == m_devices[0]) ? m_devices[1] : m_devices[0];
+    const uint32_t d = (src == m_devices[0]) ? 1 : 0;
+    IbNetDevice* dst = PeekPointer(m_devices[d]);
     const Time lastNeeded = (dst->IsCutThrough() && !linkPacket) ? headerEnd : txEnd;
-    Simulator::ScheduleWithContext(dst->GetNode()->GetId(),
+    Simulator::ScheduleWithContext(m_nodeIds[d],
                                    lastNeeded + GetDelay() + dst->GetRxDelay(),
                                    &IbNetDevice::ReceiveFromChannel,
                                    dst,

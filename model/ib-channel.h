@@ -88,6 +88,7 @@ class IbChannel : public Channel
 
   private:
     Ptr<IbNetDevice> m_devices[2]; //!< the two ends
+    uint32_t m_nodeIds[2];         //!< their nodes' ids (event contexts)
     std::size_t m_nDevices;        //!< how many are attached
     Time m_delay;                  //!< Delay attribute
     double m_length;               //!< Length attribute, metres (0 = use Delay)

@@ -346,6 +346,7 @@ IbNetDevice::UpdateRate()
 {
     const double stepsPerSecond = static_cast<double>(Seconds(1).GetTimeStep());
     m_stepsPerByte = 8.0 * stepsPerSecond / static_cast<double>(m_rate.GetBitRate());
+    m_lrhTime = m_rate.CalculateBytesTxTime(IbPacket::LRH_SIZE);
 }
 
 Time
@@ -893,7 +894,7 @@ IbNetDevice::TrySend()
     const bool backToBack = start == m_txFreeAt;
     const Time startDelay = start - now;
     const Time txEnd = startDelay + SerializationTime(item.bytes, backToBack);
-    const Time headerEnd = startDelay + m_rate.CalculateBytesTxTime(IbPacket::LRH_SIZE);
+    const Time headerEnd = startDelay + m_lrhTime;
     m_txBusy = true;
     ++m_txPackets;
     m_txBytes += item.bytes;

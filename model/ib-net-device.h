@@ -408,6 +408,7 @@ class IbNetDevice : public NetDevice
     uint8_t m_width;                     //!< link width (lanes)
     DataRate m_rate;                     //!< data rate derived from speed and width
     double m_stepsPerByte;               //!< time steps one byte takes at m_rate
+    Time m_lrhTime;                      //!< time the LRH takes on the wire (cut-through delivery)
     double m_txCarry;                    //!< sub-step remainder of back-to-back serialization
     uint32_t m_mtu;                      //!< IBA MTU, payload bytes
     uint8_t m_numDataVls;                //!< data VLs in use

@@ -350,6 +350,7 @@ main(int argc, char* argv[])
     double simMs = 20;
     uint32_t payload = 4096;
     double fatTreeUs = 500;
+    bool p2pToo = true;
     CommandLine cmd(__FILE__);
     cmd.AddValue("scenario", "scheduler, link-chain, fat-tree or all", scenario);
     cmd.AddValue("switches", "switches (IB) / routers (p2p) in the link chain", hops);
@@ -357,6 +358,9 @@ main(int argc, char* argv[])
     cmd.AddValue("payload", "payload bytes per packet", payload);
     cmd.AddValue("fatTreeUs", "simulated microseconds of the fat-tree runs", fatTreeUs);
     cmd.AddValue("csv", "append results to this CSV file", csv);
+    cmd.AddValue("p2p",
+                 "also run the point-to-point + IPv4 model (false: IB only, to profile)",
+                 p2pToo);
     cmd.Parse(argc, argv);
 
     std::cout << std::left << std::setw(12) << "scenario" << std::setw(22) << "model" << std::right
@@ -377,6 +381,10 @@ main(int argc, char* argv[])
     {
         const Result ibr = BenchIbChain(hops, MilliSeconds(simMs), payload);
         run(ibr);
+        if (!p2pToo)
+        {
+            return 0;
+        }
         const Result p2p = BenchP2pChain(hops, MilliSeconds(simMs), payload);
         run(p2p);
         std::cout << "link-chain: " << hops + 1 << " links, " << payload
@@ -394,6 +402,10 @@ main(int argc, char* argv[])
         const Time d = MicroSeconds(fatTreeUs);
         const Result ibr = BenchIbFatTree(t, d, payload, 1);
         run(ibr);
+        if (!p2pToo)
+        {
+            return 0;
+        }
         const Result p2p = BenchP2pFatTree(t, "200Gbps", d, payload, 1);
         run(p2p);
         std::cout << "fat-tree: 128 hosts, 24 switches, 256 cables, permutation; IB / "
