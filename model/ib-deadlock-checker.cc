@@ -89,6 +89,24 @@ IbDeadlockChecker::Check(const IbRoutingProblem& problem,
         }
     }
 
+    // Without SLs every route is on VL sl2vl[0], and the CAs on one switch share their
+    // routes from that switch on: one CA port per switch is enough.
+    if (tables.sl.empty())
+    {
+        std::vector<bool> taken(nodes.size(), false);
+        std::vector<std::pair<uint32_t, uint8_t>> reps;
+        for (const auto& src : caPorts)
+        {
+            const int32_t peer = nodes[src.first].ports[src.second].peerNode;
+            if (nodes[peer].type == IbTopology::SWITCH && !taken[peer])
+            {
+                taken[peer] = true;
+                reps.push_back(src);
+            }
+        }
+        caPorts.swap(reps);
+    }
+
     // succ[vl][c]: bit q set when channel c is followed by (peer of c, port q).
     using Bits = std::array<uint64_t, 4>;
     std::array<std::vector<Bits>, 16> succ;
@@ -102,19 +120,17 @@ IbDeadlockChecker::Check(const IbRoutingProblem& problem,
         }
         for (const auto& src : caPorts)
         {
-            if (src.first == static_cast<uint32_t>(owner.first) && src.second == owner.second)
-            {
-                continue;
-            }
             const uint8_t vl = sl2vl[tables.GetSl(src.first, dlid) & 0xF] & 0xF;
             if (succ[vl].empty())
             {
                 succ[vl].assign(nCh, Bits{});
                 visited[vl].assign(nCh, 0);
             }
+            // A CA's own channel has no channel depending on it (CAs do not forward), so
+            // it is in no cycle: start at the first switch's output channel.
             uint32_t node = src.first;
             uint8_t port = src.second;
-            uint32_t cur = ch.base[node] + port;
+            uint32_t cur = nCh; // none yet
             for (uint32_t hop = 0; hop <= nCh; ++hop)
             {
                 const int32_t peer = nodes[node].ports[port].peerNode;
@@ -131,7 +147,10 @@ IbDeadlockChecker::Check(const IbRoutingProblem& problem,
                     break;
                 }
                 const uint32_t next = ch.base[peer] + out;
-                succ[vl][cur][out >> 6] |= uint64_t{1} << (out & 63);
+                if (cur != nCh)
+                {
+                    succ[vl][cur][out >> 6] |= uint64_t{1} << (out & 63);
+                }
                 if (visited[vl][next] == dlid)
                 {
                     break;
@@ -276,6 +295,27 @@ IbDeadlockChecker::CheckReachability(const IbRoutingProblem& problem,
             }
         }
     }
+    // Sources grouped by the switch they are cabled to (they share the route from it on);
+    // a CA port cabled straight to another CA is a group of its own.
+    std::vector<std::vector<std::pair<uint32_t, uint8_t>>> sources;
+    {
+        std::vector<int32_t> groupOf(nodes.size(), -1);
+        for (const auto& src : caPorts)
+        {
+            const int32_t peer = nodes[src.first].ports[src.second].peerNode;
+            if (nodes[peer].type != IbTopology::SWITCH)
+            {
+                sources.push_back({src});
+                continue;
+            }
+            if (groupOf[peer] < 0)
+            {
+                groupOf[peer] = sources.size();
+                sources.emplace_back();
+            }
+            sources[groupOf[peer]].push_back(src);
+        }
+    }
     auto portName = [&](uint32_t n, uint32_t p) {
         return "'" + nodes[n].name + "' port " + std::to_string(p);
     };
@@ -385,24 +425,27 @@ IbDeadlockChecker::CheckReachability(const IbRoutingProblem& problem,
             }
             return result;
         };
-        for (const auto& src : caPorts)
+        for (const auto& group : sources)
         {
-            if (src.first == static_cast<uint32_t>(owner.first) && src.second == owner.second)
+            const auto& first = group.front();
+            const IbTopology::Port& firstLink = nodes[first.first].ports[first.second];
+            if (nodes[firstLink.peerNode].type == IbTopology::SWITCH &&
+                walk(firstLink.peerNode) == OK)
             {
                 continue;
             }
-            const IbTopology::Port& link = nodes[src.first].ports[src.second];
-            bool ok;
-            if (nodes[link.peerNode].type == IbTopology::CA)
+            for (const auto& src : group)
             {
-                ok = link.peerNode == owner.first && link.peerPort == owner.second;
-            }
-            else
-            {
-                ok = walk(link.peerNode) == OK;
-            }
-            if (!ok)
-            {
+                if (src.first == static_cast<uint32_t>(owner.first) && src.second == owner.second)
+                {
+                    continue;
+                }
+                const IbTopology::Port& link = nodes[src.first].ports[src.second];
+                if (nodes[link.peerNode].type == IbTopology::CA && link.peerNode == owner.first &&
+                    link.peerPort == owner.second)
+                {
+                    continue;
+                }
                 if (firstFailure)
                 {
                     *firstFailure = "no route from " + portName(src.first, src.second) +

@@ -25,7 +25,9 @@ namespace ns3
  * (its SL, tables.GetSl(), through the SL-to-VL map) that uses channel c1 and then c2
  * makes c2 a dependency of c1 in VL v's channel dependency graph (Boost.Graph). With
  * credit-based flow control a cycle in that graph is a possible deadlock (Dally and
- * Seitz); an acyclic graph on every VL means there is none. Each strongly connected
+ * Seitz); an acyclic graph on every VL means there is none. CA output channels are left
+ * out of the graph: no channel depends on them, so they are in no cycle. Each strongly
+ * connected
  * component with more than one channel is reported as one cycle through it.
  */
 class IbDeadlockChecker

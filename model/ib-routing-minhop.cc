@@ -180,10 +180,23 @@ IbMinHopRouting::RouteBalanced(const IbRoutingProblem& problem,
     tables.lft.assign(nodes.size(), {});
     tables.sl.clear();
     tables.vlsUsed = 1;
-    const uint32_t lidsPerPort = 1U << problem.lmc;
+    const bool lmc = problem.lmc > 0;
+    // Per LID: 1 = CA LID (counted), 2 = also the first LID of its CA port.
+    std::vector<uint8_t> kind(nLids, 0);
+    for (uint32_t lid = 1; lid < nLids; ++lid)
+    {
+        const auto& owner = problem.lidOwner[lid];
+        if (owner.first >= 0 && nodes[owner.first].type == IbTopology::CA)
+        {
+            kind[lid] = lid == problem.baseLid[owner.first][owner.second] ? 2 : 1;
+        }
+    }
     std::vector<uint32_t> count;
-    std::vector<uint8_t> groupPorts;
-    std::vector<int32_t> groupRemotes;
+    // LMC spreading: ports and neighbour nodes used by the current CA port's earlier
+    // LIDs carry the current group stamp.
+    std::vector<uint32_t> portMark;
+    std::vector<uint32_t> remoteMark(nodes.size(), 0);
+    uint32_t group = 0;
     for (uint32_t s = 0; s < nSw; ++s)
     {
         const uint32_t node = graph.switches[s];
@@ -191,6 +204,7 @@ IbMinHopRouting::RouteBalanced(const IbRoutingProblem& problem,
         std::vector<uint8_t>& lft = tables.lft[node];
         lft.assign(nLids, IbRoutingTables::NO_ROUTE);
         count.assign(ports.size(), 0);
+        portMark.assign(ports.size(), 0);
         for (uint32_t lid = 1; lid < nLids; ++lid)
         {
             const int32_t d = graph.destPos[lid];
@@ -198,12 +212,9 @@ IbMinHopRouting::RouteBalanced(const IbRoutingProblem& problem,
             {
                 continue;
             }
-            const auto& owner = problem.lidOwner[lid];
-            const bool isCa = nodes[owner.first].type == IbTopology::CA;
-            if (isCa && lidsPerPort > 1 && lid == problem.baseLid[owner.first][owner.second])
+            if (kind[lid] == 2)
             {
-                groupPorts.clear();
-                groupRemotes.clear();
+                ++group;
             }
             if (static_cast<uint32_t>(d) == s)
             {
@@ -217,6 +228,7 @@ IbMinHopRouting::RouteBalanced(const IbRoutingProblem& problem,
             {
                 if (error)
                 {
+                    const auto& owner = problem.lidOwner[lid];
                     *error = engine + ": switch '" + nodes[node].name + "' has no path to LID " +
                              LidString(lid) + " ('" + nodes[owner.first].name + "' port " +
                              std::to_string(owner.second) + ", behind switch '" +
@@ -227,41 +239,31 @@ IbMinHopRouting::RouteBalanced(const IbRoutingProblem& problem,
             uint8_t best = c.ports[begin];
             if (end - begin > 1)
             {
-                const bool spread = isCa && lidsPerPort > 1;
-                // Lexicographic score: (remote used, port used, count, port number).
-                uint32_t bestScore[3] = {2, 2, std::numeric_limits<uint32_t>::max()};
+                const bool spread = lmc && kind[lid] != 0;
+                // Lexicographic (neighbour used, port used, count); ties: lowest port.
+                uint64_t bestKey = std::numeric_limits<uint64_t>::max();
                 for (uint32_t i = begin; i < end; ++i)
                 {
                     const uint8_t p = c.ports[i];
-                    uint32_t score[3] = {0, 0, count[p]};
+                    uint64_t key = count[p];
                     if (spread)
                     {
-                        const int32_t remote = ports[p].peerNode;
-                        score[0] = std::find(groupRemotes.begin(), groupRemotes.end(), remote) !=
-                                           groupRemotes.end()
-                                       ? 1
-                                       : 0;
-                        score[1] =
-                            std::find(groupPorts.begin(), groupPorts.end(), p) != groupPorts.end()
-                                ? 1
-                                : 0;
+                        key |= static_cast<uint64_t>(remoteMark[ports[p].peerNode] == group) << 33;
+                        key |= static_cast<uint64_t>(portMark[p] == group) << 32;
                     }
-                    if (std::lexicographical_compare(score, score + 3, bestScore, bestScore + 3))
+                    if (key < bestKey)
                     {
-                        std::copy(score, score + 3, bestScore);
+                        bestKey = key;
                         best = p;
                     }
                 }
             }
             lft[lid] = best;
-            if (isCa)
+            if (kind[lid] != 0)
             {
                 ++count[best];
-                if (lidsPerPort > 1)
-                {
-                    groupPorts.push_back(best);
-                    groupRemotes.push_back(ports[best].peerNode);
-                }
+                portMark[best] = group;
+                remoteMark[ports[best].peerNode] = group;
             }
         }
     }

@@ -299,8 +299,21 @@ IbUpDownRouting::RouteWithRoots(const IbRoutingProblem& problem,
         ord[byOrder[i]] = i;
     }
 
+    // Destination switches with CA LIDs need legal paths; the others (switch LIDs only,
+    // management traffic) fall back to shortest paths where no legal path exists.
+    std::vector<bool> hasCaLid(nSw, false);
+    for (uint32_t lid = 1; lid < problem.lidOwner.size(); ++lid)
+    {
+        const auto& owner = problem.lidOwner[lid];
+        if (owner.first >= 0 && nodes[owner.first].type == IbTopology::CA &&
+            graph.destPos[lid] >= 0)
+        {
+            hasCaLid[graph.destPos[lid]] = true;
+        }
+    }
     std::vector<uint32_t> dd;
     std::vector<uint32_t> h;
+    std::vector<uint32_t> bfs;
     std::vector<std::vector<uint8_t>> upPorts(nSw);
     auto candidates = [&](uint32_t d, IbMinHopRouting::PortCandidates& out, std::string* err) {
         // dd: shortest all-down distance to d (down move x->y: ord[y] > ord[x]).
@@ -349,6 +362,10 @@ IbUpDownRouting::RouteWithRoots(const IbRoutingProblem& problem,
                     }
                 }
             }
+            if (best == INF && !hasCaLid[d])
+            {
+                continue; // management-only destination: plain shortest path below
+            }
             if (best == INF)
             {
                 if (err)
@@ -363,9 +380,25 @@ IbUpDownRouting::RouteWithRoots(const IbRoutingProblem& problem,
         }
         out.offset.assign(1, 0);
         out.ports.clear();
+        bool bfsDone = false;
         for (uint32_t s = 0; s < nSw; ++s)
         {
-            if (s != d && dd[s] != INF)
+            if (s != d && h[s] == INF)
+            {
+                if (!bfsDone)
+                {
+                    IbMinHopRouting::Bfs(graph, d, bfs);
+                    bfsDone = true;
+                }
+                for (uint32_t e = graph.adjOffset[s]; e < graph.adjOffset[s + 1]; ++e)
+                {
+                    if (bfs[graph.adj[e].first] + 1 == bfs[s])
+                    {
+                        out.ports.push_back(graph.adj[e].second);
+                    }
+                }
+            }
+            else if (s != d && dd[s] != INF)
             {
                 for (uint32_t e = graph.adjOffset[s]; e < graph.adjOffset[s + 1]; ++e)
                 {

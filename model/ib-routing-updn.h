@@ -28,7 +28,10 @@ namespace ns3
  * all-down path (so that a packet that went down keeps going down); any other switch
  * forwards up, to a neighbour that is closest to d under the same rule. In fat trees
  * these are exactly the shortest paths. Among equal candidates the port is balanced as
- * in IbMinHopRouting (fewest CA LIDs so far, LMC spreading).
+ * in IbMinHopRouting (fewest CA LIDs so far, LMC spreading). A destination switch with no
+ * CA (its own LID only: management traffic, not part of the CA-to-CA dependency graph) is
+ * reached over a shortest path from the switches that have no legal path to it (with
+ * several roots, root to root).
  *
  * Roots: the RootGuids attribute (comma-separated hex switch GUIDs), or, when empty,
  * detected: the switches of the highest level if every switch has a level, otherwise the
