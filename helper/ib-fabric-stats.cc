@@ -6,6 +6,7 @@
 
 #include "ib-fabric-helper.h"
 
+#include "ns3/channel.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-switch.h"

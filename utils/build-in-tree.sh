@@ -182,8 +182,9 @@ step "building ns-3's libraries: cmake --build cmake-cache -j $JOBS --target ${n
 cmake --build cmake-cache -j "$JOBS" --target "${ns3_libs[@]}"
 echo "build-in-tree: ns-3's libraries built"
 
-step "building everything (module, its GoogleTest binary, examples): cmake --build cmake-cache -j $JOBS"
-cmake --build cmake-cache -j "$JOBS"
+# `-k 0` (ninja): keep going past a failing file, to report every compile error at once.
+step "building everything (module, its GoogleTest binary, examples): cmake --build cmake-cache -j $JOBS -- -k 0"
+cmake --build cmake-cache -j "$JOBS" -- -k 0
 
 # ------------------------------------------------------------------ run tests & example
 run_dir="$NS3_TREE/build/infiniband-run"
