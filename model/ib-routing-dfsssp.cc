@@ -267,34 +267,7 @@ IbDfssspRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
     }
 
     // Switch LIDs: shortest paths, lowest port.
-    std::vector<uint32_t> hops;
-    for (uint32_t lid = 1; lid < nLids; ++lid)
-    {
-        const auto& owner = problem.lidOwner[lid];
-        if (owner.first < 0 || nodes[owner.first].type != IbTopology::SWITCH)
-        {
-            continue;
-        }
-        const uint32_t d = graph.position[owner.first];
-        IbMinHopRouting::Bfs(graph, d, hops);
-        for (uint32_t s = 0; s < nSw; ++s)
-        {
-            std::vector<uint8_t>& lft = tables.lft[graph.switches[s]];
-            if (s == d)
-            {
-                lft[lid] = 0;
-                continue;
-            }
-            for (uint32_t e = graph.adjOffset[s]; e < graph.adjOffset[s + 1]; ++e)
-            {
-                if (hops[graph.adj[e].first] + 1 == hops[s])
-                {
-                    lft[lid] = graph.adj[e].second;
-                    break;
-                }
-            }
-        }
-    }
+    IbMinHopRouting::RouteSwitchLids(problem, graph, tables);
 
     // Sources: a CA's set of attached switches; CAs with the same set share routes.
     std::map<std::vector<uint32_t>, uint32_t> groupIds;

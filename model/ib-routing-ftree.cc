@@ -373,34 +373,7 @@ IbFatTreeRouting::Route(const IbRoutingProblem& problem,
     }
 
     // Switch LIDs: shortest paths, lowest port.
-    std::vector<uint32_t> dist;
-    for (uint32_t lid = 1; lid < nLids; ++lid)
-    {
-        const auto& owner = problem.lidOwner[lid];
-        if (owner.first < 0 || nodes[owner.first].type != IbTopology::SWITCH)
-        {
-            continue;
-        }
-        const uint32_t d = graph.position[owner.first];
-        IbMinHopRouting::Bfs(graph, d, dist);
-        for (uint32_t s = 0; s < nSw; ++s)
-        {
-            std::vector<uint8_t>& lft = tables.lft[graph.switches[s]];
-            if (s == d)
-            {
-                lft[lid] = 0;
-                continue;
-            }
-            for (uint32_t e = graph.adjOffset[s]; e < graph.adjOffset[s + 1]; ++e)
-            {
-                if (dist[graph.adj[e].first] + 1 == dist[s])
-                {
-                    lft[lid] = graph.adj[e].second;
-                    break;
-                }
-            }
-        }
-    }
+    IbMinHopRouting::RouteSwitchLids(problem, graph, tables);
     return true;
 }
 

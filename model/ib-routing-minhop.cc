@@ -307,4 +307,42 @@ IbMinHopRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
     return RouteBalanced(problem, graph, candidates, "minhop", tables, error);
 }
 
+void
+IbMinHopRouting::RouteSwitchLids(const IbRoutingProblem& problem,
+                                 const SwitchGraph& graph,
+                                 IbRoutingTables& tables)
+{
+    const auto& nodes = problem.topology->GetNodes();
+    const uint32_t nSw = graph.Size();
+    const uint32_t nLids = problem.lidOwner.size();
+    std::vector<uint32_t> dist;
+    for (uint32_t lid = 1; lid < nLids; ++lid)
+    {
+        const auto& owner = problem.lidOwner[lid];
+        if (owner.first < 0 || nodes[owner.first].type != IbTopology::SWITCH)
+        {
+            continue;
+        }
+        const uint32_t d = graph.position[owner.first];
+        Bfs(graph, d, dist);
+        for (uint32_t s = 0; s < nSw; ++s)
+        {
+            std::vector<uint8_t>& lft = tables.lft[graph.switches[s]];
+            if (s == d)
+            {
+                lft[lid] = 0;
+                continue;
+            }
+            for (uint32_t e = graph.adjOffset[s]; e < graph.adjOffset[s + 1]; ++e)
+            {
+                if (dist[graph.adj[e].first] + 1 == dist[s])
+                {
+                    lft[lid] = graph.adj[e].second;
+                    break;
+                }
+            }
+        }
+    }
+}
+
 } // namespace ns3

@@ -122,6 +122,18 @@ class IbMinHopRouting : public IbRoutingEngine
     static void Bfs(const SwitchGraph& graph, uint32_t d, std::vector<uint32_t>& dist);
 
     /**
+     * Route the switches' own LIDs (management traffic) over shortest paths, taking the
+     * lowest-numbered port among equal choices. Engines whose data routes follow their
+     * own rules (ftree, dfsssp) share this for the switch LIDs.
+     * @param problem the routing problem
+     * @param graph its switch graph
+     * @param [in,out] tables LFTs already sized; switch-LID entries are filled
+     */
+    static void RouteSwitchLids(const IbRoutingProblem& problem,
+                                const SwitchGraph& graph,
+                                IbRoutingTables& tables);
+
+    /**
      * Route every LID over shortest paths, balanced.
      * @param problem topology and LIDs
      * @param [out] tables the forwarding tables
