@@ -9,6 +9,11 @@
  *   link-chain  a chain of K switches between two hosts, one saturating stream of
  *               4 KB packets; the same chain built from ns-3 PointToPointNetDevices,
  *               IPv4 routers and a UDP stream of the same packet size and rate
+ *   scaling     3-level fat trees (radix 16) of 16 to 1024 hosts, ftree routing, a shift
+ *               permutation (congestion-free, so every size carries the same load per
+ *               host); the wall time per packet-hop should stay flat as the fabric grows
+ *   build       a 4096-host 3-level fat tree (radix 32): build, assign LIDs and route;
+ *               wall time and resident memory
  *   fat-tree    a 2-level fat tree (radix 16, 128 hosts, HDR) with ftree routing and a
  *               random permutation of saturating flows; the same topology built from
  *               point-to-point links and IPv4 routers (global routing) with UDP flows of
@@ -31,6 +36,7 @@
 #include <iomanip>
 #include <iostream>
 #include <sys/resource.h>
+#include <unistd.h>
 
 using namespace ns3;
 
@@ -58,6 +64,17 @@ struct Result
         return packetHops ? double(events) / packetHops : 0.0;
     }
 };
+
+/// @return the resident set size now, in kB (peak RSS only grows across scenarios)
+long
+CurrentRssKb()
+{
+    std::ifstream statm("/proc/self/statm");
+    long pages = 0;
+    long resident = 0;
+    statm >> pages >> resident;
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
 
 long
 MaxRssKb()
@@ -339,6 +356,70 @@ BenchP2pFatTree(const IbTopology& topology,
     return r;
 }
 
+// ------------------------------------------------------------------------- scaling
+
+Result
+BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
+{
+    const IbTopology t = IbTopologyBuilder::FatTree3Level(16, hosts, 1.0, IbLinkRate::HDR, 4);
+    Result r;
+    r.scenario = "scaling";
+    r.model = "ib-" + std::to_string(hosts) + "-hosts";
+    IbFabricHelper fh;
+    fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbFabric f = fh.Build(t);
+    ObjectFactory attrs;
+    attrs.SetTypeId("ns3::IbRawTrafficApplication");
+    attrs.Set("PayloadSize", UintegerValue(payload));
+    IbTrafficPattern::InstallRawFlows(f, IbTrafficPattern::Shift(hosts, hosts / 2), attrs)
+        .Start(NanoSeconds(100));
+    // Same packet-hops whatever the size: a 5-hop path per packet (3-level tree) or fewer.
+    const double wire = IbPacket::WireSize(payload, 0, false);
+    const double packetTime = wire * 8 / 200e9;
+    const Time duration = Seconds(targetHops / (hosts * 5.0) * packetTime);
+    TimedRun(duration, r);
+    for (uint32_t i = 0; i < f.hostPorts.GetN(); ++i)
+    {
+        r.packetHops += f.HostPort(i)->GetTxPackets();
+    }
+    const NetDeviceContainer sp = f.SwitchPorts();
+    for (uint32_t i = 0; i < sp.GetN(); ++i)
+    {
+        r.packetHops += DynamicCast<IbNetDevice>(sp.Get(i))->GetTxPackets();
+    }
+    r.maxRssKb = CurrentRssKb();
+    Simulator::Destroy();
+    Names::Clear();
+    return r;
+}
+
+// ------------------------------------------------------------------------- build
+
+void
+BenchBuild(uint32_t hosts, uint32_t radix, const std::string& csv)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    const IbTopology t = IbTopologyBuilder::FatTree3Level(radix, hosts, 1.0, IbLinkRate::NDR, 4);
+    IbFabricHelper fh;
+    fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbFabric f = fh.Build(t);
+    const auto t1 = std::chrono::steady_clock::now();
+    Result r;
+    r.scenario = "build";
+    r.model = "ib-" + std::to_string(hosts) + "-hosts";
+    r.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
+    r.maxRssKb = CurrentRssKb();
+    std::cout << "build: " << hosts << " hosts, " << f.switches.GetN() << " switches, "
+              << t.GetNLinks() << " cables, " << f.subnetManager->GetRoutingProblem().MaxLid()
+              << " LIDs: built and routed (ftree) in " << std::fixed << std::setprecision(2)
+              << r.wallSeconds << " s, resident memory " << r.maxRssKb / 1024 << " MB\n";
+    AppendCsv(csv, r);
+    Simulator::Destroy();
+    Names::Clear();
+}
+
 } // namespace
 
 int
@@ -351,17 +432,23 @@ main(int argc, char* argv[])
     uint32_t payload = 4096;
     double fatTreeUs = 500;
     bool p2pToo = true;
+    std::string scheduler = "ns3::MapScheduler";
     CommandLine cmd(__FILE__);
-    cmd.AddValue("scenario", "scheduler, link-chain, fat-tree or all", scenario);
+    cmd.AddValue("scenario", "scheduler, link-chain, fat-tree, scaling, build or all", scenario);
     cmd.AddValue("switches", "switches (IB) / routers (p2p) in the link chain", hops);
     cmd.AddValue("simMs", "simulated milliseconds per chain run", simMs);
     cmd.AddValue("payload", "payload bytes per packet", payload);
     cmd.AddValue("fatTreeUs", "simulated microseconds of the fat-tree runs", fatTreeUs);
     cmd.AddValue("csv", "append results to this CSV file", csv);
+    cmd.AddValue("scheduler",
+                 "ns-3 scheduler for every run (ns3::MapScheduler is ns-3's default; "
+                 "ns3::HeapScheduler, ns3::CalendarScheduler, ...)",
+                 scheduler);
     cmd.AddValue("p2p",
                  "also run the point-to-point + IPv4 model (false: IB only, to profile)",
                  p2pToo);
     cmd.Parse(argc, argv);
+    GlobalValue::Bind("SchedulerType", StringValue(scheduler));
 
     std::cout << std::left << std::setw(12) << "scenario" << std::setw(22) << "model" << std::right
               << std::setw(12) << "pkt-hops" << std::setw(10) << "wall s" << std::setw(14)
@@ -395,6 +482,30 @@ main(int argc, char* argv[])
             std::cout << "bare scheduler events per second / IB packet-hops per second = "
                       << results.front().HopsPerSecond() / ibr.HopsPerSecond() << "\n";
         }
+    }
+    if (scenario == "all" || scenario == "scaling")
+    {
+        std::vector<Result> sweep;
+        for (uint32_t hosts : {16u, 64u, 256u, 1024u})
+        {
+            sweep.push_back(BenchScaling(hosts, 2000000, payload));
+            run(sweep.back());
+        }
+        double lo = 1e300;
+        double hi = 0;
+        for (const auto& r : sweep)
+        {
+            const double ns = r.wallSeconds / r.packetHops * 1e9;
+            lo = std::min(lo, ns);
+            hi = std::max(hi, ns);
+        }
+        std::cout << "scaling: wall time per packet-hop from " << std::fixed << std::setprecision(0)
+                  << lo << " to " << hi << " ns over 16..1024 hosts (" << std::setprecision(1)
+                  << (hi / lo - 1) * 100 << " % spread)\n";
+    }
+    if (scenario == "all" || scenario == "build")
+    {
+        BenchBuild(4096, 32, csv);
     }
     if (scenario == "all" || scenario == "fat-tree")
     {
