@@ -1,0 +1,167 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-hca-helper.h"
+
+#include "ns3/abort.h"
+#include "ns3/ib-hca.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-queue-pair.h"
+#include "ns3/ib-subnet-manager.h"
+#include "ns3/ib-switch.h"
+#include "ns3/log.h"
+#include "ns3/node.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbHcaHelper");
+
+IbHcaHelper::IbHcaHelper()
+{
+    m_factory.SetTypeId("ns3::IbHca");
+}
+
+void
+IbHcaHelper::SetHcaAttribute(std::string name, const AttributeValue& value)
+{
+    m_factory.Set(name, value);
+}
+
+Ptr<IbHca>
+IbHcaHelper::Install(Ptr<Node> node) const
+{
+    NS_ABORT_MSG_IF(node->GetObject<IbHca>(),
+                    "IbHcaHelper::Install: node " << node->GetId() << " already has an IbHca");
+    NS_ABORT_MSG_IF(node->GetObject<IbSwitch>(),
+                    "IbHcaHelper::Install: node " << node->GetId() << " is a switch");
+    Ptr<IbHca> hca = m_factory.Create<IbHca>();
+    node->AggregateObject(hca);
+    for (uint32_t i = 0; i < node->GetNDevices(); ++i)
+    {
+        Ptr<IbNetDevice> dev = DynamicCast<IbNetDevice>(node->GetDevice(i));
+        if (dev)
+        {
+            hca->AddPort(dev);
+        }
+    }
+    NS_ABORT_MSG_IF(hca->GetNPorts() == 0,
+                    "IbHcaHelper::Install: node " << node->GetId() << " has no IbNetDevice");
+    return hca;
+}
+
+std::vector<Ptr<IbHca>>
+IbHcaHelper::Install(NodeContainer nodes) const
+{
+    std::vector<Ptr<IbHca>> out;
+    for (auto it = nodes.Begin(); it != nodes.End(); ++it)
+    {
+        out.push_back(Install(*it));
+    }
+    return out;
+}
+
+namespace
+{
+
+/**
+ * Apply one transition or abort with the reason.
+ * @param qp the queue pair
+ * @param attr the attributes
+ */
+void
+MustModify(Ptr<IbQueuePair> qp, const IbQpAttr& attr)
+{
+    std::string error;
+    NS_ABORT_MSG_UNLESS(qp->Modify(attr, &error), "IbHcaHelper: " << error);
+}
+
+} // namespace
+
+void
+IbHcaHelper::ConnectRc(Ptr<IbQueuePair> a,
+                       Ptr<IbQueuePair> b,
+                       Ptr<IbSubnetManager> sm,
+                       IbQpAttr base)
+{
+    NS_ABORT_MSG_UNLESS(a->GetType() == IbQpType::RC && b->GetType() == IbQpType::RC,
+                        "IbHcaHelper::ConnectRc: both queue pairs must be RC");
+    Ptr<IbNetDevice> pa = a->GetHca()->GetPort(base.portNum);
+    Ptr<IbNetDevice> pb = b->GetHca()->GetPort(base.portNum);
+    const uint32_t access =
+        base.accessFlags != 0
+            ? base.accessFlags
+            : (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC);
+    uint8_t slAb = base.sl;
+    uint8_t slBa = base.sl;
+    uint32_t mtuAb = std::min({pa->GetIbMtu(), pb->GetIbMtu(), base.pathMtu});
+    uint32_t mtuBa = mtuAb;
+    if (sm)
+    {
+        const IbPathRecord ab = sm->GetPathRecord(pa, pb);
+        const IbPathRecord ba = sm->GetPathRecord(pb, pa);
+        NS_ABORT_MSG_UNLESS(ab.valid && ba.valid,
+                            "IbHcaHelper::ConnectRc: no path between LIDs "
+                                << pa->GetLid() << " and " << pb->GetLid());
+        slAb = ab.sl;
+        slBa = ba.sl;
+        mtuAb = std::min(ab.mtu, base.pathMtu);
+        mtuBa = std::min(ba.mtu, base.pathMtu);
+    }
+    // Both ends must cut messages the same way (READ responses use the responder's
+    // MTU): use the smaller of the two directions.
+    const uint32_t mtu = std::min(mtuAb, mtuBa);
+
+    IbQpAttr init = base;
+    init.state = IbQpState::INIT;
+    init.accessFlags = access;
+    MustModify(a, init);
+    MustModify(b, init);
+
+    IbQpAttr rtrA = base;
+    rtrA.state = IbQpState::RTR;
+    rtrA.pathMtu = mtu;
+    rtrA.destQpNum = b->GetQpNum();
+    rtrA.dlid = pb->GetLid();
+    rtrA.sl = slAb;
+    rtrA.rqPsn = base.rqPsn;
+    IbQpAttr rtrB = base;
+    rtrB.state = IbQpState::RTR;
+    rtrB.pathMtu = mtu;
+    rtrB.destQpNum = a->GetQpNum();
+    rtrB.dlid = pa->GetLid();
+    rtrB.sl = slBa;
+    rtrB.rqPsn = base.sqPsn;
+    MustModify(a, rtrA);
+    MustModify(b, rtrB);
+
+    IbQpAttr rtsA = base;
+    rtsA.state = IbQpState::RTS;
+    rtsA.sqPsn = base.sqPsn;
+    IbQpAttr rtsB = base;
+    rtsB.state = IbQpState::RTS;
+    rtsB.sqPsn = base.rqPsn;
+    MustModify(a, rtsA);
+    MustModify(b, rtsB);
+}
+
+void
+IbHcaHelper::ConnectUd(Ptr<IbQueuePair> qp, uint32_t qkey)
+{
+    NS_ABORT_MSG_UNLESS(qp->GetType() == IbQpType::UD,
+                        "IbHcaHelper::ConnectUd: the queue pair must be UD");
+    IbQpAttr attr;
+    attr.state = IbQpState::INIT;
+    attr.portNum = 1;
+    attr.qkey = qkey;
+    MustModify(qp, attr);
+    attr.state = IbQpState::RTR;
+    MustModify(qp, attr);
+    attr.state = IbQpState::RTS;
+    MustModify(qp, attr);
+}
+
+} // namespace ns3

@@ -1,0 +1,1482 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * RDMA transport tests: IbHca, IbQueuePair, IbCompletionQueue, IbMemoryRegion and
+ * IbHcaHelper on a back-to-back link and through one switch. Every RC and UD opcode path
+ * (checked on the wire), memory contents in data mode, loss recovery (go-back-N with
+ * 1 % and 10 % packet loss), atomics applied exactly once, RNR, remote access errors,
+ * the QP state machine, and throughput and latency derived from the link rate, header
+ * sizes and the HCA's timing attributes.
+ */
+
+#include "ns3/core-module.h"
+#include "ns3/ib-aeth-header.h"
+#include "ns3/ib-bth-header.h"
+#include "ns3/ib-completion-queue.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-hca-helper.h"
+#include "ns3/ib-hca.h"
+#include "ns3/ib-helper.h"
+#include "ns3/ib-memory-region.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-packet.h"
+#include "ns3/ib-queue-pair.h"
+#include "ns3/ib-subnet-manager.h"
+#include "ns3/ib-switch.h"
+#include "ns3/ib-topology-builder.h"
+#include "ns3/ib-verbs.h"
+#include "ns3/network-module.h"
+
+#include <algorithm>
+#include <gtest/gtest.h>
+#include <map>
+#include <set>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+class IbRdmaTest : public ::testing::Test
+{
+  protected:
+    void SetUp() override
+    {
+        IbHelper::ResetLidAllocation();
+        RngSeedManager::SetSeed(3);
+        RngSeedManager::SetRun(1);
+    }
+
+    void TearDown() override
+    {
+        Simulator::Destroy();
+    }
+};
+
+/// Two hosts with an HCA each, joined by a cable or through a switch.
+struct Fabric
+{
+    NodeContainer hosts;      ///< the two hosts
+    Ptr<IbNetDevice> port[2]; ///< their ports
+    Ptr<IbHca> hca[2];        ///< their HCAs
+    Ptr<IbSubnetManager> sm;  ///< the SM (switched fabric only)
+};
+
+/**
+ * @param hh HCA helper (attributes set)
+ * @param speed link speed
+ * @param mtu port MTU
+ * @return a back-to-back link
+ */
+Fabric
+BackToBack(const IbHcaHelper& hh, std::string speed = "EDR", uint32_t mtu = 4096)
+{
+    Fabric f;
+    f.hosts.Create(2);
+    IbHelper ib;
+    ib.SetDeviceAttribute("LinkSpeed", StringValue(speed));
+    ib.SetDeviceAttribute("Mtu", UintegerValue(mtu));
+    NetDeviceContainer d = ib.Install(f.hosts.Get(0), f.hosts.Get(1));
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        f.port[i] = DynamicCast<IbNetDevice>(d.Get(i));
+        f.hca[i] = hh.Install(f.hosts.Get(i));
+    }
+    return f;
+}
+
+/**
+ * @param hh HCA helper (attributes set)
+ * @param mtu port MTU
+ * @return two hosts through one switch, brought up by the subnet manager
+ */
+Fabric
+Switched(const IbHcaHelper& hh, uint32_t mtu = 4096)
+{
+    IbFabricHelper fh;
+    fh.SetDeviceAttribute("Mtu", UintegerValue(mtu));
+    IbFabric fab = fh.Build(IbTopologyBuilder::Chain(1));
+    Fabric f;
+    f.hosts = fab.hosts;
+    f.sm = fab.subnetManager;
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        f.port[i] = fab.HostPort(i);
+        f.hca[i] = hh.Install(f.hosts.Get(i));
+    }
+    return f;
+}
+
+/// A connected pair of RC queue pairs, host 0 <-> host 1.
+struct Rc
+{
+    Ptr<IbQueuePair> qp[2];        ///< qp[i] on host i
+    Ptr<IbCompletionQueue> scq[2]; ///< send CQs
+    Ptr<IbCompletionQueue> rcq[2]; ///< receive CQs
+};
+
+/**
+ * @param f the fabric
+ * @param base connection attributes
+ * @return a connected RC pair
+ */
+Rc
+ConnectPair(Fabric& f, IbQpAttr base = IbQpAttr())
+{
+    Rc c;
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        c.scq[i] = f.hca[i]->CreateCq(100000);
+        c.rcq[i] = f.hca[i]->CreateCq(100000);
+        c.qp[i] = f.hca[i]->CreateQp(IbQpType::RC, c.scq[i], c.rcq[i], 4096, 4096);
+    }
+    IbHcaHelper::ConnectRc(c.qp[0], c.qp[1], f.sm, base);
+    return c;
+}
+
+/**
+ * Fill a data-mode region with a pattern.
+ * @param mr the region
+ * @param seed pattern seed
+ */
+void
+Fill(Ptr<IbMemoryRegion> mr, uint32_t seed)
+{
+    uint8_t* d = mr->GetData();
+    uint32_t x = seed * 2654435761u + 1;
+    for (uint64_t i = 0; i < mr->GetLength(); ++i)
+    {
+        x = x * 1103515245u + 12345u;
+        d[i] = static_cast<uint8_t>(x >> 16);
+    }
+}
+
+/**
+ * @param a a region
+ * @param aOff offset in it
+ * @param b another region
+ * @param bOff offset in it
+ * @param len bytes
+ * @return true if the ranges hold the same bytes
+ */
+bool
+SameBytes(Ptr<IbMemoryRegion> a, uint64_t aOff, Ptr<IbMemoryRegion> b, uint64_t bOff, uint64_t len)
+{
+    return std::equal(a->GetData() + aOff, a->GetData() + aOff + len, b->GetData() + bOff);
+}
+
+/**
+ * @param cq a completion queue
+ * @return everything in it
+ */
+std::vector<IbWorkCompletion>
+Drain(Ptr<IbCompletionQueue> cq)
+{
+    return cq->Poll(1000000);
+}
+
+/**
+ * @param mr a region
+ * @param off offset
+ * @param len bytes
+ * @return an SGE covering them
+ */
+IbSge
+Sge(Ptr<IbMemoryRegion> mr, uint64_t off, uint32_t len)
+{
+    IbSge s;
+    s.addr = mr->GetAddr() + off;
+    s.length = len;
+    s.lkey = mr->GetLkey();
+    return s;
+}
+
+/**
+ * @param wrId id
+ * @param op opcode
+ * @param local local SGE
+ * @param remote remote region (RDMA/atomic), may be null
+ * @param remoteOff offset in it
+ * @return the WR
+ */
+IbSendWr
+Wr(uint64_t wrId,
+   IbWrOpcode op,
+   IbSge local,
+   Ptr<IbMemoryRegion> remote = nullptr,
+   uint64_t remoteOff = 0)
+{
+    IbSendWr wr;
+    wr.wrId = wrId;
+    wr.opcode = op;
+    wr.sge = local;
+    if (remote)
+    {
+        wr.remoteAddr = remote->GetAddr() + remoteOff;
+        wr.rkey = remote->GetRkey();
+    }
+    return wr;
+}
+
+/**
+ * @param p a sealed packet
+ * @return its BTH opcode
+ */
+uint8_t
+OpcodeOf(Ptr<const Packet> p)
+{
+    uint8_t b[IbPacket::LRH_SIZE + 1];
+    p->CopyData(b, sizeof(b));
+    return b[IbPacket::LRH_SIZE];
+}
+
+/**
+ * @param p a sealed packet
+ * @return its BTH PSN
+ */
+uint32_t
+PsnOf(Ptr<const Packet> p)
+{
+    uint8_t b[IbPacket::LRH_SIZE + IbPacket::BTH_SIZE];
+    p->CopyData(b, sizeof(b));
+    return (b[17] << 16) | (b[18] << 8) | b[19];
+}
+
+/**
+ * Record the opcodes a port hands to its wire.
+ * @param port the port
+ * @param out where to append them
+ */
+void
+RecordOpcodes(Ptr<IbNetDevice> port, std::vector<uint8_t>* out)
+{
+    port->TraceConnectWithoutContext(
+        "MacTx",
+        MakeCallback(+[](std::vector<uint8_t>* v, Ptr<const Packet> p) {
+            v->push_back(OpcodeOf(p));
+        }).Bind(out));
+}
+
+/**
+ * @param rate packet error rate
+ * @param stream random stream
+ * @return the model, configured
+ */
+Ptr<RateErrorModel>
+Loss(double rate, int64_t stream)
+{
+    Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+    em->SetAttribute("ErrorRate", DoubleValue(rate));
+    em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
+    em->AssignStreams(stream);
+    return em;
+}
+
+// ---------------------------------------------------------------- verbs basics
+
+TEST(IbRdmaVerbs, TimerTablesAndNames)
+{
+    EXPECT_EQ(IbRnrTimerValue(0), MicroSeconds(655360));
+    EXPECT_EQ(IbRnrTimerValue(1), MicroSeconds(10));
+    EXPECT_EQ(IbRnrTimerValue(14), MicroSeconds(1280));
+    EXPECT_EQ(IbRnrTimerValue(31), MicroSeconds(491520));
+    EXPECT_EQ(IbAckTimeoutValue(1), NanoSeconds(8192));
+    EXPECT_EQ(IbAckTimeoutValue(14), NanoSeconds(4096LL << 14)); // 67.1 ms
+    EXPECT_EQ(IbAckTimeoutValue(0), Time::Max());
+    EXPECT_STREQ(IbWcStatusName(IbWcStatus::REM_ACCESS_ERR), "REM_ACCESS_ERR");
+    EXPECT_STREQ(IbWcStatusName(IbWcStatus::WR_FLUSH_ERR), "WR_FLUSH_ERR");
+}
+
+TEST_F(IbRdmaTest, MemoryRegionsChecksAndAtomicWords)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(1000, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[0]->RegisterMemory(0x5000, 64, IB_ACCESS_REMOTE_READ);
+    EXPECT_EQ(a->GetData(), nullptr); // virtual mode
+    EXPECT_NE(a->GetLkey(), b->GetLkey());
+    EXPECT_EQ(a->GetLkey(), a->GetRkey());
+    EXPECT_EQ(b->GetAddr(), 0x5000u);
+    EXPECT_EQ(a->GetAddr() % 4096, 0u);
+    EXPECT_TRUE(a->CheckLocal(a->GetAddr() + 10, 990, a->GetLkey(), true));
+    EXPECT_FALSE(a->CheckLocal(a->GetAddr() + 10, 991, a->GetLkey(), true));
+    EXPECT_FALSE(b->CheckLocal(0x5000, 8, b->GetLkey(), true)); // no local write
+    EXPECT_TRUE(b->CheckRemote(0x5000, 64, b->GetRkey(), IB_ACCESS_REMOTE_READ));
+    EXPECT_FALSE(b->CheckRemote(0x5000, 64, b->GetRkey(), IB_ACCESS_REMOTE_WRITE));
+    EXPECT_FALSE(b->CheckRemote(0x5000, 64, b->GetRkey() + 1, IB_ACCESS_REMOTE_READ));
+    EXPECT_EQ(f.hca[0]->GetMemoryRegion(b->GetRkey()), b);
+    a->WriteU64(a->GetAddr() + 8, 42);
+    EXPECT_EQ(a->ReadU64(a->GetAddr() + 8), 42u);
+    EXPECT_EQ(a->ReadU64(a->GetAddr() + 16), 0u);
+    f.hca[0]->DeregisterMemory(b);
+    EXPECT_EQ(f.hca[0]->GetMemoryRegion(b->GetRkey()), nullptr);
+}
+
+TEST_F(IbRdmaTest, QpStateMachineRefusesBadTransitionsWithAMessage)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Ptr<IbCompletionQueue> cq = f.hca[0]->CreateCq();
+    Ptr<IbQueuePair> qp = f.hca[0]->CreateQp(IbQpType::RC, cq, cq);
+    EXPECT_EQ(qp->GetState(), IbQpState::RESET);
+    std::string err;
+    IbQpAttr a;
+    a.state = IbQpState::RTS;
+    EXPECT_FALSE(qp->Modify(a, &err));
+    EXPECT_NE(err.find("RESET to RTS"), std::string::npos) << err;
+    a.state = IbQpState::RTR;
+    EXPECT_FALSE(qp->Modify(a, &err));
+    EXPECT_NE(err.find("RESET to RTR"), std::string::npos) << err;
+
+    Ptr<IbMemoryRegion> mr = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    IbRecvWr rwr;
+    rwr.sge = Sge(mr, 0, 64);
+    EXPECT_FALSE(qp->PostRecv(rwr, &err));
+    EXPECT_NE(err.find("RESET"), std::string::npos) << err;
+
+    a.state = IbQpState::INIT;
+    a.portNum = 3;
+    EXPECT_FALSE(qp->Modify(a, &err));
+    EXPECT_NE(err.find("port 3"), std::string::npos) << err;
+    a.portNum = 1;
+    EXPECT_TRUE(qp->Modify(a, &err));
+    EXPECT_EQ(qp->GetState(), IbQpState::INIT);
+    EXPECT_TRUE(qp->PostRecv(rwr, &err)); // receives may be posted from INIT on
+    IbSendWr swr = Wr(1, IbWrOpcode::SEND, Sge(mr, 0, 64));
+    EXPECT_FALSE(qp->PostSend(swr, &err));
+    EXPECT_NE(err.find("RTS"), std::string::npos) << err;
+    a.state = IbQpState::RTS;
+    EXPECT_FALSE(qp->Modify(a, &err));
+    EXPECT_NE(err.find("INIT to RTS"), std::string::npos) << err;
+
+    a.state = IbQpState::RTR;
+    a.dlid = f.port[1]->GetLid();
+    a.destQpNum = 5;
+    a.pathMtu = 1500;
+    EXPECT_FALSE(qp->Modify(a, &err));
+    EXPECT_NE(err.find("pathMtu 1500"), std::string::npos) << err;
+    a.pathMtu = 2048;
+    a.dlid = 0;
+    EXPECT_FALSE(qp->Modify(a, &err));
+    EXPECT_NE(err.find("dlid"), std::string::npos) << err;
+    a.dlid = f.port[1]->GetLid();
+    EXPECT_TRUE(qp->Modify(a, &err)) << err;
+    a.state = IbQpState::RTS;
+    a.retryCnt = 9;
+    EXPECT_FALSE(qp->Modify(a, &err));
+    a.retryCnt = 7;
+    EXPECT_TRUE(qp->Modify(a, &err)) << err;
+    EXPECT_EQ(qp->GetState(), IbQpState::RTS);
+
+    // A bad local SGE is refused at post time.
+    IbSendWr bad = Wr(2, IbWrOpcode::SEND, Sge(mr, 4000, 200));
+    EXPECT_FALSE(qp->PostSend(bad, &err));
+    EXPECT_NE(err.find("not inside a region"), std::string::npos) << err;
+    bad.sge.lkey ^= 0x100;
+    bad.sge.length = 8;
+    EXPECT_FALSE(qp->PostSend(bad, &err));
+    IbSendWr atom = Wr(3, IbWrOpcode::ATOMIC_FETCH_AND_ADD, Sge(mr, 0, 4), mr, 0);
+    EXPECT_FALSE(qp->PostSend(atom, &err));
+    EXPECT_NE(err.find("8-byte"), std::string::npos) << err;
+
+    a.state = IbQpState::ERR;
+    EXPECT_TRUE(qp->Modify(a, &err));
+    a.state = IbQpState::RTS;
+    EXPECT_FALSE(qp->Modify(a, &err));
+    EXPECT_NE(err.find("ERR to RTS"), std::string::npos) << err;
+    a.state = IbQpState::RESET;
+    EXPECT_TRUE(qp->Modify(a, &err));
+    EXPECT_EQ(qp->GetState(), IbQpState::RESET);
+    Simulator::Run();
+    // The receive posted before ERR was flushed.
+    std::vector<IbWorkCompletion> wcs = Drain(cq);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].status, IbWcStatus::WR_FLUSH_ERR);
+}
+
+// ---------------------------------------------------------------- opcode paths
+
+/// Which fabric a parameterized test runs on.
+enum class Topo
+{
+    BACK_TO_BACK,
+    ONE_SWITCH
+};
+
+class IbRdmaOpcodeTest : public IbRdmaTest, public ::testing::WithParamInterface<Topo>
+{
+};
+
+TEST_P(IbRdmaOpcodeTest, EveryOpcodeMovesTheRightBytesWithTheRightPackets)
+{
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("DataMode", BooleanValue(true));
+    const uint32_t mtu = 1024;
+    Fabric f = GetParam() == Topo::BACK_TO_BACK ? BackToBack(hh, "EDR", mtu) : Switched(hh, mtu);
+    Rc c = ConnectPair(f);
+    EXPECT_EQ(c.qp[0]->GetAttr().pathMtu, mtu);
+    const uint32_t all = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+                         IB_ACCESS_REMOTE_ATOMIC;
+    Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(64 * 1024, all);
+    Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(64 * 1024, all);
+    Fill(src, 1);
+    Fill(dst, 2);
+    std::vector<uint8_t> tx;
+    std::vector<uint8_t> rx;
+    RecordOpcodes(f.port[0], &tx);
+    RecordOpcodes(f.port[1], &rx);
+
+    struct Case
+    {
+        IbWrOpcode op;
+        uint32_t len;
+        std::vector<uint8_t> reqOps;  // opcodes host 0 sends
+        std::vector<uint8_t> respOps; // opcodes host 1 sends
+    };
+
+    using O = IbOpcode;
+    const std::vector<Case> cases = {
+        {IbWrOpcode::SEND, 100, {O::RC_SEND_ONLY}, {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::SEND, 0, {O::RC_SEND_ONLY}, {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::SEND, 1024, {O::RC_SEND_ONLY}, {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::SEND,
+         2500,
+         {O::RC_SEND_FIRST, O::RC_SEND_MIDDLE, O::RC_SEND_LAST},
+         {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::SEND_WITH_IMM, 50, {O::RC_SEND_ONLY_WITH_IMMEDIATE}, {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::SEND_WITH_IMM,
+         1500,
+         {O::RC_SEND_FIRST, O::RC_SEND_LAST_WITH_IMMEDIATE},
+         {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::RDMA_WRITE, 8, {O::RC_RDMA_WRITE_ONLY}, {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::RDMA_WRITE, 0, {O::RC_RDMA_WRITE_ONLY}, {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::RDMA_WRITE,
+         3072,
+         {O::RC_RDMA_WRITE_FIRST, O::RC_RDMA_WRITE_MIDDLE, O::RC_RDMA_WRITE_LAST},
+         {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::RDMA_WRITE_WITH_IMM,
+         700,
+         {O::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE},
+         {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::RDMA_WRITE_WITH_IMM,
+         0,
+         {O::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE},
+         {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::RDMA_WRITE_WITH_IMM,
+         2049,
+         {O::RC_RDMA_WRITE_FIRST, O::RC_RDMA_WRITE_MIDDLE, O::RC_RDMA_WRITE_LAST_WITH_IMMEDIATE},
+         {O::RC_ACKNOWLEDGE}},
+        {IbWrOpcode::RDMA_READ, 200, {O::RC_RDMA_READ_REQUEST}, {O::RC_RDMA_READ_RESPONSE_ONLY}},
+        {IbWrOpcode::RDMA_READ, 0, {O::RC_RDMA_READ_REQUEST}, {O::RC_RDMA_READ_RESPONSE_ONLY}},
+        {IbWrOpcode::RDMA_READ,
+         4000,
+         {O::RC_RDMA_READ_REQUEST},
+         {O::RC_RDMA_READ_RESPONSE_FIRST,
+          O::RC_RDMA_READ_RESPONSE_MIDDLE,
+          O::RC_RDMA_READ_RESPONSE_MIDDLE,
+          O::RC_RDMA_READ_RESPONSE_LAST}},
+        {IbWrOpcode::ATOMIC_CMP_AND_SWP, 8, {O::RC_COMPARE_SWAP}, {O::RC_ATOMIC_ACKNOWLEDGE}},
+        {IbWrOpcode::ATOMIC_FETCH_AND_ADD, 8, {O::RC_FETCH_ADD}, {O::RC_ATOMIC_ACKNOWLEDGE}},
+    };
+    uint64_t off = 0;
+    uint64_t wrId = 100;
+    for (const Case& k : cases)
+    {
+        SCOPED_TRACE(testing::Message() << "opcode " << int(k.op) << " length " << k.len);
+        tx.clear();
+        rx.clear();
+        const bool recv = k.op == IbWrOpcode::SEND || k.op == IbWrOpcode::SEND_WITH_IMM ||
+                          k.op == IbWrOpcode::RDMA_WRITE_WITH_IMM;
+        const bool sendLike = k.op == IbWrOpcode::SEND || k.op == IbWrOpcode::SEND_WITH_IMM;
+        if (recv)
+        {
+            IbRecvWr r;
+            r.wrId = wrId + 1000;
+            r.sge = sendLike ? Sge(dst, off, k.len + 16) : Sge(dst, 0, 0);
+            ASSERT_TRUE(c.qp[1]->PostRecv(r));
+        }
+        IbSendWr wr;
+        const bool atomic =
+            k.op == IbWrOpcode::ATOMIC_CMP_AND_SWP || k.op == IbWrOpcode::ATOMIC_FETCH_AND_ADD;
+        const uint64_t target = (off + 7) / 8 * 8;
+        const uint64_t before = atomic ? dst->ReadU64(dst->GetAddr() + target) : 0;
+        if (k.op == IbWrOpcode::RDMA_READ)
+        {
+            wr = Wr(wrId, k.op, Sge(src, off, k.len), dst, off);
+        }
+        else if (atomic)
+        {
+            wr = Wr(wrId, k.op, Sge(src, target, 8), dst, target);
+            wr.compareAdd = k.op == IbWrOpcode::ATOMIC_CMP_AND_SWP ? before : 12345;
+            wr.swap = 0x1122334455667788ULL;
+        }
+        else
+        {
+            wr = Wr(wrId, k.op, Sge(src, off, k.len), dst, off);
+        }
+        wr.immData = 0xC0FFEE00u + static_cast<uint32_t>(wrId);
+        std::string err;
+        ASSERT_TRUE(c.qp[0]->PostSend(wr, &err)) << err;
+        Simulator::Run();
+        EXPECT_EQ(tx, k.reqOps);
+        EXPECT_EQ(rx, k.respOps);
+        std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+        ASSERT_EQ(s.size(), 1u);
+        EXPECT_EQ(s[0].wrId, wrId);
+        EXPECT_EQ(s[0].status, IbWcStatus::SUCCESS) << IbWcStatusName(s[0].status);
+        std::vector<IbWorkCompletion> r = Drain(c.rcq[1]);
+        EXPECT_EQ(r.size(), recv ? 1u : 0u);
+        if (recv && !r.empty())
+        {
+            EXPECT_EQ(r[0].wrId, wrId + 1000);
+            EXPECT_EQ(r[0].status, IbWcStatus::SUCCESS);
+            EXPECT_EQ(r[0].byteLen, k.len);
+            const bool imm = k.op != IbWrOpcode::SEND;
+            EXPECT_EQ(r[0].withImm, imm);
+            if (imm)
+            {
+                EXPECT_EQ(r[0].immData, wr.immData);
+            }
+            EXPECT_EQ(r[0].opcode,
+                      k.op == IbWrOpcode::RDMA_WRITE_WITH_IMM ? IbWcOpcode::RECV_RDMA_WITH_IMM
+                                                              : IbWcOpcode::RECV);
+            EXPECT_EQ(r[0].qpNum, c.qp[1]->GetQpNum());
+        }
+        if (k.op == IbWrOpcode::RDMA_READ)
+        {
+            EXPECT_TRUE(SameBytes(src, off, dst, off, k.len));
+            EXPECT_EQ(s[0].opcode, IbWcOpcode::RDMA_READ);
+        }
+        else if (atomic)
+        {
+            EXPECT_EQ(src->ReadU64(src->GetAddr() + target), before); // old value returned
+            const uint64_t after =
+                k.op == IbWrOpcode::ATOMIC_CMP_AND_SWP ? wr.swap : before + 12345;
+            EXPECT_EQ(dst->ReadU64(dst->GetAddr() + target), after);
+        }
+        else
+        {
+            EXPECT_TRUE(SameBytes(src, off, dst, off, k.len));
+        }
+        off += k.len + 64;
+        ++wrId;
+    }
+    EXPECT_EQ(c.qp[0]->GetCounters().retransmittedPackets, 0u);
+    EXPECT_EQ(c.qp[1]->GetCounters().naksSent, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(IbRdma,
+                         IbRdmaOpcodeTest,
+                         ::testing::Values(Topo::BACK_TO_BACK, Topo::ONE_SWITCH));
+
+TEST_F(IbRdmaTest, UdSendsWithAndWithoutImmediateAndDropsWrongQkey)
+{
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("DataMode", BooleanValue(true));
+    Fabric f = BackToBack(hh, "HDR", 2048);
+    Ptr<IbCompletionQueue> cq0 = f.hca[0]->CreateCq();
+    Ptr<IbCompletionQueue> cq1 = f.hca[1]->CreateCq();
+    Ptr<IbQueuePair> u0 = f.hca[0]->CreateQp(IbQpType::UD, cq0, cq0);
+    Ptr<IbQueuePair> u1 = f.hca[1]->CreateQp(IbQpType::UD, cq1, cq1);
+    IbHcaHelper::ConnectUd(u0, 0x1111);
+    IbHcaHelper::ConnectUd(u1, 0x2222);
+    Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(8192, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(8192, IB_ACCESS_LOCAL_WRITE);
+    Fill(src, 7);
+    std::vector<uint8_t> ops;
+    RecordOpcodes(f.port[0], &ops);
+    for (uint32_t i = 0; i < 3; ++i)
+    {
+        IbRecvWr r;
+        r.wrId = 50 + i;
+        r.sge = Sge(dst, 2100 * i, 2048 + 40);
+        ASSERT_TRUE(u1->PostRecv(r));
+    }
+    auto ud = [&](uint64_t id, IbWrOpcode op, uint32_t off, uint32_t len, uint32_t qkey) {
+        IbSendWr wr = Wr(id, op, Sge(src, off, len));
+        wr.udDlid = f.port[1]->GetLid();
+        wr.udRemoteQpn = u1->GetQpNum();
+        wr.udRemoteQkey = qkey;
+        wr.immData = 0xABCD0000u + static_cast<uint32_t>(id);
+        return wr;
+    };
+    std::string err;
+    ASSERT_TRUE(u0->PostSend(ud(1, IbWrOpcode::SEND, 0, 2048, 0x2222), &err)) << err;
+    ASSERT_TRUE(u0->PostSend(ud(2, IbWrOpcode::SEND_WITH_IMM, 3000, 100, 0x2222), &err)) << err;
+    ASSERT_TRUE(u0->PostSend(ud(3, IbWrOpcode::SEND, 0, 10, 0x9999), &err)) << err; // wrong key
+    ASSERT_TRUE(u0->PostSend(ud(4, IbWrOpcode::SEND, 0, 0, 0x2222), &err)) << err;  // 0 bytes
+    EXPECT_FALSE(u0->PostSend(ud(5, IbWrOpcode::SEND, 0, 2049, 0x2222), &err));     // > MTU
+    EXPECT_NE(err.find("exceeds the MTU"), std::string::npos) << err;
+    EXPECT_FALSE(u0->PostSend(ud(6, IbWrOpcode::RDMA_WRITE, 0, 8, 0x2222), &err));
+    Simulator::Run();
+    EXPECT_EQ(ops,
+              (std::vector<uint8_t>{IbOpcode::UD_SEND_ONLY,
+                                    IbOpcode::UD_SEND_ONLY_WITH_IMMEDIATE,
+                                    IbOpcode::UD_SEND_ONLY,
+                                    IbOpcode::UD_SEND_ONLY}));
+    EXPECT_EQ(Drain(cq0).size(), 4u); // send completions
+    std::vector<IbWorkCompletion> r = Drain(cq1);
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(r[0].wrId, 50u);
+    EXPECT_EQ(r[0].byteLen, 2048u + 40);
+    EXPECT_FALSE(r[0].withImm);
+    EXPECT_EQ(r[0].srcQp, u0->GetQpNum());
+    EXPECT_EQ(r[0].slid, f.port[0]->GetLid());
+    EXPECT_TRUE(SameBytes(src, 0, dst, 40, 2048));
+    EXPECT_EQ(r[1].byteLen, 100u + 40);
+    EXPECT_TRUE(r[1].withImm);
+    EXPECT_EQ(r[1].immData, 0xABCD0002u);
+    EXPECT_TRUE(SameBytes(src, 3000, dst, 2100 + 40, 100));
+    EXPECT_EQ(r[2].byteLen, 40u); // the 0-byte message
+    EXPECT_EQ(u1->GetCounters().qkeyDrops, 1u);
+    // No receive posted any more: the next datagram is dropped and counted.
+    ASSERT_TRUE(u0->PostSend(ud(7, IbWrOpcode::SEND, 0, 10, 0x2222), &err));
+    Simulator::Run();
+    EXPECT_EQ(u1->GetCounters().noRecvDrops, 1u);
+    EXPECT_EQ(Drain(cq1).size(), 0u);
+}
+
+// ---------------------------------------------------------------- large transfers
+
+TEST_F(IbRdmaTest, OneMegabyteWriteAndReadMoveExactlyTheRightBytes)
+{
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("DataMode", BooleanValue(true));
+    Fabric f = Switched(hh, 4096);
+    Rc c = ConnectPair(f);
+    const uint32_t mb = 1 << 20;
+    const uint32_t acc = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+    // Regions with a margin on both sides that must stay untouched.
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(mb + 8192, acc);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(mb + 8192, acc);
+    Ptr<IbMemoryRegion> rsrc = f.hca[1]->RegisterMemory(mb, acc);
+    Ptr<IbMemoryRegion> rdst = f.hca[0]->RegisterMemory(mb + 8192, acc);
+    Fill(a, 11);
+    Fill(rsrc, 12);
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(a, 4096, mb), b, 4096)));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_READ, Sge(rdst, 4096, mb), rsrc, 0)));
+    Simulator::Run();
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].status, IbWcStatus::SUCCESS);
+    EXPECT_EQ(s[1].status, IbWcStatus::SUCCESS);
+    EXPECT_EQ(s[1].opcode, IbWcOpcode::RDMA_READ);
+    EXPECT_TRUE(SameBytes(a, 4096, b, 4096, mb));
+    EXPECT_TRUE(SameBytes(rsrc, 0, rdst, 4096, mb));
+    for (uint32_t i = 0; i < 4096; ++i)
+    {
+        ASSERT_EQ(b->GetData()[i], 0) << "byte before the WRITE target changed";
+        ASSERT_EQ(b->GetData()[4096 + mb + i], 0) << "byte after the WRITE target changed";
+        ASSERT_EQ(rdst->GetData()[i], 0) << "byte before the READ target changed";
+        ASSERT_EQ(rdst->GetData()[4096 + mb + i], 0) << "byte after the READ target changed";
+    }
+}
+
+// ---------------------------------------------------------------- loss recovery
+
+/// Variations of RunMixed.
+struct MixedConfig
+{
+    uint32_t mtu{1024};      ///< port MTU
+    bool switched{false};    ///< through a switch
+    uint32_t window{64};     ///< MaxOutstandingPackets
+    uint32_t coalescing{16}; ///< AckCoalescing
+    bool zeroDelays{false};  ///< all HCA delays 0
+    uint8_t maxRdAtomic{16}; ///< READs/atomics in flight
+};
+
+/// Outcome of RunMixed.
+struct MixedOutcome
+{
+    uint64_t retransmits{0}; ///< Retransmit trace firings
+    uint64_t wrs{0};         ///< send WRs posted
+    uint64_t problems{0};    ///< mismatches found (each also reported)
+};
+
+/**
+ * Several RC QPs run a random mix of SEND, WRITE, WRITE with immediate, READ and
+ * FETCH_ADD over a link that drops @p loss of the packets arriving at either port; every
+ * operation must complete once, successfully, with byte-identical memory.
+ */
+MixedOutcome
+RunMixed(double loss,
+         uint32_t nQps,
+         uint32_t wrsPerQp,
+         uint32_t seed,
+         const MixedConfig& cfg = MixedConfig())
+{
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("DataMode", BooleanValue(true));
+    hh.SetHcaAttribute("MaxOutstandingPackets", UintegerValue(cfg.window));
+    hh.SetHcaAttribute("AckCoalescing", UintegerValue(cfg.coalescing));
+    if (cfg.zeroDelays)
+    {
+        for (const char* a : {"DoorbellLatency", "PcieWriteLatency", "AckDelay", "ResponseDelay"})
+        {
+            hh.SetHcaAttribute(a, TimeValue(Time(0)));
+        }
+    }
+    Fabric f = cfg.switched ? Switched(hh, cfg.mtu) : BackToBack(hh, "EDR", cfg.mtu);
+    if (loss > 0)
+    {
+        f.port[0]->SetReceiveErrorModel(Loss(loss, 10 + seed));
+        f.port[1]->SetReceiveErrorModel(Loss(loss, 20 + seed));
+    }
+    Ptr<UniformRandomVariable> rng = CreateObject<UniformRandomVariable>();
+    rng->SetStream(30 + seed);
+    MixedOutcome out;
+    const uint32_t all = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+                         IB_ACCESS_REMOTE_ATOMIC;
+
+    struct Op
+    {
+        IbWrOpcode op;
+        uint64_t off;
+        uint32_t len;
+    };
+
+    struct QpRun
+    {
+        Rc c;
+        Ptr<IbMemoryRegion> src, rdst, res, wdst, sdst, rsrc, ctr;
+        std::vector<Op> ops;
+        std::vector<uint64_t> recvIds;
+    };
+
+    std::vector<QpRun> runs(nQps);
+    const uint64_t region = static_cast<uint64_t>(wrsPerQp) * (10 * cfg.mtu + 8) + 8 * cfg.mtu;
+    uint64_t* retransmits = &out.retransmits;
+    for (uint32_t q = 0; q < nQps; ++q)
+    {
+        QpRun& r = runs[q];
+        IbQpAttr base;
+        base.timeout = 6; // 262 us
+        base.retryCnt = 7;
+        base.sqPsn = 0xFFFFC0 + q; // PSNs wrap (2^24) during the run
+        base.rqPsn = 0x7FFF80;
+        base.maxRdAtomic = cfg.maxRdAtomic;
+        r.c = ConnectPair(f, base);
+        r.c.qp[0]->TraceConnectWithoutContext(
+            "Retransmit",
+            MakeCallback(+[](uint64_t* n, uint32_t, const std::string&) {
+                ++*n;
+            }).Bind(retransmits));
+        r.src = f.hca[0]->RegisterMemory(region, all);
+        r.rdst = f.hca[0]->RegisterMemory(region, all);
+        r.res = f.hca[0]->RegisterMemory(8 * wrsPerQp, all);
+        r.wdst = f.hca[1]->RegisterMemory(region, all);
+        r.sdst = f.hca[1]->RegisterMemory(region, all);
+        r.rsrc = f.hca[1]->RegisterMemory(region, all);
+        r.ctr = f.hca[1]->RegisterMemory(8, all);
+        Fill(r.src, 100 + q);
+        Fill(r.rsrc, 200 + q);
+        uint64_t off = 0;
+        for (uint32_t j = 0; j < wrsPerQp; ++j)
+        {
+            const uint32_t kind = rng->GetInteger(0, 4);
+            uint32_t len = rng->GetInteger(0, 10) == 0 ? cfg.mtu * rng->GetInteger(0, 8)
+                                                       : rng->GetInteger(0, 10 * cfg.mtu);
+            Op op{IbWrOpcode::RDMA_WRITE, off, len};
+            IbSendWr wr;
+            switch (kind)
+            {
+            case 0:
+                wr = Wr(j, IbWrOpcode::RDMA_WRITE, Sge(r.src, off, len), r.wdst, off);
+                break;
+            case 1: {
+                op.op = IbWrOpcode::RDMA_WRITE_WITH_IMM;
+                wr = Wr(j, op.op, Sge(r.src, off, len), r.wdst, off);
+                wr.immData = j;
+                IbRecvWr rw;
+                rw.wrId = j;
+                r.recvIds.push_back(j);
+                r.c.qp[1]->PostRecv(rw);
+                break;
+            }
+            case 2: {
+                op.op = IbWrOpcode::SEND;
+                wr = Wr(j, op.op, Sge(r.src, off, len));
+                IbRecvWr rw;
+                rw.wrId = j;
+                rw.sge = Sge(r.sdst, off, len);
+                r.recvIds.push_back(j);
+                r.c.qp[1]->PostRecv(rw);
+                break;
+            }
+            case 3:
+                op.op = IbWrOpcode::RDMA_READ;
+                wr = Wr(j, op.op, Sge(r.rdst, off, len), r.rsrc, off);
+                break;
+            default:
+                op.op = IbWrOpcode::ATOMIC_FETCH_AND_ADD;
+                op.len = 8;
+                wr = Wr(j, op.op, Sge(r.res, 8 * j, 8), r.ctr, 0);
+                wr.compareAdd = 1;
+                break;
+            }
+            std::string err;
+            if (!r.c.qp[0]->PostSend(wr, &err))
+            {
+                ADD_FAILURE() << err;
+                ++out.problems;
+            }
+            r.ops.push_back(op);
+            off += len + 8;
+            ++out.wrs;
+        }
+    }
+    Simulator::Run();
+    for (uint32_t q = 0; q < nQps; ++q)
+    {
+        QpRun& r = runs[q];
+        SCOPED_TRACE(testing::Message() << "QP " << q);
+        EXPECT_EQ(r.c.qp[0]->GetState(), IbQpState::RTS);
+        std::vector<IbWorkCompletion> s = Drain(r.c.scq[0]);
+        std::vector<uint32_t> seen(wrsPerQp, 0);
+        for (const auto& wc : s)
+        {
+            EXPECT_EQ(wc.status, IbWcStatus::SUCCESS)
+                << "WR " << wc.wrId << ": " << IbWcStatusName(wc.status);
+            if (wc.wrId < wrsPerQp)
+            {
+                ++seen[wc.wrId];
+            }
+        }
+        // Completions come in posting order, each exactly once.
+        for (size_t i = 0; i < s.size(); ++i)
+        {
+            if (s[i].wrId != i)
+            {
+                ADD_FAILURE() << "send completion " << i << " is WR " << s[i].wrId;
+                ++out.problems;
+                break;
+            }
+        }
+        if (s.size() != wrsPerQp)
+        {
+            ADD_FAILURE() << s.size() << " send completions for " << wrsPerQp << " WRs";
+            ++out.problems;
+        }
+        std::vector<IbWorkCompletion> rc = Drain(r.c.rcq[1]);
+        if (rc.size() != r.recvIds.size())
+        {
+            ADD_FAILURE() << rc.size() << " receive completions for " << r.recvIds.size();
+            ++out.problems;
+        }
+        for (size_t i = 0; i < std::min(rc.size(), r.recvIds.size()); ++i)
+        {
+            const Op& op = r.ops[r.recvIds[i]];
+            if (rc[i].wrId != r.recvIds[i] || rc[i].status != IbWcStatus::SUCCESS ||
+                rc[i].byteLen != op.len)
+            {
+                ADD_FAILURE() << "receive completion " << i << " wrId " << rc[i].wrId << " status "
+                              << IbWcStatusName(rc[i].status) << " len " << rc[i].byteLen;
+                ++out.problems;
+            }
+            if (op.op == IbWrOpcode::RDMA_WRITE_WITH_IMM &&
+                (!rc[i].withImm || rc[i].immData != r.recvIds[i]))
+            {
+                ADD_FAILURE() << "immediate data of receive " << i;
+                ++out.problems;
+            }
+        }
+        // Memory: build the expected images and compare whole regions.
+        std::vector<uint8_t> wExp(r.wdst->GetLength(), 0);
+        std::vector<uint8_t> sExp(r.sdst->GetLength(), 0);
+        std::vector<uint8_t> rExp(r.rdst->GetLength(), 0);
+        uint64_t adds = 0;
+        std::set<uint64_t> olds;
+        for (uint32_t j = 0; j < wrsPerQp; ++j)
+        {
+            const Op& op = r.ops[j];
+            switch (op.op)
+            {
+            case IbWrOpcode::RDMA_WRITE:
+            case IbWrOpcode::RDMA_WRITE_WITH_IMM:
+                std::copy_n(r.src->GetData() + op.off, op.len, wExp.begin() + op.off);
+                break;
+            case IbWrOpcode::SEND:
+                std::copy_n(r.src->GetData() + op.off, op.len, sExp.begin() + op.off);
+                break;
+            case IbWrOpcode::RDMA_READ:
+                std::copy_n(r.rsrc->GetData() + op.off, op.len, rExp.begin() + op.off);
+                break;
+            default:
+                ++adds;
+                olds.insert(r.res->ReadU64(r.res->GetAddr() + 8 * j));
+                break;
+            }
+        }
+        auto same = [&](Ptr<IbMemoryRegion> mr, const std::vector<uint8_t>& exp, const char* what) {
+            if (!std::equal(exp.begin(), exp.end(), mr->GetData()))
+            {
+                ADD_FAILURE() << what << " memory differs";
+                ++out.problems;
+            }
+        };
+        same(r.wdst, wExp, "WRITE destination");
+        same(r.sdst, sExp, "SEND destination");
+        same(r.rdst, rExp, "READ destination");
+        if (r.ctr->ReadU64(r.ctr->GetAddr()) != adds || olds.size() != adds ||
+            (adds > 0 && *olds.rbegin() != adds - 1))
+        {
+            ADD_FAILURE() << "fetch-and-add: counter " << r.ctr->ReadU64(r.ctr->GetAddr())
+                          << " after " << adds << " adds, " << olds.size()
+                          << " distinct old values";
+            ++out.problems;
+        }
+    }
+    return out;
+}
+
+TEST_F(IbRdmaTest, MixedOperationsSurviveOnePercentLoss)
+{
+    const MixedOutcome o = RunMixed(0.01, 4, 60, 1);
+    EXPECT_EQ(o.problems, 0u);
+    EXPECT_GT(o.retransmits, 0u) << "1 % loss should have caused retransmissions";
+}
+
+TEST_F(IbRdmaTest, StressMixedOperationsSurviveTenPercentLoss)
+{
+    const MixedOutcome o = RunMixed(0.10, 8, 100, 2);
+    EXPECT_EQ(o.problems, 0u);
+    EXPECT_GT(o.retransmits, 10u);
+}
+
+TEST_F(IbRdmaTest, MixedOperationsSurviveLossAcrossConfigurations)
+{
+    // Path MTU, fabric, window, ACK coalescing, zero HCA delays (no time between a
+    // request and its response: re-entrancy) and one READ/atomic in flight, combined;
+    // 2 to 12 % loss.
+    const uint32_t mtus[] = {256, 512, 1024, 2048, 4096};
+    const uint32_t windows[] = {4, 16, 64, 256};
+    const uint32_t coalescing[] = {1, 3, 16};
+    for (uint32_t k = 0; k < 30; ++k)
+    {
+        MixedConfig cfg;
+        cfg.mtu = mtus[k % 5];
+        cfg.switched = k % 2;
+        cfg.window = windows[(k / 2) % 4];
+        cfg.coalescing = coalescing[(k / 3) % 3];
+        cfg.zeroDelays = (k / 5) % 2;
+        cfg.maxRdAtomic = (k / 7) % 2 ? 1 : 16;
+        const double loss = k % 3 == 0 ? 0.12 : (k % 3 == 1 ? 0.08 : 0.02);
+        SCOPED_TRACE(testing::Message()
+                     << "configuration " << k << ": loss " << loss << ", MTU " << cfg.mtu
+                     << (cfg.switched ? ", switch" : ", cable") << ", window " << cfg.window
+                     << ", coalescing " << cfg.coalescing << (cfg.zeroDelays ? ", no delays" : "")
+                     << ", maxRdAtomic " << unsigned(cfg.maxRdAtomic));
+        const MixedOutcome o = RunMixed(loss, 4, 40, 200 + k, cfg);
+        EXPECT_EQ(o.problems, 0u);
+        Simulator::Destroy();
+        IbHelper::ResetLidAllocation();
+    }
+}
+
+TEST_F(IbRdmaTest, MixedOperationsWithoutLossNeedNoRetransmission)
+{
+    const MixedOutcome o = RunMixed(0.0, 2, 40, 3);
+    EXPECT_EQ(o.problems, 0u);
+    EXPECT_EQ(o.retransmits, 0u);
+}
+
+TEST_F(IbRdmaTest, FetchAddsApplyExactlyOnceUnderTenPercentLoss)
+{
+    // Virtual mode: atomics keep their words in the regions' small maps.
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh, "EDR", 4096);
+    f.port[0]->SetReceiveErrorModel(Loss(0.10, 41));
+    f.port[1]->SetReceiveErrorModel(Loss(0.10, 42));
+    IbQpAttr base;
+    base.timeout = 5;
+    base.maxRdAtomic = 4;
+    Rc c = ConnectPair(f, base);
+    uint64_t retransmits = 0;
+    c.qp[0]->TraceConnectWithoutContext(
+        "Retransmit",
+        MakeCallback(+[](uint64_t* n, uint32_t, const std::string&) { ++*n; }).Bind(&retransmits));
+    const uint32_t n = 300;
+    Ptr<IbMemoryRegion> res = f.hca[0]->RegisterMemory(8 * n, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> ctr = f.hca[1]->RegisterMemory(64, IB_ACCESS_REMOTE_ATOMIC);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        IbSendWr wr = Wr(i, IbWrOpcode::ATOMIC_FETCH_AND_ADD, Sge(res, 8 * i, 8), ctr, 16);
+        wr.compareAdd = 1;
+        ASSERT_TRUE(c.qp[0]->PostSend(wr));
+    }
+    Simulator::Run();
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), n);
+    std::vector<uint64_t> olds;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        EXPECT_EQ(s[i].wrId, i);
+        EXPECT_EQ(s[i].status, IbWcStatus::SUCCESS);
+        EXPECT_EQ(s[i].opcode, IbWcOpcode::FETCH_ADD);
+        olds.push_back(res->ReadU64(res->GetAddr() + 8 * i));
+    }
+    EXPECT_EQ(ctr->ReadU64(ctr->GetAddr() + 16), n);
+    // One QP, applied in order: WR i saw exactly i.
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        ASSERT_EQ(olds[i], i);
+    }
+    EXPECT_GT(retransmits, 0u);
+    EXPECT_GT(c.qp[1]->GetCounters().duplicatesReceived, 0u)
+        << "some atomics should have been answered from the history";
+}
+
+TEST_F(IbRdmaTest, CompareAndSwapSwapsOnlyOnMatch)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Rc c = ConnectPair(f);
+    Ptr<IbMemoryRegion> res = f.hca[0]->RegisterMemory(64, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> word = f.hca[1]->RegisterMemory(64, IB_ACCESS_REMOTE_ATOMIC);
+    word->WriteU64(word->GetAddr(), 7);
+    IbSendWr hit = Wr(1, IbWrOpcode::ATOMIC_CMP_AND_SWP, Sge(res, 0, 8), word, 0);
+    hit.compareAdd = 7;
+    hit.swap = 99;
+    IbSendWr miss = Wr(2, IbWrOpcode::ATOMIC_CMP_AND_SWP, Sge(res, 8, 8), word, 0);
+    miss.compareAdd = 7;
+    miss.swap = 1234;
+    ASSERT_TRUE(c.qp[0]->PostSend(hit));
+    ASSERT_TRUE(c.qp[0]->PostSend(miss));
+    Simulator::Run();
+    EXPECT_EQ(res->ReadU64(res->GetAddr()), 7u);
+    EXPECT_EQ(res->ReadU64(res->GetAddr() + 8), 99u);
+    EXPECT_EQ(word->ReadU64(word->GetAddr()), 99u);
+    EXPECT_EQ(Drain(c.scq[0]).size(), 2u);
+}
+
+TEST_F(IbRdmaTest, RetriesExhaustedGiveRetryExcErr)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    f.port[1]->SetReceiveErrorModel(Loss(1.0, 5)); // everything towards host 1 is lost
+    IbQpAttr base;
+    base.timeout = 4; // 65.5 us
+    base.retryCnt = 2;
+    Rc c = ConnectPair(f, base);
+    std::vector<std::string> reasons;
+    c.qp[0]->TraceConnectWithoutContext(
+        "Retransmit",
+        MakeCallback(+[](std::vector<std::string>* v, uint32_t, const std::string& r) {
+            v->push_back(r);
+        }).Bind(&reasons));
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE);
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0)));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0)));
+    Simulator::Run();
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].status, IbWcStatus::RETRY_EXC_ERR) << IbWcStatusName(s[0].status);
+    EXPECT_EQ(s[1].status, IbWcStatus::WR_FLUSH_ERR) << IbWcStatusName(s[1].status);
+    EXPECT_EQ(c.qp[0]->GetState(), IbQpState::ERR);
+    EXPECT_EQ(reasons, (std::vector<std::string>{"timeout", "timeout"}));
+    EXPECT_EQ(c.qp[0]->GetCounters().timeouts, 3u);
+    // Three transmissions of both packets, 65.536 us apart.
+    const Time expectedEnd = NanoSeconds(300) + 3 * IbAckTimeoutValue(4);
+    EXPECT_GE(s[0].timestamp, expectedEnd);
+    EXPECT_LT(s[0].timestamp, expectedEnd + MicroSeconds(2));
+}
+
+// ---------------------------------------------------------------- errors and RNR
+
+TEST_F(IbRdmaTest, BadRkeyGivesRemoteAccessErrorAndFlushesLaterWork)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Rc c = ConnectPair(f);
+    std::vector<uint8_t> naks;
+    c.qp[0]->TraceConnectWithoutContext(
+        "NakReceived",
+        MakeCallback(+[](std::vector<uint8_t>* v, uint32_t, uint8_t s) {
+            v->push_back(s);
+        }).Bind(&naks));
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE);
+    IbSendWr good = Wr(1, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0);
+    IbSendWr bad = Wr(2, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0);
+    bad.rkey ^= 0x5500;
+    IbSendWr later = Wr(3, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0);
+    ASSERT_TRUE(c.qp[0]->PostSend(good));
+    ASSERT_TRUE(c.qp[0]->PostSend(bad));
+    ASSERT_TRUE(c.qp[0]->PostSend(later));
+    Simulator::Run();
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_EQ(s[0].status, IbWcStatus::SUCCESS);
+    EXPECT_EQ(s[1].status, IbWcStatus::REM_ACCESS_ERR) << IbWcStatusName(s[1].status);
+    EXPECT_EQ(s[1].wrId, 2u);
+    EXPECT_EQ(s[2].status, IbWcStatus::WR_FLUSH_ERR);
+    EXPECT_EQ(naks, (std::vector<uint8_t>{IbAethHeader::NAK_REMOTE_ACCESS_ERROR}));
+    EXPECT_EQ(c.qp[0]->GetState(), IbQpState::ERR);
+    EXPECT_EQ(c.qp[1]->GetState(), IbQpState::ERR);
+    // Posting in ERR is accepted and flushed, as in verbs.
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(4, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 8), b, 0)));
+    Simulator::Run();
+    s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].wrId, 4u);
+    EXPECT_EQ(s[0].status, IbWcStatus::WR_FLUSH_ERR);
+}
+
+TEST_F(IbRdmaTest, ReadOutsideTheRegionOrWithoutRightIsARemoteAccessError)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(8192, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_READ);
+    {
+        Rc c = ConnectPair(f);
+        ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(a, 0, 5000), b, 0)));
+        Simulator::Run();
+        std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+        ASSERT_EQ(s.size(), 1u);
+        EXPECT_EQ(s[0].status, IbWcStatus::REM_ACCESS_ERR);
+    }
+    {
+        Rc c = ConnectPair(f);
+        ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 64), b, 0)));
+        Simulator::Run();
+        std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+        ASSERT_EQ(s.size(), 1u);
+        EXPECT_EQ(s[0].status, IbWcStatus::REM_ACCESS_ERR) << "the region has no remote write";
+    }
+    {
+        IbQpAttr base;
+        base.accessFlags = IB_ACCESS_REMOTE_WRITE; // the QP itself refuses READs
+        Rc c = ConnectPair(f, base);
+        ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(a, 0, 64), b, 0)));
+        Simulator::Run();
+        std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+        ASSERT_EQ(s.size(), 1u);
+        EXPECT_EQ(s[0].status, IbWcStatus::REM_ACCESS_ERR);
+    }
+}
+
+TEST_F(IbRdmaTest, SendWithoutReceiveGetsRnrNakThenSucceeds)
+{
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("DataMode", BooleanValue(true));
+    Fabric f = BackToBack(hh, "EDR", 1024);
+    IbQpAttr base;
+    base.minRnrTimer = 2; // 20 us
+    Rc c = ConnectPair(f, base);
+    std::vector<uint32_t> rnr;
+    c.qp[0]->TraceConnectWithoutContext(
+        "RnrNakReceived",
+        MakeCallback(+[](std::vector<uint32_t>* v, uint32_t psn, uint8_t s) {
+            EXPECT_TRUE(IbAethHeader::IsRnrNakSyndrome(s));
+            EXPECT_EQ(s & 0x1F, 2);
+            v->push_back(psn);
+        }).Bind(&rnr));
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(8192, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(8192, IB_ACCESS_LOCAL_WRITE);
+    Fill(a, 9);
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::SEND, Sge(a, 0, 3000))));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::SEND, Sge(a, 3000, 100))));
+    const Time postAt = MicroSeconds(50);
+    Simulator::Schedule(postAt, [&]() {
+        for (uint32_t i = 0; i < 2; ++i)
+        {
+            IbRecvWr r;
+            r.wrId = 10 + i;
+            r.sge = Sge(b, 4000 * i, 4000);
+            ASSERT_TRUE(c.qp[1]->PostRecv(r));
+        }
+    });
+    Simulator::Run();
+    EXPECT_GE(rnr.size(), 2u); // at 0 and every 20 us until 50 us
+    EXPECT_LE(rnr.size(), 4u);
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].status, IbWcStatus::SUCCESS);
+    EXPECT_EQ(s[1].status, IbWcStatus::SUCCESS);
+    EXPECT_GT(s[0].timestamp, postAt);
+    std::vector<IbWorkCompletion> r = Drain(c.rcq[1]);
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].byteLen, 3000u);
+    EXPECT_EQ(r[1].byteLen, 100u);
+    EXPECT_TRUE(SameBytes(a, 0, b, 0, 3000));
+    EXPECT_TRUE(SameBytes(a, 3000, b, 4000, 100));
+    EXPECT_EQ(c.qp[0]->GetCounters().retransmittedPackets > 0, true);
+}
+
+TEST_F(IbRdmaTest, RnrRetriesExhaustedGiveRnrRetryExcErr)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    IbQpAttr base;
+    base.minRnrTimer = 1;
+    base.rnrRetry = 3;
+    Rc c = ConnectPair(f, base);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(64, IB_ACCESS_LOCAL_WRITE);
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::SEND, Sge(a, 0, 64))));
+    Simulator::Run();
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].status, IbWcStatus::RNR_RETRY_EXC_ERR) << IbWcStatusName(s[0].status);
+    EXPECT_EQ(c.qp[0]->GetCounters().rnrNaksReceived, 4u);
+    EXPECT_EQ(c.qp[1]->GetCounters().rnrNaksSent, 4u);
+}
+
+// ---------------------------------------------------------------- timing and throughput
+
+TEST_F(IbRdmaTest, SmallWriteAndReadLatencyFollowTheTimingAttributes)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh, "EDR");
+    Ptr<IbHca> h = f.hca[0];
+    Rc c = ConnectPair(f);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b =
+        f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
+    Time landed;
+    c.qp[1]->TraceConnectWithoutContext(
+        "MessageReceived",
+        MakeCallback(+[](Time* t, uint32_t, IbWrOpcode, uint32_t len, uint64_t) {
+            EXPECT_EQ(len, 64u);
+            *t = Simulator::Now();
+        }).Bind(&landed));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 64), b, 0)));
+    Simulator::Run();
+    const DataRate rate = f.port[0]->GetDataRate();
+    const Time prop = NanoSeconds(10); // IbChannel default Delay
+    const Time write = rate.CalculateBytesTxTime(IbPacket::WireSize(64, 16, false));
+    const Time ack = rate.CalculateBytesTxTime(IbPacket::WireSize(0, 4, false));
+    const Time wantLanded = h->GetDoorbellLatency() + write + prop + h->GetPcieWriteLatency();
+    EXPECT_NEAR(landed.GetNanoSeconds(), wantLanded.GetNanoSeconds(), 2);
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 1u);
+    const Time wantDone = h->GetDoorbellLatency() + write + prop + f.hca[1]->GetAckDelay() + ack +
+                          prop + h->GetPcieWriteLatency();
+    EXPECT_NEAR(s[0].timestamp.GetNanoSeconds(), wantDone.GetNanoSeconds(), 2);
+
+    const Time start = Simulator::Now();
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_READ, Sge(a, 0, 64), b, 0)));
+    Simulator::Run();
+    s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 1u);
+    const Time req = rate.CalculateBytesTxTime(IbPacket::WireSize(0, 16, false));
+    const Time resp = rate.CalculateBytesTxTime(IbPacket::WireSize(64, 4, false));
+    const Time wantRead = h->GetDoorbellLatency() + req + prop + f.hca[1]->GetResponseDelay() +
+                          resp + prop + h->GetPcieWriteLatency();
+    EXPECT_NEAR((s[0].timestamp - start).GetNanoSeconds(), wantRead.GetNanoSeconds(), 2);
+}
+
+/**
+ * Stream @p n RDMA WRITEs of @p size bytes from each of @p senders (host 0, and host 1 too
+ * if @p both), and return the goodput of each direction measured between the first and
+ * the last message landing.
+ */
+std::vector<double>
+WriteStreamGoodput(Fabric& f, uint32_t n, uint32_t size, bool both, uint32_t qpsPerSide = 1)
+{
+    std::vector<std::vector<Time>> landed(2);
+    std::vector<Rc> conns;
+    for (uint32_t q = 0; q < qpsPerSide; ++q)
+    {
+        conns.push_back(ConnectPair(f));
+    }
+    for (uint32_t dir = 0; dir < (both ? 2u : 1u); ++dir)
+    {
+        const uint32_t from = dir;
+        const uint32_t to = 1 - dir;
+        Ptr<IbMemoryRegion> src = f.hca[from]->RegisterMemory(size, IB_ACCESS_LOCAL_WRITE);
+        Ptr<IbMemoryRegion> dst = f.hca[to]->RegisterMemory(size, IB_ACCESS_REMOTE_WRITE);
+        for (Rc& c : conns)
+        {
+            c.qp[to]->TraceConnectWithoutContext(
+                "MessageReceived",
+                MakeCallback(+[](std::vector<Time>* v, uint32_t, IbWrOpcode, uint32_t, uint64_t) {
+                    v->push_back(Simulator::Now());
+                }).Bind(&landed[dir]));
+            for (uint32_t i = 0; i < n; ++i)
+            {
+                IbSendWr wr = Wr(i, IbWrOpcode::RDMA_WRITE, Sge(src, 0, size), dst, 0);
+                wr.signaled = (i % 16 == 15);
+                EXPECT_TRUE(c.qp[from]->PostSend(wr));
+            }
+        }
+    }
+    Simulator::Run();
+    std::vector<double> out;
+    for (uint32_t dir = 0; dir < (both ? 2u : 1u); ++dir)
+    {
+        const std::vector<Time>& t = landed[dir];
+        EXPECT_EQ(t.size(), n * qpsPerSide);
+        const double secs = (t.back() - t.front()).GetSeconds();
+        out.push_back((t.size() - 1) * 8.0 * size / secs);
+    }
+    return out;
+}
+
+TEST_F(IbRdmaTest, WriteStreamReachesLinkRateTimesWireEfficiency)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh, "EDR", 4096);
+    const uint32_t size = 64 * 1024;
+    const uint32_t pkts = size / 4096;
+    // LRH 8 + BTH 12 + payload + ICRC 4 + VCRC 2 per packet, RETH 16 on the first only.
+    const double wire = pkts * (8 + 12 + 4096 + 4 + 2) + 16;
+    const double expected = f.port[0]->GetDataRate().GetBitRate() * size / wire;
+    const std::vector<double> g = WriteStreamGoodput(f, 160, size, false);
+    // Events: the link's two per packet (end of serialization, arrival) plus flow control;
+    // the HCA adds only one wake-up per ACK and a few per WR, never one per data packet.
+    const uint64_t packets = f.port[0]->GetTxPackets() + f.port[1]->GetTxPackets();
+    EXPECT_EQ(f.port[0]->GetTxPackets(), 160u * 16);
+    EXPECT_LT(Simulator::GetEventCount(), 3 * packets);
+    EXPECT_NEAR(g[0] / expected, 1.0, 0.01)
+        << "goodput " << g[0] / 1e9 << " Gb/s, expected " << expected / 1e9;
+}
+
+TEST_F(IbRdmaTest, AcksOnTheReverseLinkDoNotSlowBidirectionalStreams)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh, "HDR", 4096);
+    const uint32_t size = 64 * 1024;
+    const double wire = (size / 4096) * (8 + 12 + 4096 + 4 + 2) + 16;
+    const double expected = f.port[0]->GetDataRate().GetBitRate() * size / wire;
+    const std::vector<double> g = WriteStreamGoodput(f, 160, size, true);
+    EXPECT_NEAR(g[0] / expected, 1.0, 0.01) << g[0] / 1e9 << " Gb/s";
+    EXPECT_NEAR(g[1] / expected, 1.0, 0.01) << g[1] / 1e9 << " Gb/s";
+}
+
+TEST_F(IbRdmaTest, QueuePairsOnOnePortShareItFairly)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh, "EDR", 4096);
+    std::vector<Rc> conns;
+    std::vector<std::vector<Time>> landed(3);
+    Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(1 << 20, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(1 << 20, IB_ACCESS_REMOTE_WRITE);
+    for (uint32_t q = 0; q < 3; ++q)
+    {
+        conns.push_back(ConnectPair(f));
+        conns[q].qp[1]->TraceConnectWithoutContext(
+            "MessageReceived",
+            MakeCallback(+[](std::vector<Time>* v, uint32_t, IbWrOpcode, uint32_t, uint64_t) {
+                v->push_back(Simulator::Now());
+            }).Bind(&landed[q]));
+        // QP q streams 64 KB messages; they all start together.
+        for (uint32_t i = 0; i < 40; ++i)
+        {
+            ASSERT_TRUE(conns[q].qp[0]->PostSend(
+                Wr(i, IbWrOpcode::RDMA_WRITE, Sge(src, 0, 65536), dst, 0)));
+        }
+    }
+    Simulator::Run();
+    // Interleaved packet by packet, round robin: each QP gets a third of the link (the
+    // first one to wake up leads by the packets it sent before the others joined, and
+    // the lead does not grow).
+    const Time pkt = f.port[0]->GetDataRate().CalculateBytesTxTime(4122);
+    const double wire = 16 * 4122.0 + 16;
+    const double third = f.port[0]->GetDataRate().GetBitRate() * 65536 / wire / 3;
+    for (uint32_t q = 0; q < 3; ++q)
+    {
+        ASSERT_EQ(landed[q].size(), 40u);
+        const double rate = 39 * 65536 * 8.0 / (landed[q][39] - landed[q][0]).GetSeconds();
+        EXPECT_NEAR(rate / third, 1.0, 0.01) << "QP " << q;
+    }
+    for (uint32_t i = 0; i < 40; ++i)
+    {
+        const Time lo = std::min({landed[0][i], landed[1][i], landed[2][i]});
+        const Time hi = std::max({landed[0][i], landed[1][i], landed[2][i]});
+        ASSERT_LE(hi - lo, 9 * pkt) << "message " << i;
+    }
+}
+
+TEST_F(IbRdmaTest, SendWindowBoundsPacketsInFlight)
+{
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("MaxOutstandingPackets", UintegerValue(8));
+    hh.SetHcaAttribute("AckCoalescing", UintegerValue(4));
+    Fabric f = BackToBack(hh, "EDR", 1024);
+    Rc c = ConnectPair(f);
+
+    // Requests leave port 0, ACKs arrive at it: track the distance between the two.
+    struct Track
+    {
+        uint32_t highestSent{0};
+        uint32_t highestAcked{0};
+        bool any{false};
+        uint32_t maxOutstanding{0};
+    } tr;
+
+    f.port[0]->TraceConnectWithoutContext(
+        "PhyTxBegin",
+        MakeCallback(+[](Track* t, Ptr<const Packet> p) {
+            t->highestSent = PsnOf(p);
+            if (!t->any)
+            {
+                t->any = true;
+                t->highestAcked = (t->highestSent - 1) & 0xFFFFFF;
+            }
+            t->maxOutstanding =
+                std::max(t->maxOutstanding, (t->highestSent - t->highestAcked) & 0xFFFFFF);
+        }).Bind(&tr));
+    f.port[0]->TraceConnectWithoutContext("PhyRxEnd",
+                                          MakeCallback(+[](Track* t, Ptr<const Packet> p) {
+                                              if (OpcodeOf(p) == IbOpcode::RC_ACKNOWLEDGE)
+                                              {
+                                                  t->highestAcked = PsnOf(p);
+                                              }
+                                          }).Bind(&tr));
+    Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(65536, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(65536, IB_ACCESS_REMOTE_WRITE);
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(src, 0, 65536), dst, 0)));
+    Simulator::Run();
+    EXPECT_EQ(Drain(c.scq[0]).size(), 1u);
+    EXPECT_LE(tr.maxOutstanding, 8u);
+    EXPECT_GE(tr.maxOutstanding, 5u);
+    EXPECT_GE(c.qp[1]->GetCounters().acksSent, 64u / 4);
+}
+
+TEST_F(IbRdmaTest, UnsignaledWorkRequestsRetireWithoutCompletions)
+{
+    IbHcaHelper hh;
+    Fabric f = Switched(hh);
+    Rc c = ConnectPair(f);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE);
+    for (uint32_t i = 0; i < 10; ++i)
+    {
+        IbSendWr wr = Wr(i, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 256), b, 0);
+        wr.signaled = i == 9;
+        ASSERT_TRUE(c.qp[0]->PostSend(wr));
+    }
+    EXPECT_EQ(c.qp[0]->GetSendQueueLength(), 10u);
+    Simulator::Run();
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].wrId, 9u);
+    EXPECT_EQ(c.qp[0]->GetSendQueueLength(), 0u);
+}
+
+TEST_F(IbRdmaTest, CompletionCallbackReceivesCompletionsInsteadOfPoll)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Rc c = ConnectPair(f);
+    std::vector<uint64_t> ids;
+    c.scq[0]->SetCompletionCallback(
+        MakeCallback(+[](std::vector<uint64_t>* v, const IbWorkCompletion& wc) {
+            v->push_back(wc.wrId);
+        }).Bind(&ids));
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_READ);
+    for (uint32_t i = 0; i < 5; ++i)
+    {
+        ASSERT_TRUE(c.qp[0]->PostSend(Wr(i, IbWrOpcode::RDMA_READ, Sge(a, 0, 2000), b, 0)));
+    }
+    Simulator::Run();
+    EXPECT_EQ(ids, (std::vector<uint64_t>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(c.scq[0]->GetNumEntries(), 0u);
+    EXPECT_EQ(c.scq[0]->GetTotalCompletions(), 5u);
+}
+
+} // namespace
