@@ -81,9 +81,9 @@ IbCompletionQueue::Deliver(IbWorkCompletion wc)
     NS_LOG_FUNCTION(this << wc.wrId << IbWcStatusName(wc.status));
     wc.timestamp = Simulator::Now();
     ++m_total;
-    m_completed(wc);
     if (!m_callback.IsNull())
     {
+        m_completed(wc);
         m_callback(wc);
         return;
     }
@@ -92,9 +92,12 @@ IbCompletionQueue::Deliver(IbWorkCompletion wc)
         ++m_overruns;
         NS_LOG_WARN("completion queue overrun (depth " << m_depth << "): completion of WR "
                                                        << wc.wrId << " dropped");
+        m_completed(wc);
         return;
     }
+    // Queue first, then tell the trace: a sink that polls from the trace finds the entry.
     m_queue.Push(wc);
+    m_completed(wc);
 }
 
 uint32_t

@@ -85,7 +85,8 @@ IbHca::GetTypeId()
                           MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("MaxOutstandingPackets",
                           "Send window of each RC QP: PSNs sent beyond the oldest "
-                          "unacknowledged one (a READ counts its response packets).",
+                          "unacknowledged one before a SEND/WRITE packet may go (READs are "
+                          "bounded by the QP's maxRdAtomic instead).",
                           UintegerValue(256),
                           MakeUintegerAccessor(&IbHca::m_maxOutstanding),
                           MakeUintegerChecker<uint32_t>(1, 0x7FFFFF))

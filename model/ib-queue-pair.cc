@@ -758,11 +758,13 @@ IbQueuePair::RequesterReadyAt() const
     {
         return w.readyAt;
     }
-    const uint32_t k = (m_txPsn - w.firstPsn) & kPsnMask;
     const uint32_t outstanding =
         PsnLess(m_ackedPsn, m_txPsn) ? ((m_txPsn - m_ackedPsn) & kPsnMask) : 0;
-    const uint32_t span = w.wr.opcode == IbWrOpcode::RDMA_READ ? w.npkts - k : 1;
-    if (outstanding > 0 && outstanding + span > m_hca->m_maxOutstanding)
+    // The window bounds the data a requester puts on the wire ahead of ACKs. A READ
+    // request carries no data and is bounded by maxRdAtomic, as on hardware, so a READ
+    // larger than the window still overlaps with the next one.
+    const bool isRead = w.wr.opcode == IbWrOpcode::RDMA_READ;
+    if (!isRead && outstanding > 0 && outstanding + 1 > m_hca->m_maxOutstanding)
     {
         return Time::Max(); // window full: an ACK will reopen it
     }
