@@ -54,14 +54,14 @@ enum class IbWrOpcode : uint8_t
 enum class IbWcStatus : uint8_t
 {
     SUCCESS,
-    LOC_LEN_ERR,        ///< a receive buffer was too small for the message
-    LOC_PROT_ERR,       ///< a local SGE does not lie in a registered region with the access
-    WR_FLUSH_ERR,       ///< the QP went to the error state before the WR completed
-    REM_ACCESS_ERR,     ///< bad rkey, range or access rights at the responder (NAK 0x62)
-    REM_INV_REQ_ERR,    ///< the responder found the request invalid (NAK 0x61)
-    REM_OP_ERR,         ///< the responder could not carry the operation out (NAK 0x63)
-    RETRY_EXC_ERR,      ///< transport retries (timeouts, sequence NAKs) exhausted
-    RNR_RETRY_EXC_ERR   ///< receiver-not-ready retries exhausted
+    LOC_LEN_ERR,      ///< a receive buffer was too small for the message
+    LOC_PROT_ERR,     ///< a local SGE does not lie in a registered region with the access
+    WR_FLUSH_ERR,     ///< the QP went to the error state before the WR completed
+    REM_ACCESS_ERR,   ///< bad rkey, range or access rights at the responder (NAK 0x62)
+    REM_INV_REQ_ERR,  ///< the responder found the request invalid (NAK 0x61)
+    REM_OP_ERR,       ///< the responder could not carry the operation out (NAK 0x63)
+    RETRY_EXC_ERR,    ///< transport retries (timeouts, sequence NAKs) exhausted
+    RNR_RETRY_EXC_ERR ///< receiver-not-ready retries exhausted
 };
 
 /// Work completion opcode (ibv_wc_opcode).
@@ -96,21 +96,21 @@ struct IbSge
 /// A send work request (ibv_send_wr, one SGE).
 struct IbSendWr
 {
-    uint64_t wrId{0};                       ///< returned in the completion
-    IbWrOpcode opcode{IbWrOpcode::SEND};    ///< operation
-    IbSge sge;                              ///< local data (source; READ/atomic: destination)
-    bool signaled{true};                    ///< generate a completion on success
-    bool solicited{false};                  ///< set the BTH SE bit on the last packet
-    uint32_t immData{0};                    ///< immediate data (*_WITH_IMM)
-    uint64_t remoteAddr{0};                 ///< RDMA and atomic: remote virtual address
-    uint32_t rkey{0};                       ///< RDMA and atomic: remote key
-    uint64_t compareAdd{0};                 ///< atomic: compare value, or value to add
-    uint64_t swap{0};                       ///< atomic compare-and-swap: new value
+    uint64_t wrId{0};                    ///< returned in the completion
+    IbWrOpcode opcode{IbWrOpcode::SEND}; ///< operation
+    IbSge sge;                           ///< local data (source; READ/atomic: destination)
+    bool signaled{true};                 ///< generate a completion on success
+    bool solicited{false};               ///< set the BTH SE bit on the last packet
+    uint32_t immData{0};                 ///< immediate data (*_WITH_IMM)
+    uint64_t remoteAddr{0};              ///< RDMA and atomic: remote virtual address
+    uint32_t rkey{0};                    ///< RDMA and atomic: remote key
+    uint64_t compareAdd{0};              ///< atomic: compare value, or value to add
+    uint64_t swap{0};                    ///< atomic compare-and-swap: new value
     // UD address handle
-    uint16_t udDlid{0};                     ///< UD: destination LID
-    uint8_t udSl{0};                        ///< UD: service level
-    uint32_t udRemoteQpn{0};                ///< UD: destination QP number
-    uint32_t udRemoteQkey{0};               ///< UD: destination Q_Key
+    uint16_t udDlid{0};       ///< UD: destination LID
+    uint8_t udSl{0};          ///< UD: service level
+    uint32_t udRemoteQpn{0};  ///< UD: destination QP number
+    uint32_t udRemoteQkey{0}; ///< UD: destination Q_Key
 };
 
 /// A receive work request (ibv_recv_wr, one SGE).
