@@ -1666,16 +1666,11 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
                 return;
             }
             IbMemoryRegion* mr = nullptr;
-            if (rx.dmaLen > 0)
+            if (rx.dmaLen > 0 &&
+                !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_WRITE)))
             {
-                mr = m_hca->LookupMr(rx.rkey);
-                if (mr == nullptr ||
-                    !mr->CheckRemote(rx.va, rx.dmaLen, rx.rkey, IB_ACCESS_REMOTE_WRITE) ||
-                    !(m_attr.accessFlags & IB_ACCESS_REMOTE_WRITE))
-                {
-                    accessError();
-                    return;
-                }
+                accessError();
+                return;
             }
             if (rx.hasImm && m_rq.Empty())
             {
@@ -1729,16 +1724,10 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
             return;
         }
         IbMemoryRegion* mr = nullptr;
-        if (rx.dmaLen > 0)
+        if (rx.dmaLen > 0 && !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_READ)))
         {
-            mr = m_hca->LookupMr(rx.rkey);
-            if (mr == nullptr ||
-                !mr->CheckRemote(rx.va, rx.dmaLen, rx.rkey, IB_ACCESS_REMOTE_READ) ||
-                !(m_attr.accessFlags & IB_ACCESS_REMOTE_READ))
-            {
-                accessError();
-                return;
-            }
+            accessError();
+            return;
         }
         m_msn = PsnAdd(m_msn, 1);
         Response r;
@@ -1764,9 +1753,8 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
             invalid();
             return;
         }
-        IbMemoryRegion* mr = m_hca->LookupMr(rx.rkey);
-        if (mr == nullptr || !mr->CheckRemote(rx.va, 8, rx.rkey, IB_ACCESS_REMOTE_ATOMIC) ||
-            !(m_attr.accessFlags & IB_ACCESS_REMOTE_ATOMIC))
+        IbMemoryRegion* mr = RemoteRegion(rx.rkey, rx.va, 8, IB_ACCESS_REMOTE_ATOMIC);
+        if (mr == nullptr)
         {
             accessError();
             return;
@@ -1816,15 +1804,9 @@ IbQueuePair::ReceiveDuplicate(const Rx& rx)
     case IbOpcode::RC_RDMA_READ_REQUEST: {
         // Executed again (from the PSN the requester resumes at).
         IbMemoryRegion* mr = nullptr;
-        if (rx.dmaLen > 0)
+        if (rx.dmaLen > 0 && !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_READ)))
         {
-            mr = m_hca->LookupMr(rx.rkey);
-            if (mr == nullptr ||
-                !mr->CheckRemote(rx.va, rx.dmaLen, rx.rkey, IB_ACCESS_REMOTE_READ) ||
-                !(m_attr.accessFlags & IB_ACCESS_REMOTE_READ))
-            {
-                return;
-            }
+            return;
         }
         Response r;
         r.kind = RESP_READ;
@@ -2052,6 +2034,17 @@ IbQueuePair::Complete(const Ptr<IbCompletionQueue>& cq,
         wc.slid = m_attr.dlid;
     }
     m_hca->DeliverCompletion(cq, wc);
+}
+
+IbMemoryRegion*
+IbQueuePair::RemoteRegion(uint32_t rkey, uint64_t va, uint64_t len, uint32_t access) const
+{
+    IbMemoryRegion* mr = m_hca->LookupMr(rkey);
+    if (mr == nullptr || !mr->CheckRemote(va, len, rkey, access) || !(m_attr.accessFlags & access))
+    {
+        return nullptr;
+    }
+    return mr;
 }
 
 } // namespace ns3

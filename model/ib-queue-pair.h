@@ -496,6 +496,16 @@ class IbQueuePair : public Object
      * @return false
      */
     bool Refuse(std::string* error, const std::string& msg) const;
+    /**
+     * The memory region a remote request may use: the rkey names a region that covers
+     * [va, va + len) with @p access, and the QP allows that access.
+     * @param rkey remote key from the request
+     * @param va start address
+     * @param len bytes
+     * @param access the IbAccess right needed
+     * @return the region, or nullptr (a remote access error)
+     */
+    IbMemoryRegion* RemoteRegion(uint32_t rkey, uint64_t va, uint64_t len, uint32_t access) const;
 
     // Identity
     IbHca* m_hca;                    //!< owning HCA
