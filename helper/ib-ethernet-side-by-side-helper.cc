@@ -1,0 +1,181 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-ethernet-side-by-side-helper.h"
+
+#include "ns3/abort.h"
+#include "ns3/ib-channel.h"
+#include "ns3/ib-link-rate.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-topology.h"
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-global-routing-helper.h"
+#include "ns3/log.h"
+#include "ns3/nstime.h"
+#include "ns3/string.h"
+
+#include <map>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbEthernetSideBySideHelper");
+
+uint32_t
+IbEthernetSideBySide::GetNHosts() const
+{
+    return ib.hosts.GetN();
+}
+
+Ipv4Address
+IbEthernetSideBySide::IbAddress(uint32_t i) const
+{
+    return ibInterfaces.GetAddress(i);
+}
+
+Ipv4Address
+IbEthernetSideBySide::EthAddress(uint32_t i) const
+{
+    return ethInterfaces.GetAddress(i);
+}
+
+IbEthernetSideBySideHelper::IbEthernetSideBySideHelper()
+    : m_ethRate(0),
+      m_ibBase("10.1.0.0"),
+      m_ibMask("255.255.0.0"),
+      m_ethBase("10.2.0.0")
+{
+}
+
+IbFabricHelper&
+IbEthernetSideBySideHelper::GetIbFabricHelper()
+{
+    return m_fabricHelper;
+}
+
+IpoibHelper&
+IbEthernetSideBySideHelper::GetIpoibHelper()
+{
+    return m_ipoib;
+}
+
+PointToPointHelper&
+IbEthernetSideBySideHelper::GetEthernetHelper()
+{
+    return m_p2p;
+}
+
+void
+IbEthernetSideBySideHelper::SetEthernetDataRate(DataRate rate)
+{
+    m_ethRate = rate;
+}
+
+void
+IbEthernetSideBySideHelper::SetIbNetwork(Ipv4Address base, Ipv4Mask mask)
+{
+    m_ibBase = base;
+    m_ibMask = mask;
+}
+
+void
+IbEthernetSideBySideHelper::SetEthNetwork(Ipv4Address base)
+{
+    m_ethBase = base;
+}
+
+IbEthernetSideBySide
+IbEthernetSideBySideHelper::Build(const IbTopology& topology)
+{
+    NS_LOG_FUNCTION(this);
+    IbEthernetSideBySide s;
+    s.ib = m_fabricHelper.Build(topology);
+    s.ipoibDevices = m_ipoib.Install(s.ib);
+
+    // One router per switch, in topology order.
+    const uint32_t n = topology.GetNNodes();
+    std::vector<Ptr<Node>> ethNode(n);
+    std::map<uint32_t, uint32_t> hostIndex; // topology index -> host index
+    for (uint32_t h = 0; h < s.ib.hosts.GetN(); ++h)
+    {
+        for (uint32_t t = 0; t < n; ++t)
+        {
+            if (s.ib.nodeOf[t] == s.ib.hosts.Get(h))
+            {
+                hostIndex[t] = h;
+                ethNode[t] = s.ib.hosts.Get(h);
+            }
+        }
+    }
+    for (uint32_t t = 0; t < n; ++t)
+    {
+        if (topology.GetNode(t).type == IbTopology::SWITCH)
+        {
+            Ptr<Node> r = CreateObject<Node>();
+            s.routers.Add(r);
+            ethNode[t] = r;
+        }
+    }
+    InternetStackHelper stack;
+    stack.Install(s.ib.hosts);
+    stack.Install(s.routers);
+
+    Ipv4AddressHelper ibAddr(m_ibBase, m_ibMask);
+    s.ibInterfaces = ibAddr.Assign(s.ipoibDevices);
+
+    // One point-to-point link per IB cable, each its own /30.
+    Ipv4AddressHelper ethAddr(m_ethBase, "255.255.255.252");
+    std::vector<Ipv4Address> hostEth(s.ib.hosts.GetN());
+    std::vector<Ptr<NetDevice>> hostDev(s.ib.hosts.GetN());
+    std::vector<uint32_t> hostIf(s.ib.hosts.GetN(), 0);
+    Time delay = NanoSeconds(10);
+    if (s.ib.HostPort(0) && s.ib.HostPort(0)->GetChannel())
+    {
+        TimeValue d;
+        s.ib.HostPort(0)->GetChannel()->GetAttribute("Delay", d);
+        delay = d.Get();
+    }
+    for (uint32_t a = 0; a < n; ++a)
+    {
+        const auto& ports = topology.GetNode(a).ports;
+        for (uint8_t p = 1; p < ports.size(); ++p)
+        {
+            const int32_t b = ports[p].peerNode;
+            if (b < 0 || uint32_t(b) < a || (uint32_t(b) == a && ports[p].peerPort < p))
+            {
+                continue; // uncabled, or seen from the other end
+            }
+            const DataRate rate = m_ethRate.GetBitRate() > 0
+                                      ? m_ethRate
+                                      : IbLinkRate::GetDataRate(ports[p].speed, ports[p].width);
+            m_p2p.SetDeviceAttribute("DataRate", DataRateValue(rate));
+            m_p2p.SetChannelAttribute("Delay", TimeValue(delay));
+            NetDeviceContainer d = m_p2p.Install(ethNode[a], ethNode[b]);
+            s.ethDevices.Add(d);
+            Ipv4InterfaceContainer ifs = ethAddr.Assign(d);
+            ethAddr.NewNetwork();
+            for (uint32_t side = 0; side < 2; ++side)
+            {
+                const uint32_t t = side == 0 ? a : uint32_t(b);
+                auto it = hostIndex.find(t);
+                if (it != hostIndex.end() && !hostDev[it->second])
+                {
+                    hostDev[it->second] = d.Get(side);
+                    hostEth[it->second] = ifs.GetAddress(side);
+                    hostIf[it->second] = ifs.Get(side).second;
+                }
+            }
+        }
+    }
+    for (uint32_t h = 0; h < s.ib.hosts.GetN(); ++h)
+    {
+        NS_ABORT_MSG_UNLESS(hostDev[h], "IbEthernetSideBySideHelper: host " << h << " has no link");
+        s.ethHostDevices.Add(hostDev[h]);
+        s.ethInterfaces.Add(s.ib.hosts.Get(h)->GetObject<Ipv4>(), hostIf[h]);
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    return s;
+}
+
+} // namespace ns3

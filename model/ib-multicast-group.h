@@ -1,0 +1,52 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_MULTICAST_GROUP_H
+#define IB_MULTICAST_GROUP_H
+
+#include "ns3/ptr.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace ns3
+{
+
+class IbNetDevice;
+class IbSubnetManager;
+
+/**
+ * @ingroup infiniband
+ * @brief Builds an InfiniBand multicast group the way a subnet manager does (IBA
+ * 14.2.5.x, OpenSM's multicast manager in spirit): one spanning tree of the switches,
+ * pruned to the branches that lead to members, programmed into every switch's multicast
+ * forwarding table (IbSwitch::SetMftEntry) for the group's MLID.
+ *
+ * The tree is a breadth-first tree over switch-to-switch cables rooted at the switch of
+ * the first member (ties broken by port number, so it is deterministic). A switch's
+ * entry lists its tree ports (towards its parent and its kept children) and its ports
+ * to member channel adapters; a switch replicates a packet to every listed port except
+ * the one it came in on, so each member except the sender receives exactly one copy.
+ * Switches outside the pruned tree get no entry (they drop the MLID).
+ */
+class IbMulticastGroup
+{
+  public:
+    /**
+     * Compute and program a multicast group.
+     * @param sm a configured subnet manager (its topology and nodes are used)
+     * @param mlid the multicast LID (0xC000..0xFFFE)
+     * @param members the member CA ports (of the SM's fabric)
+     * @return the MFT entry programmed per switch: topology index -> ports
+     */
+    static std::map<uint32_t, std::vector<uint8_t>> Create(
+        Ptr<IbSubnetManager> sm,
+        uint16_t mlid,
+        const std::vector<Ptr<IbNetDevice>>& members);
+};
+
+} // namespace ns3
+
+#endif /* IB_MULTICAST_GROUP_H */

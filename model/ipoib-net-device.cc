@@ -1,0 +1,725 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ipoib-net-device.h"
+
+#include "ib-completion-queue.h"
+#include "ib-hca.h"
+#include "ib-memory-region.h"
+#include "ib-net-device.h"
+#include "ib-queue-pair.h"
+#include "ib-subnet-manager.h"
+#include "ipoib-header.h"
+
+#include "ns3/abort.h"
+#include "ns3/channel.h"
+#include "ns3/log.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+#include <cstring>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IpoibNetDevice");
+
+NS_OBJECT_ENSURE_REGISTERED(IpoibNetDevice);
+
+namespace
+{
+
+/// Bytes of the GRH space at the start of every UD receive buffer.
+constexpr uint32_t kGrhBytes = 40;
+
+/// A unicast packet in flight, kept so that the receiver can re-attach its metadata.
+struct InFlight
+{
+    Ptr<Packet> packet; ///< the sender's packet (IPoIB header included)
+    Time sentAt;        ///< when it was posted
+};
+
+/// Packets in flight by content hash (simulation bookkeeping, not part of the model).
+std::map<uint64_t, std::deque<InFlight>> g_inFlight;
+/// Entries in g_inFlight.
+uint64_t g_inFlightCount = 0;
+/// Entries older than this are forgotten (their packet was lost).
+const Time kInFlightLifetime = Seconds(1);
+
+/**
+ * @param data bytes
+ * @param len their number
+ * @return a 64-bit FNV-1a hash of them (mixed with the length)
+ */
+uint64_t
+Fnv1a(const uint8_t* data, uint32_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (uint32_t i = 0; i < len; ++i)
+    {
+        h = (h ^ data[i]) * 0x100000001b3ULL;
+    }
+    return h ^ len;
+}
+
+/// Forget entries older than kInFlightLifetime (or left by a previous simulation).
+void
+PurgeInFlight()
+{
+    const Time now = Simulator::Now();
+    for (auto it = g_inFlight.begin(); it != g_inFlight.end();)
+    {
+        auto& q = it->second;
+        while (!q.empty() && (q.front().sentAt + kInFlightLifetime < now ||
+                              q.front().sentAt > now)) // (a previous simulation's)
+        {
+            q.pop_front();
+            --g_inFlightCount;
+        }
+        it = q.empty() ? g_inFlight.erase(it) : std::next(it);
+    }
+}
+
+/**
+ * Remember a unicast packet that was just posted.
+ * @param p the packet (IPoIB header included)
+ * @param data its bytes as posted
+ * @param len their number
+ */
+void
+RegisterInFlight(Ptr<Packet> p, const uint8_t* data, uint32_t len)
+{
+    if (g_inFlightCount > 100000)
+    {
+        PurgeInFlight();
+    }
+    g_inFlight[Fnv1a(data, len)].push_back({p, Simulator::Now()});
+    ++g_inFlightCount;
+}
+
+/**
+ * Find (and forget) the sender's packet with exactly these bytes.
+ * @param data the bytes received
+ * @param len their number
+ * @return the packet, or nullptr if none is known
+ */
+Ptr<Packet>
+TakeInFlight(const uint8_t* data, uint32_t len)
+{
+    auto it = g_inFlight.find(Fnv1a(data, len));
+    if (it == g_inFlight.end())
+    {
+        return nullptr;
+    }
+    auto& q = it->second;
+    std::vector<uint8_t> buf(len);
+    for (auto e = q.begin(); e != q.end(); ++e)
+    {
+        if (e->packet->GetSize() != len)
+        {
+            continue;
+        }
+        e->packet->CopyData(buf.data(), len);
+        if (std::memcmp(buf.data(), data, len) == 0)
+        {
+            Ptr<Packet> p = e->packet;
+            q.erase(e);
+            --g_inFlightCount;
+            if (q.empty())
+            {
+                g_inFlight.erase(it);
+            }
+            return p;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+TypeId
+IpoibNetDevice::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::IpoibNetDevice")
+            .SetParent<NetDevice>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<IpoibNetDevice>()
+            .AddAttribute("Mtu",
+                          "IP MTU; 0 = the IB port MTU minus the 4-byte IPoIB header (2044 "
+                          "for a 2048-byte IB MTU, 4092 for 4096), set by Setup().",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IpoibNetDevice::m_mtu),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute("Qkey",
+                          "Q_Key of the IPoIB UD queue pair (the broadcast group's Q_Key).",
+                          UintegerValue(0x00000B1B),
+                          MakeUintegerAccessor(&IpoibNetDevice::m_qkey),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Pkey",
+                          "Partition key, used in the broadcast GID.",
+                          UintegerValue(0xFFFF),
+                          MakeUintegerAccessor(&IpoibNetDevice::m_pkey),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute("SendBuffers",
+                          "Registered send buffers (send queue depth of the UD QP).",
+                          UintegerValue(256),
+                          MakeUintegerAccessor(&IpoibNetDevice::m_sendBuffers),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("RecvBuffers",
+                          "Receive WRs kept posted on the UD QP.",
+                          UintegerValue(512),
+                          MakeUintegerAccessor(&IpoibNetDevice::m_recvBuffers),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("TxQueueSize",
+                          "Packets that may wait for a free send buffer before drops.",
+                          UintegerValue(1000),
+                          MakeUintegerAccessor(&IpoibNetDevice::m_txQueueSize),
+                          MakeUintegerChecker<uint32_t>())
+            .AddTraceSource("MacTx",
+                            "A packet accepted for transmission (without the IPoIB header).",
+                            MakeTraceSourceAccessor(&IpoibNetDevice::m_macTxTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("MacTxDrop",
+                            "A packet dropped before transmission (unresolved, FIFO full).",
+                            MakeTraceSourceAccessor(&IpoibNetDevice::m_macTxDropTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("MacRx",
+                            "A packet received and handed up (without the IPoIB header).",
+                            MakeTraceSourceAccessor(&IpoibNetDevice::m_macRxTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("MacRxDrop",
+                            "A received packet dropped (error completion, malformed).",
+                            MakeTraceSourceAccessor(&IpoibNetDevice::m_macRxDropTrace),
+                            "ns3::Packet::TracedCallback");
+    return tid;
+}
+
+IpoibNetDevice::IpoibNetDevice()
+    : m_ifIndex(0),
+      m_portNum(1),
+      m_slotSize(0),
+      m_recvSlotSize(0),
+      m_mlid(0),
+      m_groupQpn(0),
+      m_mtu(0),
+      m_qkey(0x00000B1B),
+      m_sendBuffers(256),
+      m_recvBuffers(512),
+      m_txQueueSize(1000),
+      m_pkey(0xFFFF),
+      m_unresolvedDrops(0),
+      m_txQueueDrops(0)
+{
+    NS_LOG_FUNCTION(this);
+}
+
+IpoibNetDevice::~IpoibNetDevice()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+IpoibNetDevice::DoDispose()
+{
+    NS_LOG_FUNCTION(this);
+    if (m_sendCq)
+    {
+        m_sendCq->SetCompletionCallback(Callback<void, const IbWorkCompletion&>());
+    }
+    if (m_recvCq)
+    {
+        m_recvCq->SetCompletionCallback(Callback<void, const IbWorkCompletion&>());
+    }
+    m_txQueue.clear();
+    g_inFlight.clear();
+    g_inFlightCount = 0;
+    m_node = nullptr;
+    m_hca = nullptr;
+    m_sm = nullptr;
+    m_port = nullptr;
+    m_qp = nullptr;
+    m_sendCq = nullptr;
+    m_recvCq = nullptr;
+    m_sendMr = nullptr;
+    m_recvMr = nullptr;
+    m_rxCallback =
+        MakeNullCallback<bool, Ptr<NetDevice>, Ptr<const Packet>, uint16_t, const Address&>();
+    m_promiscCallback = NetDevice::PromiscReceiveCallback();
+    NetDevice::DoDispose();
+}
+
+void
+IpoibNetDevice::Setup(Ptr<IbHca> hca, Ptr<IbSubnetManager> sm, uint8_t port)
+{
+    NS_LOG_FUNCTION(this << hca << sm << unsigned(port));
+    NS_ABORT_MSG_IF(m_qp, "IpoibNetDevice::Setup: already set up");
+    NS_ABORT_MSG_UNLESS(hca && sm, "IpoibNetDevice::Setup: needs an HCA and a subnet manager");
+    NS_ABORT_MSG_UNLESS(hca->IsDataMode(),
+                        "IpoibNetDevice::Setup: the IbHca must have DataMode=true (IPoIB "
+                        "carries the IP packets' bytes)");
+    m_hca = hca;
+    m_sm = sm;
+    m_portNum = port;
+    m_port = hca->GetPort(port);
+    const uint32_t ibMtu = m_port->GetIbMtu();
+    if (m_mtu == 0)
+    {
+        m_mtu = static_cast<uint16_t>(ibMtu - IpoibHeader::SIZE);
+    }
+    NS_ABORT_MSG_IF(m_mtu + IpoibHeader::SIZE > ibMtu,
+                    "IpoibNetDevice: MTU " << m_mtu << " + 4 exceeds the IB MTU " << ibMtu);
+    m_slotSize = ibMtu;
+    m_recvSlotSize = ibMtu + kGrhBytes;
+    m_sendCq = hca->CreateCq(m_sendBuffers + 16);
+    m_recvCq = hca->CreateCq(m_recvBuffers + 16);
+    m_qp = hca->CreateQp(IbQpType::UD, m_sendCq, m_recvCq, m_sendBuffers, m_recvBuffers);
+    IbQpAttr attr;
+    attr.portNum = port;
+    attr.qkey = m_qkey;
+    for (IbQpState s : {IbQpState::INIT, IbQpState::RTR, IbQpState::RTS})
+    {
+        attr.state = s;
+        std::string err;
+        NS_ABORT_MSG_UNLESS(m_qp->Modify(attr, &err), "IpoibNetDevice::Setup: " << err);
+    }
+    m_sendMr = hca->RegisterMemory(uint64_t(m_sendBuffers) * m_slotSize, IB_ACCESS_LOCAL_WRITE);
+    m_recvMr = hca->RegisterMemory(uint64_t(m_recvBuffers) * m_recvSlotSize, IB_ACCESS_LOCAL_WRITE);
+    m_sendCq->SetCompletionCallback(MakeCallback(&IpoibNetDevice::SendDone, this));
+    m_recvCq->SetCompletionCallback(MakeCallback(&IpoibNetDevice::RecvDone, this));
+    m_freeSlots.clear();
+    for (uint32_t i = m_sendBuffers; i-- > 0;)
+    {
+        m_freeSlots.push_back(i);
+    }
+    for (uint32_t i = 0; i < m_recvBuffers; ++i)
+    {
+        PostRecvSlot(i);
+    }
+    // Own GUID: the CA of this port in the SM's topology.
+    const IbTopology& topo = sm->GetTopology();
+    uint64_t guid = 0;
+    for (uint32_t ca : topo.GetCas())
+    {
+        if (port < topo.GetNode(ca).ports.size() && sm->GetCaPort(ca, port) == m_port)
+        {
+            guid = topo.GetNode(ca).guid;
+        }
+    }
+    NS_ABORT_MSG_IF(guid == 0,
+                    "IpoibNetDevice::Setup: the port is not part of the subnet manager's fabric");
+    m_address = IpoibAddress::FromGuid(m_qp->GetQpNum(), guid);
+    if (m_groupQpn == 0)
+    {
+        m_groupQpn = m_qp->GetQpNum();
+    }
+    NS_LOG_INFO("IPoIB on node " << (m_node ? m_node->GetId() : 0) << ": " << m_address << " LID "
+                                 << m_port->GetLid() << " MTU " << m_mtu);
+}
+
+void
+IpoibNetDevice::SetBroadcastGroup(uint16_t mlid, uint32_t qpn)
+{
+    NS_LOG_FUNCTION(this << mlid << qpn);
+    m_mlid = mlid;
+    m_groupQpn = qpn;
+}
+
+Ptr<IbQueuePair>
+IpoibNetDevice::GetQueuePair() const
+{
+    return m_qp;
+}
+
+Ptr<IbNetDevice>
+IpoibNetDevice::GetIbPort() const
+{
+    return m_port;
+}
+
+Ptr<IbHca>
+IpoibNetDevice::GetHca() const
+{
+    return m_hca;
+}
+
+IpoibAddress
+IpoibNetDevice::GetIpoibAddress() const
+{
+    return m_address;
+}
+
+uint64_t
+IpoibNetDevice::GetUnresolvedDrops() const
+{
+    return m_unresolvedDrops;
+}
+
+uint64_t
+IpoibNetDevice::GetTxQueueDrops() const
+{
+    return m_txQueueDrops;
+}
+
+IpoibNetDevice::Route
+IpoibNetDevice::Resolve(uint64_t guid)
+{
+    auto it = m_routes.find(guid);
+    if (it != m_routes.end())
+    {
+        return it->second;
+    }
+    Route r;
+    const IbTopology& topo = m_sm->GetTopology();
+    const int32_t idx = topo.FindByGuid(guid);
+    if (idx >= 0 && topo.GetNode(idx).type == IbTopology::CA)
+    {
+        Ptr<IbNetDevice> dst = m_sm->GetCaPort(idx, 1);
+        if (dst)
+        {
+            const IbPathRecord pr = m_sm->GetPathRecord(m_port->GetLid(), dst->GetLid());
+            r.valid = pr.valid;
+            r.dlid = pr.dlid;
+            r.sl = pr.sl;
+        }
+    }
+    m_routes[guid] = r;
+    return r;
+}
+
+uint64_t
+IpoibNetDevice::GuidOfLid(uint16_t lid)
+{
+    auto it = m_lidGuid.find(lid);
+    if (it != m_lidGuid.end())
+    {
+        return it->second;
+    }
+    uint64_t guid = 0;
+    const IbRoutingProblem& prob = m_sm->GetRoutingProblem();
+    if (lid < prob.lidOwner.size() && prob.lidOwner[lid].first >= 0)
+    {
+        guid = m_sm->GetTopology().GetNode(prob.lidOwner[lid].first).guid;
+    }
+    m_lidGuid[lid] = guid;
+    return guid;
+}
+
+bool
+IpoibNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber)
+{
+    NS_LOG_FUNCTION(this << packet << dest << protocolNumber);
+    if (!m_qp || !IpoibAddress::IsMatchingType(dest))
+    {
+        m_macTxDropTrace(packet);
+        return false;
+    }
+    const IpoibAddress dst = IpoibAddress::ConvertFrom(dest);
+    TxItem item;
+    if (dst.IsMulticast())
+    {
+        item.dlid = m_mlid;
+        item.sl = 0;
+        item.qpn = m_groupQpn;
+        item.unicast = false;
+        if (m_mlid == 0)
+        {
+            NS_LOG_WARN("no broadcast group set: dropped");
+            ++m_unresolvedDrops;
+            m_macTxDropTrace(packet);
+            return false;
+        }
+    }
+    else
+    {
+        const Route r = Resolve(dst.GetGuid());
+        if (!r.valid)
+        {
+            NS_LOG_WARN("cannot resolve " << dst << ": dropped");
+            ++m_unresolvedDrops;
+            m_macTxDropTrace(packet);
+            return false;
+        }
+        item.dlid = r.dlid;
+        item.sl = r.sl;
+        item.qpn = dst.GetQpn();
+        item.unicast = true;
+    }
+    if (m_txQueue.size() >= m_txQueueSize)
+    {
+        ++m_txQueueDrops;
+        m_macTxDropTrace(packet);
+        return false;
+    }
+    m_macTxTrace(packet);
+    packet->AddHeader(IpoibHeader(protocolNumber));
+    if (packet->GetSize() > m_slotSize)
+    {
+        NS_LOG_WARN("packet of " << packet->GetSize() << " bytes exceeds the IB MTU: dropped");
+        m_macTxDropTrace(packet);
+        return false;
+    }
+    item.packet = packet;
+    m_txQueue.push_back(item);
+    TrySend();
+    return true;
+}
+
+void
+IpoibNetDevice::TrySend()
+{
+    while (!m_freeSlots.empty() && !m_txQueue.empty())
+    {
+        TxItem item = m_txQueue.front();
+        m_txQueue.pop_front();
+        const uint32_t slot = m_freeSlots.back();
+        m_freeSlots.pop_back();
+        const uint64_t addr = m_sendMr->GetAddr() + uint64_t(slot) * m_slotSize;
+        const uint32_t size = item.packet->GetSize();
+        uint8_t* buf = m_sendMr->GetPointer(addr);
+        item.packet->CopyData(buf, size);
+        IbSendWr wr;
+        wr.wrId = slot;
+        wr.opcode = IbWrOpcode::SEND;
+        wr.sge.addr = addr;
+        wr.sge.length = size;
+        wr.sge.lkey = m_sendMr->GetLkey();
+        wr.signaled = true;
+        wr.udDlid = item.dlid;
+        wr.udSl = item.sl;
+        wr.udRemoteQpn = item.qpn;
+        wr.udRemoteQkey = m_qkey;
+        std::string err;
+        if (!m_qp->PostSend(wr, &err))
+        {
+            NS_LOG_WARN("PostSend refused: " << err);
+            m_freeSlots.push_back(slot);
+            m_macTxDropTrace(item.packet);
+            continue;
+        }
+        if (item.unicast)
+        {
+            RegisterInFlight(item.packet, buf, size);
+        }
+    }
+}
+
+void
+IpoibNetDevice::SendDone(const IbWorkCompletion& wc)
+{
+    NS_LOG_FUNCTION(this << wc.wrId);
+    if (wc.status != IbWcStatus::SUCCESS)
+    {
+        NS_LOG_WARN("send completion " << IbWcStatusName(wc.status));
+    }
+    m_freeSlots.push_back(static_cast<uint32_t>(wc.wrId));
+    TrySend();
+}
+
+void
+IpoibNetDevice::PostRecvSlot(uint32_t slot)
+{
+    IbRecvWr wr;
+    wr.wrId = slot;
+    wr.sge.addr = m_recvMr->GetAddr() + uint64_t(slot) * m_recvSlotSize;
+    wr.sge.length = m_recvSlotSize;
+    wr.sge.lkey = m_recvMr->GetLkey();
+    std::string err;
+    if (!m_qp->PostRecv(wr, &err))
+    {
+        NS_LOG_WARN("PostRecv refused: " << err);
+    }
+}
+
+void
+IpoibNetDevice::RecvDone(const IbWorkCompletion& wc)
+{
+    NS_LOG_FUNCTION(this << wc.wrId << wc.byteLen);
+    const uint32_t slot = static_cast<uint32_t>(wc.wrId);
+    if (wc.status != IbWcStatus::SUCCESS || wc.byteLen < kGrhBytes + IpoibHeader::SIZE)
+    {
+        if (wc.status != IbWcStatus::WR_FLUSH_ERR && m_qp)
+        {
+            PostRecvSlot(slot);
+        }
+        m_macRxDropTrace(Create<Packet>());
+        return;
+    }
+    const uint64_t addr = m_recvMr->GetAddr() + uint64_t(slot) * m_recvSlotSize + kGrhBytes;
+    const uint32_t len = wc.byteLen - kGrhBytes;
+    const uint8_t* data = m_recvMr->GetPointer(addr);
+    Ptr<Packet> orig = TakeInFlight(data, len);
+    Ptr<Packet> p = orig ? orig->Copy() : Create<Packet>(data, len);
+    PostRecvSlot(slot);
+    IpoibHeader h;
+    p->RemoveHeader(h);
+    const IpoibAddress from = IpoibAddress::FromGuid(wc.srcQp, GuidOfLid(wc.slid));
+    m_macRxTrace(p);
+    if (!m_promiscCallback.IsNull())
+    {
+        m_promiscCallback(this, p, h.GetEtherType(), from, m_address, PACKET_HOST);
+    }
+    if (!m_rxCallback.IsNull())
+    {
+        m_rxCallback(this, p, h.GetEtherType(), from);
+    }
+}
+
+void
+IpoibNetDevice::SetIfIndex(const uint32_t index)
+{
+    m_ifIndex = index;
+}
+
+uint32_t
+IpoibNetDevice::GetIfIndex() const
+{
+    return m_ifIndex;
+}
+
+Ptr<Channel>
+IpoibNetDevice::GetChannel() const
+{
+    // A virtual interface over the HCA (like Linux ib0): no channel of its own. (Global
+    // routing then treats the IPoIB subnet as a stub network of each host.)
+    return nullptr;
+}
+
+void
+IpoibNetDevice::SetAddress(Address address)
+{
+    m_address = IpoibAddress::ConvertFrom(address);
+}
+
+Address
+IpoibNetDevice::GetAddress() const
+{
+    return m_address;
+}
+
+bool
+IpoibNetDevice::SetMtu(const uint16_t mtu)
+{
+    if (m_slotSize != 0 && mtu + IpoibHeader::SIZE > m_slotSize)
+    {
+        return false;
+    }
+    m_mtu = mtu;
+    return true;
+}
+
+uint16_t
+IpoibNetDevice::GetMtu() const
+{
+    return m_mtu;
+}
+
+bool
+IpoibNetDevice::IsLinkUp() const
+{
+    return m_port && m_port->IsLinkUp();
+}
+
+void
+IpoibNetDevice::AddLinkChangeCallback(Callback<void> callback)
+{
+    if (m_port)
+    {
+        m_port->AddLinkChangeCallback(callback);
+    }
+}
+
+bool
+IpoibNetDevice::IsBroadcast() const
+{
+    return true;
+}
+
+Address
+IpoibNetDevice::GetBroadcast() const
+{
+    return IpoibAddress::GetBroadcast(m_pkey);
+}
+
+bool
+IpoibNetDevice::IsMulticast() const
+{
+    return true;
+}
+
+Address
+IpoibNetDevice::GetMulticast(Ipv4Address multicastGroup) const
+{
+    // Every group uses the broadcast group (see the class description).
+    return IpoibAddress::GetBroadcast(m_pkey);
+}
+
+Address
+IpoibNetDevice::GetMulticast(Ipv6Address addr) const
+{
+    return IpoibAddress::GetBroadcast(m_pkey);
+}
+
+bool
+IpoibNetDevice::IsPointToPoint() const
+{
+    return false;
+}
+
+bool
+IpoibNetDevice::IsBridge() const
+{
+    return false;
+}
+
+bool
+IpoibNetDevice::SendFrom(Ptr<Packet> packet,
+                         const Address& source,
+                         const Address& dest,
+                         uint16_t protocolNumber)
+{
+    NS_LOG_WARN("IpoibNetDevice does not support SendFrom");
+    m_macTxDropTrace(packet);
+    return false;
+}
+
+Ptr<Node>
+IpoibNetDevice::GetNode() const
+{
+    return m_node;
+}
+
+void
+IpoibNetDevice::SetNode(Ptr<Node> node)
+{
+    m_node = node;
+}
+
+bool
+IpoibNetDevice::NeedsArp() const
+{
+    return true;
+}
+
+void
+IpoibNetDevice::SetReceiveCallback(NetDevice::ReceiveCallback cb)
+{
+    m_rxCallback = cb;
+}
+
+void
+IpoibNetDevice::SetPromiscReceiveCallback(PromiscReceiveCallback cb)
+{
+    m_promiscCallback = cb;
+}
+
+bool
+IpoibNetDevice::SupportsSendFrom() const
+{
+    return false;
+}
+
+} // namespace ns3
