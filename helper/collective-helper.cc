@@ -1,0 +1,223 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "collective-helper.h"
+
+#include "ns3/abort.h"
+#include "ns3/collective-halving-doubling-algorithm.h"
+#include "ns3/collective-ib-transport.h"
+#include "ns3/collective-ring-algorithm.h"
+#include "ns3/collective-tcp-transport.h"
+#include "ns3/collective-tree-algorithm.h"
+#include "ns3/ib-hca.h"
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-address-helper.h"
+#include "ns3/ipv4-global-routing-helper.h"
+#include "ns3/ipv4.h"
+#include "ns3/log.h"
+#include "ns3/point-to-point-helper.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("CollectiveHelper");
+
+namespace
+{
+/// Next TCP port handed to a communicator (one per communicator in the process).
+uint16_t g_nextTcpPort = 0;
+} // namespace
+
+CollectiveHelper::CollectiveHelper()
+    : m_algorithm("ring")
+{
+    m_comm.SetTypeId("ns3::CollectiveCommunicator");
+    m_ib.SetTypeId("ns3::CollectiveIbTransport");
+    m_tcp.SetTypeId("ns3::CollectiveTcpTransport");
+}
+
+void
+CollectiveHelper::SetAlgorithm(const std::string& name)
+{
+    CreateAlgorithm(name); // validates
+    m_algorithm = name;
+}
+
+void
+CollectiveHelper::SetCommunicatorAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_comm.Set(name, value);
+}
+
+void
+CollectiveHelper::SetIbTransportAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_ib.Set(name, value);
+}
+
+void
+CollectiveHelper::SetTcpTransportAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_tcp.Set(name, value);
+}
+
+void
+CollectiveHelper::SetHcaAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_hcaHelper.SetHcaAttribute(name, value);
+}
+
+Ptr<CollectiveAlgorithm>
+CollectiveHelper::CreateAlgorithm(const std::string& name)
+{
+    if (name == "ring")
+    {
+        return CreateObject<CollectiveRingAlgorithm>();
+    }
+    if (name == "tree")
+    {
+        return CreateObject<CollectiveTreeAlgorithm>();
+    }
+    if (name == "hd" || name == "halving-doubling")
+    {
+        return CreateObject<CollectiveHalvingDoublingAlgorithm>();
+    }
+    NS_ABORT_MSG("unknown collective algorithm '" << name << "': use ring, tree or hd");
+    return nullptr;
+}
+
+Ptr<CollectiveCommunicator>
+CollectiveHelper::InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts)
+{
+    if (hosts.empty())
+    {
+        for (uint32_t i = 0; i < fabric.hosts.GetN(); ++i)
+        {
+            hosts.push_back(i);
+        }
+    }
+    std::vector<Ptr<IbHca>> hcas;
+    for (uint32_t h : hosts)
+    {
+        NS_ABORT_MSG_UNLESS(h < fabric.hosts.GetN(), "CollectiveHelper: no host " << h);
+        Ptr<Node> node = fabric.hosts.Get(h);
+        Ptr<IbHca> hca = node->GetObject<IbHca>();
+        if (!hca)
+        {
+            hca = m_hcaHelper.Install(node);
+        }
+        hcas.push_back(hca);
+    }
+    Ptr<CollectiveIbTransport> t = m_ib.Create<CollectiveIbTransport>();
+    t->Setup(hcas, fabric.subnetManager);
+    Ptr<CollectiveCommunicator> comm = m_comm.Create<CollectiveCommunicator>();
+    comm->SetTransport(t);
+    comm->SetAlgorithm(CreateAlgorithm(m_algorithm));
+    return comm;
+}
+
+Ptr<CollectiveCommunicator>
+CollectiveHelper::InstallTcp(NodeContainer nodes)
+{
+    std::vector<Ptr<Node>> ns;
+    std::vector<Ipv4Address> addrs;
+    for (uint32_t i = 0; i < nodes.GetN(); ++i)
+    {
+        Ptr<Node> node = nodes.Get(i);
+        Ptr<Ipv4> ip = node->GetObject<Ipv4>();
+        NS_ABORT_MSG_UNLESS(ip, "CollectiveHelper: node " << node->GetId() << " has no IPv4");
+        Ipv4Address a;
+        bool found = false;
+        for (uint32_t k = 0; k < ip->GetNInterfaces() && !found; ++k)
+        {
+            for (uint32_t j = 0; j < ip->GetNAddresses(k) && !found; ++j)
+            {
+                const Ipv4Address l = ip->GetAddress(k, j).GetLocal();
+                if (l != Ipv4Address::GetLoopback())
+                {
+                    a = l;
+                    found = true;
+                }
+            }
+        }
+        NS_ABORT_MSG_UNLESS(found, "CollectiveHelper: node " << node->GetId() << " has no address");
+        ns.push_back(node);
+        addrs.push_back(a);
+    }
+    Ptr<CollectiveTcpTransport> t = m_tcp.Create<CollectiveTcpTransport>();
+    UintegerValue base;
+    t->GetAttribute("Port", base);
+    t->SetAttribute("Port", UintegerValue(base.Get() + g_nextTcpPort++));
+    t->Setup(ns, addrs);
+    Ptr<CollectiveCommunicator> comm = m_comm.Create<CollectiveCommunicator>();
+    comm->SetTransport(t);
+    comm->SetAlgorithm(CreateAlgorithm(m_algorithm));
+    return comm;
+}
+
+Time
+CollectiveHelper::Run(Ptr<CollectiveCommunicator> comm,
+                      const CollectiveOpSpec& spec,
+                      std::vector<std::vector<uint8_t>>* buffers,
+                      Time limit)
+{
+    const uint32_t id =
+        comm->Start(spec, buffers, CollectiveCommunicator::DoneCallback([](uint32_t, Time) {
+                        Simulator::Stop();
+                    }));
+    EventId guard = Simulator::Schedule(limit, []() { Simulator::Stop(); });
+    if (!comm->IsDone(id))
+    {
+        Simulator::Run();
+    }
+    guard.Cancel();
+    return comm->IsDone(id) ? comm->GetDuration(id) : Time::Max();
+}
+
+NodeContainer
+CollectiveHelper::BuildIpFabric(const IbTopology& topology, DataRate rate, Time delay)
+{
+    const uint32_t n = topology.GetNNodes();
+    NodeContainer all;
+    all.Create(n);
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("DataRate", DataRateValue(rate));
+    p2p.SetChannelAttribute("Delay", TimeValue(delay));
+    p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1000p"));
+    Ipv4AddressHelper addr("10.0.0.0", "255.255.255.252");
+    NodeContainer hosts;
+    std::vector<NetDeviceContainer> links;
+    for (uint32_t a = 0; a < n; ++a)
+    {
+        const IbTopology::Node& node = topology.GetNode(a);
+        if (node.type == IbTopology::CA)
+        {
+            hosts.Add(all.Get(a));
+        }
+        for (uint32_t p = 1; p < node.ports.size(); ++p)
+        {
+            const int32_t b = node.ports[p].peerNode;
+            if (b < 0 || static_cast<uint32_t>(b) < a ||
+                (static_cast<uint32_t>(b) == a && node.ports[p].peerPort < p))
+            {
+                continue; // each cable once
+            }
+            links.push_back(p2p.Install(all.Get(a), all.Get(b)));
+        }
+    }
+    InternetStackHelper stack;
+    stack.Install(all);
+    for (const auto& d : links)
+    {
+        addr.Assign(d);
+        addr.NewNetwork();
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    return hosts;
+}
+
+} // namespace ns3

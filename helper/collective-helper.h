@@ -1,0 +1,116 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef COLLECTIVE_HELPER_H
+#define COLLECTIVE_HELPER_H
+
+#include "ns3/collective-algorithm.h"
+#include "ns3/collective-communicator.h"
+#include "ns3/data-rate.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-hca-helper.h"
+#include "ns3/ib-topology.h"
+#include "ns3/node-container.h"
+#include "ns3/object-factory.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * @ingroup infiniband
+ * @brief Builds communicators (CollectiveCommunicator) over hosts of an IbFabric (RDMA,
+ * CollectiveIbTransport) or over nodes with IPv4 and TCP (CollectiveTcpTransport), and
+ * runs collective operations to completion.
+ */
+class CollectiveHelper
+{
+  public:
+    CollectiveHelper();
+
+    /**
+     * @param name "ring", "tree" or "hd" (halving-doubling)
+     */
+    void SetAlgorithm(const std::string& name);
+    /**
+     * @param name attribute of ns3::CollectiveCommunicator (ChunkSize)
+     * @param value its value
+     */
+    void SetCommunicatorAttribute(const std::string& name, const AttributeValue& value);
+    /**
+     * @param name attribute of ns3::CollectiveIbTransport (SlotSize, RecvSlots, ...)
+     * @param value its value
+     */
+    void SetIbTransportAttribute(const std::string& name, const AttributeValue& value);
+    /**
+     * @param name attribute of ns3::CollectiveTcpTransport (SegmentSize, BufferSize)
+     * @param value its value
+     */
+    void SetTcpTransportAttribute(const std::string& name, const AttributeValue& value);
+    /**
+     * @param name attribute of ns3::IbHca, for hosts that have no HCA yet (DataMode, ...)
+     * @param value its value
+     */
+    void SetHcaAttribute(const std::string& name, const AttributeValue& value);
+
+    /**
+     * A communicator over RDMA: rank i is host @p hosts[i] of the fabric (an IbHca is
+     * installed on hosts that have none).
+     * @param fabric the fabric (brought up)
+     * @param hosts host indices in fabric.hosts, in rank order (empty: all hosts)
+     * @return the communicator
+     */
+    Ptr<CollectiveCommunicator> InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts = {});
+    /**
+     * A communicator over TCP: rank i is @p nodes.Get(i), reached at the first address of
+     * its first IPv4 interface that is not loopback. Each communicator gets its own port.
+     * @param nodes nodes with an Internet stack and routes between them
+     * @return the communicator
+     */
+    Ptr<CollectiveCommunicator> InstallTcp(NodeContainer nodes);
+
+    /**
+     * @param name "ring", "tree", "hd" (or "halving-doubling")
+     * @return a new algorithm (aborts for an unknown name)
+     */
+    static Ptr<CollectiveAlgorithm> CreateAlgorithm(const std::string& name);
+
+    /**
+     * Start an operation now and run the simulation until it has finished (at most
+     * @p limit of simulated time).
+     * @param comm the communicator
+     * @param spec the operation
+     * @param buffers one buffer per rank, or null for timing only
+     * @param limit give up after this long
+     * @return its duration, or Time::Max() if it did not finish
+     */
+    static Time Run(Ptr<CollectiveCommunicator> comm,
+                    const CollectiveOpSpec& spec,
+                    std::vector<std::vector<uint8_t>>* buffers = nullptr,
+                    Time limit = Seconds(10));
+
+    /**
+     * Build an IPv4 network of the same shape as an InfiniBand topology from ns-3
+     * point-to-point links: one node per topology node (switches become IPv4 routers), one
+     * link with its own /30 subnet per cable, global routing (single shortest path, no ECMP).
+     * @param topology the shape
+     * @param rate data rate of every link
+     * @param delay propagation delay of every link
+     * @return the channel-adapter nodes (the hosts), in topology order
+     */
+    static NodeContainer BuildIpFabric(const IbTopology& topology, DataRate rate, Time delay);
+
+  private:
+    std::string m_algorithm; //!< algorithm name
+    ObjectFactory m_comm;    //!< communicator factory
+    ObjectFactory m_ib;      //!< IB transport factory
+    ObjectFactory m_tcp;     //!< TCP transport factory
+    IbHcaHelper m_hcaHelper; //!< HCAs for hosts without one
+};
+
+} // namespace ns3
+
+#endif /* COLLECTIVE_HELPER_H */

@@ -1,0 +1,238 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef COLLECTIVE_ALGORITHM_H
+#define COLLECTIVE_ALGORITHM_H
+
+#include "collective-reduction.h"
+
+#include "ns3/object.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * @ingroup infiniband
+ * @brief The collective operations.
+ */
+enum class CollectiveKind : uint8_t
+{
+    ALLREDUCE,      ///< every rank gets the reduction of all buffers
+    REDUCE_SCATTER, ///< rank r gets segment r of the reduction of all buffers
+    ALLGATHER,      ///< every rank gets every rank's segment
+    BROADCAST,      ///< every rank gets the root's buffer
+    BARRIER         ///< no rank leaves before every rank entered
+};
+
+/**
+ * @ingroup infiniband
+ * @brief What a collective operation does. Buffer layout per rank (in place, like
+ * nccl-tests' in-place mode): ALLREDUCE and BROADCAST count elements; REDUCE_SCATTER and
+ * ALLGATHER n * count elements, rank r's own segment at element r * count; BARRIER none.
+ */
+struct CollectiveOpSpec
+{
+    CollectiveKind kind{CollectiveKind::ALLREDUCE};       ///< operation
+    uint64_t count{0};                                    ///< elements (see above)
+    CollectiveDataType type{CollectiveDataType::FLOAT32}; ///< element type
+    CollectiveRedOp op{CollectiveRedOp::SUM};             ///< reduction operator
+    uint32_t root{0};                                     ///< BROADCAST root
+};
+
+/**
+ * @ingroup infiniband
+ * @brief One item of a rank's program: send a byte range of its buffer to a peer, or
+ * receive a message from a peer into a byte range (reducing into it or copying).
+ *
+ * The engine (CollectiveCommunicator) derives the dependencies from the ranges: a send
+ * waits for the earlier receives that write bytes it reads (and for the earlier sends:
+ * the sends to the same peer leave in program order), a receive is applied only after the earlier
+ * sends that read bytes it writes and the earlier receives into the same bytes; @c fence makes an
+ * item wait for every earlier receive as well (for zero-byte messages such as a barrier's).
+ * Messages from one peer are matched to that peer's receive items in program order.
+ */
+struct CollectiveStep
+{
+    /// What the item does.
+    enum Kind : uint8_t
+    {
+        SEND,        ///< send [offset, offset + bytes) to peer
+        RECV_REDUCE, ///< receive from peer and reduce into [offset, offset + bytes)
+        RECV_COPY    ///< receive from peer and copy into [offset, offset + bytes)
+    };
+
+    Kind kind{SEND};    ///< what
+    uint32_t peer{0};   ///< the other rank
+    uint64_t offset{0}; ///< first byte in the rank's buffer
+    uint64_t bytes{0};  ///< length
+    bool fence{false};  ///< also wait for every earlier receive
+};
+
+/**
+ * @ingroup infiniband
+ * @brief Base of the collective algorithms: turns a CollectiveOpSpec into each rank's
+ * program of CollectiveStep items, which CollectiveCommunicator runs over a
+ * CollectiveTransport. Large ranges are cut into pieces of at most the chunk size, so
+ * that the steps pipeline.
+ *
+ * Subclasses provide allreduce (ring, tree, halving-doubling); reduce-scatter and
+ * allgather default to the ring, broadcast to a binomial tree, barrier to the
+ * dissemination algorithm. An algorithm that does not map onto point-to-point messages
+ * (SHARP aggregation in the switches) would override these builders to emit steps
+ * towards an aggregation node, or the communicator's Start path.
+ */
+class CollectiveAlgorithm : public Object
+{
+  public:
+    /**
+     * @brief Get the TypeId.
+     * @return the TypeId of this class
+     */
+    static TypeId GetTypeId();
+
+    CollectiveAlgorithm();
+    ~CollectiveAlgorithm() override;
+
+    /// @return a short name ("ring", "tree", "hd")
+    virtual std::string GetName() const = 0;
+
+    /**
+     * Build a rank's program.
+     * @param spec the operation
+     * @param rank the rank
+     * @param n ranks
+     * @param chunkBytes largest message (rounded down to whole elements)
+     * @param prog the program (appended to)
+     */
+    void Build(const CollectiveOpSpec& spec,
+               uint32_t rank,
+               uint32_t n,
+               uint64_t chunkBytes,
+               std::vector<CollectiveStep>& prog) const;
+
+    /**
+     * @param spec an operation
+     * @param n ranks
+     * @return the bytes of each rank's buffer
+     */
+    static uint64_t BufferBytes(const CollectiveOpSpec& spec, uint32_t n);
+
+    /**
+     * @param kind an operation
+     * @return its name ("allreduce", ...)
+     */
+    static std::string KindName(CollectiveKind kind);
+
+  protected:
+    /// Parameters the builders share.
+    struct Ctx
+    {
+        uint32_t rank{0};                           ///< this rank
+        uint32_t n{1};                              ///< ranks
+        uint32_t elem{1};                           ///< element size
+        uint64_t chunk{1};                          ///< chunk bytes (whole elements)
+        std::vector<CollectiveStep>* prog{nullptr}; ///< output
+    };
+
+    /**
+     * Allreduce of @p bytes bytes at offset 0.
+     * @param c context
+     * @param bytes buffer bytes
+     */
+    virtual void BuildAllReduce(const Ctx& c, uint64_t bytes) const = 0;
+    /**
+     * Reduce-scatter: segments of @p segBytes, rank r's result in segment r.
+     * @param c context
+     * @param segBytes bytes per segment
+     */
+    virtual void BuildReduceScatter(const Ctx& c, uint64_t segBytes) const;
+    /**
+     * Allgather: segments of @p segBytes, rank r contributes segment r.
+     * @param c context
+     * @param segBytes bytes per segment
+     */
+    virtual void BuildAllGather(const Ctx& c, uint64_t segBytes) const;
+    /**
+     * Broadcast of @p bytes bytes from @p root.
+     * @param c context
+     * @param bytes buffer bytes
+     * @param root the root
+     */
+    virtual void BuildBroadcast(const Ctx& c, uint64_t bytes, uint32_t root) const;
+    /**
+     * Barrier.
+     * @param c context
+     */
+    virtual void BuildBarrier(const Ctx& c) const;
+
+    /**
+     * Append a transfer cut into chunks (nothing for zero bytes).
+     * @param c context
+     * @param kind send or receive kind
+     * @param peer the other rank
+     * @param offset first byte
+     * @param bytes length
+     */
+    static void Add(const Ctx& c,
+                    CollectiveStep::Kind kind,
+                    uint32_t peer,
+                    uint64_t offset,
+                    uint64_t bytes);
+    /**
+     * Split @p total bytes into @p parts ranges of whole elements, as equal as possible.
+     * @param total bytes
+     * @param parts ranges
+     * @param elem element size
+     * @param offsets first byte of each (output)
+     * @param sizes bytes of each (output)
+     */
+    static void Split(uint64_t total,
+                      uint32_t parts,
+                      uint32_t elem,
+                      std::vector<uint64_t>& offsets,
+                      std::vector<uint64_t>& sizes);
+    /**
+     * Ring reduce-scatter over arbitrary segments: n - 1 steps, rank r ends with the
+     * reduction of segment r.
+     * @param c context
+     * @param off segment offsets
+     * @param len segment sizes
+     */
+    static void RingReduceScatter(const Ctx& c,
+                                  const std::vector<uint64_t>& off,
+                                  const std::vector<uint64_t>& len);
+    /**
+     * Ring allgather over arbitrary segments: n - 1 steps, rank r starts with segment r.
+     * @param c context
+     * @param off segment offsets
+     * @param len segment sizes
+     */
+    static void RingAllGather(const Ctx& c,
+                              const std::vector<uint64_t>& off,
+                              const std::vector<uint64_t>& len);
+    /**
+     * Binomial-tree reduce of one piece [off, off + len) towards @p root (not cut).
+     * @param c context
+     * @param off first byte
+     * @param len length
+     * @param root the root
+     */
+    static void BinomialReduce(const Ctx& c, uint64_t off, uint64_t len, uint32_t root);
+    /**
+     * Binomial-tree broadcast of one piece [off, off + len) from @p root (not cut).
+     * @param c context
+     * @param off first byte
+     * @param len length
+     * @param root the root
+     */
+    static void BinomialBroadcast(const Ctx& c, uint64_t off, uint64_t len, uint32_t root);
+};
+
+} // namespace ns3
+
+#endif /* COLLECTIVE_ALGORITHM_H */

@@ -1,0 +1,207 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef COLLECTIVE_COMMUNICATOR_H
+#define COLLECTIVE_COMMUNICATOR_H
+
+#include "collective-algorithm.h"
+
+#include "ns3/callback.h"
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+#include "ns3/ptr.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <queue>
+#include <vector>
+
+namespace ns3
+{
+
+class CollectiveTransport;
+
+/**
+ * @ingroup infiniband
+ * @brief A communicator: ranks 0..n-1 of a CollectiveTransport, and the engine that runs
+ * collective operations on them with a CollectiveAlgorithm.
+ *
+ * Each operation gets a sequence number that travels as the messages' tag, so several
+ * operations (of this communicator, or of others on other transports) may be in flight at
+ * once. For each rank the algorithm's program (CollectiveStep items) is turned into a
+ * dependency graph (see CollectiveStep); items run as soon as their dependencies are met:
+ * a send is handed to the transport, a received message is reduced into (or copied to)
+ * the rank's buffer. A rank has finished when every item has run and the transport has
+ * reported every send done; the operation has finished when every rank has.
+ *
+ * With buffers (one per rank, CollectiveAlgorithm::BufferBytes bytes each, real bytes on
+ * the wire: the transport must be in data mode) the reduction is computed; without, only
+ * the timing is simulated. Reductions take no simulated time.
+ */
+class CollectiveCommunicator : public Object
+{
+  public:
+    /**
+     * @brief Get the TypeId.
+     * @return the TypeId of this class
+     */
+    static TypeId GetTypeId();
+
+    CollectiveCommunicator();
+    ~CollectiveCommunicator() override;
+
+    /// Completion callback: (operation id, its duration).
+    typedef Callback<void, uint32_t, Time> DoneCallback;
+
+    /**
+     * @param transport the transport (its ranks are this communicator's ranks)
+     */
+    void SetTransport(Ptr<CollectiveTransport> transport);
+    /// @return the transport
+    Ptr<CollectiveTransport> GetTransport() const;
+    /**
+     * @param algorithm the algorithm used by the next operations
+     */
+    void SetAlgorithm(Ptr<CollectiveAlgorithm> algorithm);
+    /// @return the algorithm
+    Ptr<CollectiveAlgorithm> GetAlgorithm() const;
+    /// @return the number of ranks
+    uint32_t GetNRanks() const;
+
+    /**
+     * Start an operation on every rank now.
+     * @param spec what to do
+     * @param buffers one buffer per rank (input, and output in place), or null for
+     *        timing only; must stay alive until the operation has finished
+     * @param done called when every rank has finished (may be null)
+     * @return the operation's id
+     */
+    uint32_t Start(const CollectiveOpSpec& spec,
+                   std::vector<std::vector<uint8_t>>* buffers,
+                   DoneCallback done);
+
+    /**
+     * @param op an operation id
+     * @return true once it has finished
+     */
+    bool IsDone(uint32_t op) const;
+    /**
+     * @param op an operation id (finished)
+     * @return from Start to the last rank finishing
+     */
+    Time GetDuration(uint32_t op) const;
+    /**
+     * @param op an operation id
+     * @param rank a rank
+     * @return when the rank finished (or Time::Max())
+     */
+    Time GetRankFinishTime(uint32_t op, uint32_t rank) const;
+    /**
+     * @param op an operation id
+     * @return messages the operation sent
+     */
+    uint64_t GetMessages(uint32_t op) const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /// A message that arrived before its item could use it.
+    struct Arrival
+    {
+        bool present{false};       ///< arrived
+        uint64_t bytes{0};         ///< length
+        std::vector<uint8_t> data; ///< bytes (data mode)
+    };
+
+    /// One rank's part of an operation.
+    struct RankRun
+    {
+        std::vector<CollectiveStep> prog;                    ///< the program
+        std::vector<std::vector<uint32_t>> dependents;       ///< item -> items waiting for it
+        std::vector<uint32_t> unmet;                         ///< unmet dependencies per item
+        std::vector<uint32_t> ordinal;                       ///< receive items: index per peer
+        std::map<uint32_t, std::vector<uint32_t>> recvItems; ///< peer -> receive items
+        std::map<uint32_t, uint32_t> arrivedCount;           ///< peer -> messages arrived
+        std::vector<Arrival> arrivals;                       ///< per item (receive items)
+        uint32_t itemsDone{0};                               ///< items run
+        uint32_t sendsPending{0};                            ///< sends not reported done
+        uint64_t bytesInFlight{0};                           ///< their bytes
+        std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>>
+            readySends;               ///< sends ready, lowest item first
+        bool finished{false};         ///< rank done
+        Time finishTime{Time::Max()}; ///< when
+    };
+
+    /// An operation.
+    struct Op
+    {
+        uint32_t id{0};                                      ///< id (tag)
+        CollectiveOpSpec spec;                               ///< what
+        std::vector<std::vector<uint8_t>>* buffers{nullptr}; ///< data or null
+        std::vector<RankRun> ranks;                          ///< per rank
+        uint32_t ranksFinished{0};                           ///< ranks done
+        Time start;                                          ///< Start time
+        Time end{Time::Max()};                               ///< last rank done
+        uint64_t messages{0};                                ///< messages sent
+        DoneCallback done;                                   ///< completion
+    };
+
+    /**
+     * Derive the dependency graph of a rank's program.
+     * @param rr the rank's run
+     */
+    static void Analyze(RankRun& rr);
+    /**
+     * Run an item whose dependencies are met, and whatever it unblocks; sends are issued
+     * in program order while the send window allows.
+     * @param op the operation
+     * @param rank the rank
+     * @param item the item (UINT32_MAX: none, only issue ready sends)
+     */
+    void Run(Op& op, uint32_t rank, uint32_t item);
+    /**
+     * An item has run: release its dependents.
+     * @param op the operation
+     * @param rank the rank
+     * @param item the item
+     * @param ready items that became ready (appended)
+     */
+    void Complete(Op& op, uint32_t rank, uint32_t item, std::vector<uint32_t>& ready);
+    /**
+     * Check whether a rank (and the operation) has finished.
+     * @param op the operation
+     * @param rank the rank
+     */
+    void CheckFinished(Op& op, uint32_t rank);
+    /**
+     * Transport receive callback.
+     * @param src sender
+     * @param dst receiver
+     * @param tag operation id
+     * @param bytes length
+     * @param data bytes or null
+     */
+    void Receive(uint32_t src, uint32_t dst, uint32_t tag, uint64_t bytes, const uint8_t* data);
+    /**
+     * Transport send-done callback.
+     * @param opId operation id
+     * @param rank sending rank
+     * @param bytes the message's length
+     */
+    void SendDone(uint32_t opId, uint32_t rank, uint64_t bytes);
+
+    uint64_t m_chunkSize;  //!< ChunkSize attribute
+    uint64_t m_sendWindow; //!< SendWindow attribute
+
+    Ptr<CollectiveTransport> m_transport;          //!< the ranks
+    Ptr<CollectiveAlgorithm> m_algorithm;          //!< current algorithm
+    std::map<uint32_t, std::unique_ptr<Op>> m_ops; //!< operations by id
+    uint32_t m_nextOp;                             //!< next id
+};
+
+} // namespace ns3
+
+#endif /* COLLECTIVE_COMMUNICATOR_H */

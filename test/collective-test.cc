@@ -1,0 +1,775 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * Collective library tests: every allreduce algorithm (ring, tree, halving-doubling), every
+ * reduction operator and element type in data mode against a reference computed here
+ * (integers exactly, floats within a bound derived from the number of roundings), on 4, 8
+ * and non-power-of-two host counts; the other collectives; TCP over point-to-point links
+ * and RDMA over IB give identical results; communicators with operations in flight at
+ * once; ring allreduce time on a non-blocking fat tree against the analytic model.
+ */
+
+#include "ns3/collective-algorithm.h"
+#include "ns3/collective-communicator.h"
+#include "ns3/collective-helper.h"
+#include "ns3/collective-ib-transport.h"
+#include "ns3/collective-reduction.h"
+#include "ns3/core-module.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-hca.h"
+#include "ns3/ib-helper.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-packet.h"
+#include "ns3/ib-switch.h"
+#include "ns3/ib-topology-builder.h"
+#include "ns3/network-module.h"
+
+#include <cmath>
+#include <cstring>
+#include <gtest/gtest.h>
+#include <random>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+class CollectiveTest : public ::testing::Test
+{
+  protected:
+    void SetUp() override
+    {
+        IbHelper::ResetLidAllocation();
+        RngSeedManager::SetSeed(5);
+        RngSeedManager::SetRun(1);
+    }
+
+    void TearDown() override
+    {
+        Simulator::Destroy();
+    }
+};
+
+using Buffers = std::vector<std::vector<uint8_t>>;
+
+const CollectiveDataType kTypes[] = {CollectiveDataType::INT8,
+                                     CollectiveDataType::INT16,
+                                     CollectiveDataType::INT32,
+                                     CollectiveDataType::INT64,
+                                     CollectiveDataType::FLOAT16,
+                                     CollectiveDataType::BFLOAT16,
+                                     CollectiveDataType::FLOAT32,
+                                     CollectiveDataType::FLOAT64};
+
+const CollectiveRedOp kOps[] = {CollectiveRedOp::SUM,
+                                CollectiveRedOp::PROD,
+                                CollectiveRedOp::MIN,
+                                CollectiveRedOp::MAX,
+                                CollectiveRedOp::BAND,
+                                CollectiveRedOp::BOR,
+                                CollectiveRedOp::BXOR};
+
+/**
+ * @param t a float type
+ * @return its unit roundoff
+ */
+double
+Eps(CollectiveDataType t)
+{
+    switch (t)
+    {
+    case CollectiveDataType::FLOAT16:
+        return std::ldexp(1.0, -11);
+    case CollectiveDataType::BFLOAT16:
+        return std::ldexp(1.0, -8);
+    case CollectiveDataType::FLOAT32:
+        return std::ldexp(1.0, -24);
+    default:
+        return std::ldexp(1.0, -53);
+    }
+}
+
+/**
+ * @param t a float type
+ * @param p an element
+ * @return its value
+ */
+double
+GetF(CollectiveDataType t, const uint8_t* p)
+{
+    uint16_t h;
+    float f;
+    double d;
+    switch (t)
+    {
+    case CollectiveDataType::FLOAT16:
+        std::memcpy(&h, p, 2);
+        return CollectiveReduction::HalfToFloat(h);
+    case CollectiveDataType::BFLOAT16:
+        std::memcpy(&h, p, 2);
+        return CollectiveReduction::Bf16ToFloat(h);
+    case CollectiveDataType::FLOAT32:
+        std::memcpy(&f, p, 4);
+        return f;
+    default:
+        std::memcpy(&d, p, 8);
+        return d;
+    }
+}
+
+/**
+ * Store a value (rounded to the type).
+ * @param t a float type
+ * @param p where
+ * @param v the value
+ */
+void
+PutF(CollectiveDataType t, uint8_t* p, double v)
+{
+    uint16_t h;
+    float f = static_cast<float>(v);
+    switch (t)
+    {
+    case CollectiveDataType::FLOAT16:
+        h = CollectiveReduction::FloatToHalf(f);
+        std::memcpy(p, &h, 2);
+        break;
+    case CollectiveDataType::BFLOAT16:
+        h = CollectiveReduction::FloatToBf16(f);
+        std::memcpy(p, &h, 2);
+        break;
+    case CollectiveDataType::FLOAT32:
+        std::memcpy(p, &f, 4);
+        break;
+    default:
+        std::memcpy(p, &v, 8);
+        break;
+    }
+}
+
+/**
+ * @param t an integer type
+ * @param p an element
+ * @return its value, sign-extended
+ */
+int64_t
+GetI(CollectiveDataType t, const uint8_t* p)
+{
+    switch (t)
+    {
+    case CollectiveDataType::INT8:
+        return static_cast<int8_t>(p[0]);
+    case CollectiveDataType::INT16: {
+        int16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+    }
+    case CollectiveDataType::INT32: {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+    }
+    default: {
+        int64_t v;
+        std::memcpy(&v, p, 8);
+        return v;
+    }
+    }
+}
+
+/**
+ * Fill one buffer per rank with test values for @p op.
+ * @param t type
+ * @param op operator
+ * @param n ranks
+ * @param bytes bytes per buffer
+ * @param seed random seed
+ * @return the buffers
+ */
+Buffers
+MakeInputs(CollectiveDataType t, CollectiveRedOp op, uint32_t n, uint64_t bytes, uint32_t seed)
+{
+    std::mt19937_64 rng(seed);
+    Buffers b(n, std::vector<uint8_t>(bytes));
+    const uint32_t es = CollectiveReduction::SizeOf(t);
+    for (auto& buf : b)
+    {
+        for (uint64_t i = 0; i < bytes / es; ++i)
+        {
+            if (CollectiveReduction::IsInteger(t))
+            {
+                uint64_t v = rng();
+                if (op == CollectiveRedOp::PROD)
+                {
+                    v = (v % 7) - 3; // keep some products from being zero mod 2^k
+                }
+                std::memcpy(buf.data() + i * es, &v, es);
+            }
+            else
+            {
+                const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+                const double v = op == CollectiveRedOp::PROD ? 0.5 + 1.5 * u : 2 * u - 1;
+                PutF(t, buf.data() + i * es, v);
+            }
+        }
+    }
+    return b;
+}
+
+/**
+ * Check every rank's result of an allreduce against the reference.
+ * @param t type
+ * @param op operator
+ * @param in the inputs
+ * @param out the results
+ * @param off first byte to check
+ * @param bytes bytes to check
+ * @param what description for failures
+ * @return number of wrong elements (at most a few are reported)
+ */
+uint64_t
+CheckReduce(CollectiveDataType t,
+            CollectiveRedOp op,
+            const Buffers& in,
+            const std::vector<const uint8_t*>& out,
+            uint64_t off,
+            uint64_t bytes,
+            const std::string& what)
+{
+    const uint32_t n = in.size();
+    const uint32_t es = CollectiveReduction::SizeOf(t);
+    uint64_t bad = 0;
+    for (uint64_t i = off; i < off + bytes; i += es)
+    {
+        if (CollectiveReduction::IsInteger(t))
+        {
+            // reference: the reduction applied in rank order, wrapping like the hardware
+            std::vector<uint8_t> acc(in[0].begin() + i, in[0].begin() + i + es);
+            for (uint32_t r = 1; r < n; ++r)
+            {
+                CollectiveReduction::Reduce(t, op, acc.data(), in[r].data() + i, 1);
+            }
+            // cross-check the library's element reduction with int64 arithmetic
+            int64_t ref = GetI(t, in[0].data() + i);
+            for (uint32_t r = 1; r < n; ++r)
+            {
+                const int64_t x = GetI(t, in[r].data() + i);
+                switch (op)
+                {
+                case CollectiveRedOp::SUM:
+                    ref = static_cast<int64_t>(uint64_t(ref) + uint64_t(x));
+                    break;
+                case CollectiveRedOp::PROD:
+                    ref = static_cast<int64_t>(uint64_t(ref) * uint64_t(x));
+                    break;
+                case CollectiveRedOp::MIN:
+                    ref = std::min(ref, x);
+                    break;
+                case CollectiveRedOp::MAX:
+                    ref = std::max(ref, x);
+                    break;
+                case CollectiveRedOp::BAND:
+                    ref &= x;
+                    break;
+                case CollectiveRedOp::BOR:
+                    ref |= x;
+                    break;
+                case CollectiveRedOp::BXOR:
+                    ref ^= x;
+                    break;
+                }
+                std::vector<uint8_t> tmp(8);
+                std::memcpy(tmp.data(), &ref, 8);
+                ref = GetI(t, tmp.data()); // truncate to the type
+            }
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                const int64_t got = GetI(t, out[r] + i);
+                if (got != ref || GetI(t, acc.data()) != ref)
+                {
+                    if (++bad <= 3)
+                    {
+                        ADD_FAILURE() << what << ": rank " << r << " element " << i / es << " = "
+                                      << got << ", expected " << ref;
+                    }
+                }
+            }
+        }
+        else
+        {
+            double exact = GetF(t, in[0].data() + i);
+            double mag = std::fabs(exact);
+            for (uint32_t r = 1; r < n; ++r)
+            {
+                const double x = GetF(t, in[r].data() + i);
+                switch (op)
+                {
+                case CollectiveRedOp::SUM:
+                    exact += x;
+                    mag += std::fabs(x);
+                    break;
+                case CollectiveRedOp::PROD:
+                    exact *= x;
+                    mag = std::fabs(exact);
+                    break;
+                case CollectiveRedOp::MIN:
+                    exact = std::min(exact, x);
+                    break;
+                case CollectiveRedOp::MAX:
+                    exact = std::max(exact, x);
+                    break;
+                default:
+                    break;
+                }
+            }
+            // The library rounds n - 1 partial results to the type, each bounded by mag
+            // (SUM: sum |x|; PROD: |product|, relative roundings), and the reference, in
+            // double, rounds n - 1 times more: 2 n eps mag covers both. MIN and MAX are
+            // exact. FLOAT16 also loses up to half a subnormal step per rounding.
+            double bound = 0;
+            if (op == CollectiveRedOp::SUM || op == CollectiveRedOp::PROD)
+            {
+                bound = 2.0 * n * Eps(t) * mag;
+                if (t == CollectiveDataType::FLOAT16)
+                {
+                    bound += std::ldexp(1.0, -24) * n;
+                }
+            }
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                const double got = GetF(t, out[r] + i);
+                if (!(std::fabs(got - exact) <= bound))
+                {
+                    if (++bad <= 3)
+                    {
+                        ADD_FAILURE() << what << ": rank " << r << " element " << i / es << " = "
+                                      << got << ", expected " << exact << " +- " << bound;
+                    }
+                }
+            }
+        }
+    }
+    return bad;
+}
+
+/// An IB fabric with data-mode HCAs.
+struct IbSetup
+{
+    IbFabric fabric;         ///< the fabric
+    CollectiveHelper helper; ///< communicator factory
+};
+
+/**
+ * @param s the setup to fill
+ * @param hosts host count (two-level fat tree of radix 4, or 8 for more than 8 hosts)
+ * @param dataMode real bytes
+ */
+void
+BuildIb(IbSetup& s, uint32_t hosts, bool dataMode = true)
+{
+    IbFabricHelper fh;
+    s.fabric = fh.Build(IbTopologyBuilder::FatTree2Level(hosts > 8 ? 8 : 4, hosts));
+    s.helper.SetHcaAttribute("DataMode", BooleanValue(dataMode));
+}
+
+/**
+ * Run every operator on every type with one communicator and check the results.
+ * @param comm the communicator
+ * @param count elements
+ * @param what description
+ */
+void
+AllOpsAllTypes(Ptr<CollectiveCommunicator> comm, uint64_t count, const std::string& what)
+{
+    const uint32_t n = comm->GetNRanks();
+    uint32_t seed = 1;
+    for (CollectiveDataType t : kTypes)
+    {
+        for (CollectiveRedOp op : kOps)
+        {
+            if (!CollectiveReduction::IsValid(t, op))
+            {
+                continue;
+            }
+            CollectiveOpSpec spec;
+            spec.count = count;
+            spec.type = t;
+            spec.op = op;
+            const uint64_t bytes = count * CollectiveReduction::SizeOf(t);
+            const Buffers in = MakeInputs(t, op, n, bytes, seed++);
+            Buffers out = in;
+            const Time d = CollectiveHelper::Run(comm, spec, &out);
+            const std::string w = what + " " + CollectiveReduction::TypeName(t) + " " +
+                                  CollectiveReduction::OpName(op);
+            ASSERT_NE(d, Time::Max()) << w << " did not finish";
+            std::vector<const uint8_t*> res;
+            for (const auto& b : out)
+            {
+                res.push_back(b.data());
+            }
+            EXPECT_EQ(CheckReduce(t, op, in, res, 0, bytes, w), 0u) << w;
+        }
+    }
+}
+
+} // namespace
+
+TEST_F(CollectiveTest, HalfAndBfloatConversionsRoundToNearestEven)
+{
+    EXPECT_EQ(CollectiveReduction::FloatToHalf(1.0f), 0x3C00);
+    EXPECT_EQ(CollectiveReduction::FloatToHalf(-2.0f), 0xC000);
+    EXPECT_EQ(CollectiveReduction::FloatToHalf(65504.0f), 0x7BFF);
+    EXPECT_EQ(CollectiveReduction::FloatToHalf(65520.0f), 0x7C00); // rounds to infinity
+    EXPECT_EQ(CollectiveReduction::FloatToHalf(std::ldexp(1.0f, -24)), 0x0001);
+    EXPECT_EQ(CollectiveReduction::FloatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3C00); // tie
+    EXPECT_EQ(CollectiveReduction::FloatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);
+    for (uint32_t h = 0; h < 0x7C00; ++h)
+    {
+        ASSERT_EQ(CollectiveReduction::FloatToHalf(CollectiveReduction::HalfToFloat(h)), h);
+    }
+    EXPECT_EQ(CollectiveReduction::FloatToBf16(1.0f), 0x3F80);
+    EXPECT_EQ(CollectiveReduction::FloatToBf16(1.0f + std::ldexp(1.0f, -8)), 0x3F80); // tie
+    EXPECT_EQ(CollectiveReduction::FloatToBf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3F82);
+    EXPECT_EQ(CollectiveReduction::Bf16ToFloat(0x4049), 3.140625f);
+    EXPECT_FALSE(CollectiveReduction::IsValid(CollectiveDataType::FLOAT32, CollectiveRedOp::BXOR));
+    EXPECT_TRUE(CollectiveReduction::IsValid(CollectiveDataType::INT8, CollectiveRedOp::BXOR));
+}
+
+TEST_F(CollectiveTest, BitwiseOperatorOnFloatsIsRefused)
+{
+    uint8_t a[4] = {};
+    uint8_t b[4] = {};
+    EXPECT_DEATH(
+        CollectiveReduction::Reduce(CollectiveDataType::FLOAT32, CollectiveRedOp::BAND, a, b, 1),
+        "not defined on type float");
+}
+
+/// Every algorithm, operator and type, on 4, 8 and 6 hosts over IB in data mode.
+class CollectiveAlgoTest : public CollectiveTest,
+                           public ::testing::WithParamInterface<std::tuple<std::string, uint32_t>>
+{
+};
+
+TEST_P(CollectiveAlgoTest, AllReduceMatchesReferenceForEveryOpAndType)
+{
+    const auto [algo, hosts] = GetParam();
+    IbSetup s;
+    BuildIb(s, hosts);
+    s.helper.SetAlgorithm(algo);
+    // small chunks and an odd count: uneven segments, many chunks per step
+    s.helper.SetCommunicatorAttribute("ChunkSize", UintegerValue(1000));
+    s.helper.SetIbTransportAttribute("SlotSize", UintegerValue(768));
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    AllOpsAllTypes(comm, 1237, algo + " n=" + std::to_string(hosts));
+    // tiny counts: fewer elements than ranks
+    CollectiveOpSpec spec;
+    spec.type = CollectiveDataType::INT32;
+    for (uint64_t count : {1, 3})
+    {
+        spec.count = count;
+        const Buffers in = MakeInputs(spec.type, spec.op, hosts, count * 4, 99);
+        Buffers out = in;
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
+        std::vector<const uint8_t*> res;
+        for (const auto& b : out)
+        {
+            res.push_back(b.data());
+        }
+        EXPECT_EQ(CheckReduce(spec.type, spec.op, in, res, 0, count * 4, "tiny"), 0u);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AlgorithmsAndSizes,
+                         CollectiveAlgoTest,
+                         ::testing::Combine(::testing::Values("ring", "tree", "hd"),
+                                            ::testing::Values(4u, 8u, 6u)),
+                         [](const auto& info) {
+                             return std::get<0>(info.param) + "_" +
+                                    std::to_string(std::get<1>(info.param)) + "hosts";
+                         });
+
+TEST_F(CollectiveTest, ReduceScatterAllGatherBroadcastBarrier)
+{
+    IbSetup s;
+    BuildIb(s, 6);
+    s.helper.SetCommunicatorAttribute("ChunkSize", UintegerValue(512));
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    const uint32_t n = 6;
+    const uint64_t count = 333;
+    const CollectiveDataType t = CollectiveDataType::FLOAT32;
+    // reduce-scatter: rank r gets segment r of the sum
+    {
+        CollectiveOpSpec spec;
+        spec.kind = CollectiveKind::REDUCE_SCATTER;
+        spec.count = count;
+        spec.type = t;
+        const Buffers in = MakeInputs(t, spec.op, n, n * count * 4, 7);
+        Buffers out = in;
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            std::vector<const uint8_t*> res(n, out[r].data());
+            EXPECT_EQ(CheckReduce(t, spec.op, in, res, r * count * 4, count * 4, "rs"), 0u);
+        }
+    }
+    // allgather: everyone gets every rank's segment
+    {
+        CollectiveOpSpec spec;
+        spec.kind = CollectiveKind::ALLGATHER;
+        spec.count = count;
+        spec.type = t;
+        Buffers in = MakeInputs(t, spec.op, n, n * count * 4, 8);
+        Buffers out = in;
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            for (uint32_t q = 0; q < n; ++q)
+            {
+                EXPECT_TRUE(std::equal(in[q].begin() + q * count * 4,
+                                       in[q].begin() + (q + 1) * count * 4,
+                                       out[r].begin() + q * count * 4))
+                    << "allgather rank " << r << " segment " << q;
+            }
+        }
+    }
+    // broadcast from rank 4
+    {
+        CollectiveOpSpec spec;
+        spec.kind = CollectiveKind::BROADCAST;
+        spec.count = 5000;
+        spec.type = CollectiveDataType::INT8;
+        spec.root = 4;
+        Buffers in = MakeInputs(spec.type, spec.op, n, 5000, 9);
+        Buffers out = in;
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            EXPECT_EQ(out[r], in[4]) << "broadcast rank " << r;
+        }
+    }
+    // barrier: no rank finishes before the last one has entered (all enter at once here,
+    // so each finishes after ceil(log2 n) rounds of messages)
+    {
+        CollectiveOpSpec spec;
+        spec.kind = CollectiveKind::BARRIER;
+        const uint32_t id = comm->Start(spec, nullptr, CollectiveCommunicator::DoneCallback());
+        Simulator::Stop(MilliSeconds(1));
+        Simulator::Run();
+        ASSERT_TRUE(comm->IsDone(id));
+        EXPECT_EQ(comm->GetMessages(id), n * 3u); // 3 rounds for 6 ranks
+        EXPECT_GT(comm->GetDuration(id), NanoSeconds(3 * 500));
+    }
+}
+
+TEST_F(CollectiveTest, TcpOverPointToPointAndIbGiveIdenticalResults)
+{
+    const uint32_t n = 8;
+    const IbTopology topo = IbTopologyBuilder::FatTree2Level(4, n);
+    for (const char* algo : {"ring", "tree", "hd"})
+    {
+        for (CollectiveDataType t : {CollectiveDataType::FLOAT32, CollectiveDataType::INT64})
+        {
+            CollectiveOpSpec spec;
+            spec.count = 20000;
+            spec.type = t;
+            const Buffers in = MakeInputs(t, spec.op, n, spec.count * 8, 21);
+            Buffers ib = in;
+            Buffers tcp = in;
+            {
+                IbHelper::ResetLidAllocation();
+                IbSetup s;
+                BuildIb(s, n);
+                s.helper.SetAlgorithm(algo);
+                s.helper.SetCommunicatorAttribute("ChunkSize", UintegerValue(16384));
+                ASSERT_NE(CollectiveHelper::Run(s.helper.InstallIb(s.fabric), spec, &ib),
+                          Time::Max());
+                Simulator::Destroy();
+            }
+            {
+                NodeContainer hosts =
+                    CollectiveHelper::BuildIpFabric(topo, DataRate("10Gbps"), MicroSeconds(1));
+                CollectiveHelper h;
+                h.SetAlgorithm(algo);
+                h.SetCommunicatorAttribute("ChunkSize", UintegerValue(16384));
+                Ptr<CollectiveCommunicator> comm = h.InstallTcp(hosts);
+                const Time d = CollectiveHelper::Run(comm, spec, &tcp);
+                ASSERT_NE(d, Time::Max()) << algo << " over TCP did not finish";
+                EXPECT_GT(comm->GetTransport()->GetBytesSent(), 0u);
+                Simulator::Destroy();
+            }
+            EXPECT_EQ(ib, tcp) << algo << " " << CollectiveReduction::TypeName(t)
+                               << ": IB and TCP results differ";
+            std::vector<const uint8_t*> res;
+            for (const auto& b : tcp)
+            {
+                res.push_back(b.data());
+            }
+            EXPECT_EQ(CheckReduce(t,
+                                  spec.op,
+                                  in,
+                                  res,
+                                  0,
+                                  spec.count * CollectiveReduction::SizeOf(t),
+                                  algo),
+                      0u);
+        }
+    }
+}
+
+TEST_F(CollectiveTest, CommunicatorsOnDisjointAndOverlappingHostsRunAtOnce)
+{
+    IbSetup s;
+    BuildIb(s, 8);
+    s.helper.SetCommunicatorAttribute("ChunkSize", UintegerValue(4096));
+    s.helper.SetAlgorithm("ring");
+    Ptr<CollectiveCommunicator> a = s.helper.InstallIb(s.fabric, {0, 1, 2, 3});
+    s.helper.SetAlgorithm("tree");
+    Ptr<CollectiveCommunicator> b = s.helper.InstallIb(s.fabric, {4, 5, 6, 7});
+    s.helper.SetAlgorithm("hd");
+    Ptr<CollectiveCommunicator> c = s.helper.InstallIb(s.fabric, {6, 2, 7, 3, 5, 1, 0, 4});
+    s.helper.SetAlgorithm("ring");
+    Ptr<CollectiveCommunicator> d = s.helper.InstallIb(s.fabric, {1, 3, 5});
+
+    struct Job
+    {
+        Ptr<CollectiveCommunicator> comm;
+        CollectiveOpSpec spec;
+        Buffers in;
+        Buffers out;
+        uint32_t id;
+    };
+
+    std::vector<Job> jobs;
+    uint32_t seed = 40;
+    for (auto comm : {a, b, c, d, c, a}) // c and a have two operations in flight each
+    {
+        Job j;
+        j.comm = comm;
+        j.spec.count = 30001;
+        j.spec.type = CollectiveDataType::INT32;
+        j.spec.op = seed % 2 ? CollectiveRedOp::SUM : CollectiveRedOp::BXOR;
+        j.in = MakeInputs(j.spec.type, j.spec.op, comm->GetNRanks(), j.spec.count * 4, seed++);
+        j.out = j.in;
+        jobs.push_back(std::move(j));
+    }
+    for (auto& j : jobs)
+    {
+        j.id = j.comm->Start(j.spec, &j.out, CollectiveCommunicator::DoneCallback());
+    }
+    Simulator::Stop(MilliSeconds(50));
+    Simulator::Run();
+    for (auto& j : jobs)
+    {
+        ASSERT_TRUE(j.comm->IsDone(j.id));
+        std::vector<const uint8_t*> res;
+        for (const auto& buf : j.out)
+        {
+            res.push_back(buf.data());
+        }
+        EXPECT_EQ(CheckReduce(j.spec.type, j.spec.op, j.in, res, 0, j.spec.count * 4, "job"), 0u);
+    }
+    // operations in flight at once take longer than alone: they share links
+    EXPECT_GT(jobs[2].comm->GetDuration(jobs[2].id), Time(0));
+}
+
+TEST_F(CollectiveTest, RingAllReduceTimeOnNonBlockingFatTreeMatchesModel)
+{
+    // 16 hosts on a non-blocking two-level fat tree (radix 8: 4 leaves of 4 hosts, 4
+    // spines), EDR, virtual payloads. With ftree routing every ring neighbour pair gets its
+    // own path, so each host link carries 2 (n - 1) / n * S bytes of data in each
+    // direction, back to back: T0 = 2 (n - 1) (S / n) / (B * eff), with eff the payload
+    // share of the wire bytes (4 KB packets, the ImmDt of each fragment's last packet, one
+    // coalesced ACK per fragment in the same direction for the opposite flow). On top of
+    // that come latencies: the first chunk of each of the 2 (n - 1) steps can only leave
+    // once the previous step's has arrived, which costs at most one chunk's latency
+    // alpha = doorbell + 4 cables + 3 switches + one packet + PCIe write.
+    const uint32_t n = 16;
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(8, n));
+    CollectiveHelper h;
+    h.SetAlgorithm("ring");
+    Ptr<CollectiveCommunicator> comm = h.InstallIb(fabric);
+    Ptr<IbHca> hca = fabric.hosts.Get(0)->GetObject<IbHca>();
+    UintegerValue slot;
+    comm->GetTransport()->GetAttribute("SlotSize", slot);
+    UintegerValue chunkV;
+    comm->GetAttribute("ChunkSize", chunkV);
+
+    CollectiveOpSpec spec;
+    spec.type = CollectiveDataType::FLOAT32;
+    const uint64_t S = 16ull << 20;
+    spec.count = S / 4;
+    CollectiveHelper::Run(comm, spec); // warm-up: creates and connects the queue pairs
+    const Time t = CollectiveHelper::Run(comm, spec);
+    ASSERT_NE(t, Time::Max());
+
+    const double rate = fabric.HostPort(0)->GetDataRate().GetBitRate() / 8.0; // bytes/s
+    const uint32_t mtu = 4096;
+    const uint32_t frag = slot.Get();
+    const uint32_t pkts = (frag + mtu - 1) / mtu;
+    const double wire = (pkts - 1) * IbPacket::WireSize(mtu, 0, false) +
+                        IbPacket::WireSize(frag - (pkts - 1) * mtu, 4, false) +
+                        IbPacket::WireSize(0, 4, false) * std::ceil(double(pkts) / 16);
+    const double eff = frag / wire;
+    const double t0 = 2.0 * (n - 1) * (double(S) / n) / (rate * eff);
+    const double alpha = hca->GetDoorbellLatency().GetSeconds() + 4 * 10e-9 + 3 * 90e-9 +
+                         IbPacket::WireSize(mtu, 0, false) / rate +
+                         hca->GetPcieWriteLatency().GetSeconds();
+    const double model = t0 + 2 * (n - 1) * alpha;
+    std::cout << "ring allreduce " << S << " B on " << n << " hosts: " << t.GetMicroSeconds()
+              << " us, bandwidth term " << t0 * 1e6 << " us, model with per-step latencies "
+              << model * 1e6 << " us, busbw " << 2.0 * (n - 1) / n * S / t.GetSeconds() / 1e9
+              << " GB/s\n";
+    EXPECT_GE(t.GetSeconds(), t0 * 0.999);
+    EXPECT_NEAR(t.GetSeconds() / model, 1.0, 0.03);
+    // halving-doubling moves the same bytes per host (2 (n - 1) / n * S) in 2 log2 n
+    // exchanges: the same bandwidth term, fewer latencies (with the communicator's send
+    // window the earlier exchanges get the link first)
+    h.SetAlgorithm("hd");
+    Ptr<CollectiveCommunicator> hd = h.InstallIb(fabric);
+    CollectiveHelper::Run(hd, spec);
+    const Time thd = CollectiveHelper::Run(hd, spec);
+    std::cout << "halving-doubling: " << thd.GetMicroSeconds() << " us\n";
+    EXPECT_GE(thd.GetSeconds(), t0 * 0.999);
+    EXPECT_NEAR(thd.GetSeconds() / (t0 + 2 * 4 * alpha), 1.0, 0.03);
+}
+
+TEST_F(CollectiveTest, SmallMessageTimeCountsSequentialMessageLatencies)
+{
+    // 16 hosts on one switch (all pairs have the same latency). A 64-byte allreduce takes
+    // k * alpha + beta: k messages on the critical path, one message latency alpha each,
+    // and beta for the last send's acknowledgement (a rank has finished once its sends
+    // have completed). alpha and beta come from ring allreduces on 2 and 4 of the hosts
+    // (k = 2 and 6); then on all 16: ring k = 2 (n - 1) = 30, tree k = 2 log2 n = 8 (up and
+    // down the binomial tree), halving-doubling k = 2 log2 n = 8 (exchanges).
+    const uint32_t n = 16;
+    IbFabricHelper fh;
+    IbFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(32, n));
+    CollectiveOpSpec spec;
+    spec.count = 16;
+    CollectiveHelper h;
+    auto timeOf = [&spec](Ptr<CollectiveCommunicator> comm) {
+        CollectiveHelper::Run(comm, spec); // connects the queue pairs
+        return CollectiveHelper::Run(comm, spec).GetSeconds();
+    };
+    const double t2 = timeOf(h.InstallIb(fabric, {0, 1}));
+    const double t4 = timeOf(h.InstallIb(fabric, {0, 1, 2, 3}));
+    const double alpha = (t4 - t2) / 4;
+    const double beta = t2 - 2 * alpha;
+    EXPECT_GT(alpha, 0);
+    EXPECT_GE(beta, 0);
+    const std::pair<const char*, double> expected[] = {{"ring", 2.0 * (n - 1)},
+                                                       {"tree", 2.0 * 4},
+                                                       {"hd", 2.0 * 4}};
+    for (const auto& [algo, k] : expected)
+    {
+        h.SetAlgorithm(algo);
+        const double t = timeOf(h.InstallIb(fabric));
+        std::cout << algo << ": " << t * 1e6 << " us for 64 B on " << n << " ranks; model " << k
+                  << " x " << alpha * 1e6 << " + " << beta * 1e6 << " = "
+                  << (k * alpha + beta) * 1e6 << " us\n";
+        EXPECT_NEAR(t / (k * alpha + beta), 1.0, 0.03) << algo;
+    }
+}
