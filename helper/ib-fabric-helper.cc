@@ -15,6 +15,10 @@
 
 #include <set>
 
+#ifdef NS3_MPI
+#include "ns3/mpi-interface.h"
+#endif
+
 namespace ns3
 {
 
@@ -74,6 +78,12 @@ IbFabricHelper::SetSubnetManagerAttribute(std::string name, const AttributeValue
     m_smFactory.Set(name, value);
 }
 
+void
+IbFabricHelper::SetRankOfNode(std::function<uint32_t(uint32_t)> rankOf)
+{
+    m_rankOf = std::move(rankOf);
+}
+
 IbHelper&
 IbFabricHelper::GetIbHelper()
 {
@@ -119,7 +129,14 @@ IbFabricHelper::Build(const IbTopology& topology, bool bringUp)
     for (uint32_t i = 0; i < n; ++i)
     {
         const IbTopology::Node& tn = topology.GetNode(i);
-        Ptr<Node> node = CreateObject<Node>();
+        const uint32_t rank = m_rankOf ? m_rankOf(i) : 0;
+#ifdef NS3_MPI
+        NS_ABORT_MSG_IF(MpiInterface::IsEnabled() && rank >= MpiInterface::GetSize(),
+                        "IbFabricHelper::Build: topology node "
+                            << i << " is given rank " << rank << " but the simulation has "
+                            << MpiInterface::GetSize() << " ranks");
+#endif
+        Ptr<Node> node = CreateObject<Node>(rank);
         f.nodeOf[i] = node;
         if (useNames)
         {

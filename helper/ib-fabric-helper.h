@@ -11,6 +11,7 @@
 #include "ns3/node-container.h"
 #include "ns3/object-factory.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,15 @@ class IbFabricHelper
     void SetSubnetManagerAttribute(std::string name, const AttributeValue& value);
 
     /**
+     * Distributed simulation: Build() creates topology node i with system id (MPI rank)
+     * @p rankOf(i); cables between nodes of different ranks become IbRemoteChannels
+     * (see IbHelper::Connect). Every rank must build the same fabric with the same
+     * function (IbPartition computes one). Without it every node has system id 0.
+     * @param rankOf topology index -> rank; an empty function restores the default
+     */
+    void SetRankOfNode(std::function<uint32_t(uint32_t)> rankOf);
+
+    /**
      * Create the nodes, ports, switches and cables of @p topology, and bring the subnet
      * up (LIDs, routes) unless @p bringUp is false.
      * @param topology the fabric
@@ -104,9 +114,10 @@ class IbFabricHelper
     IbHelper& GetIbHelper();
 
   private:
-    IbHelper m_ib;                 //!< ports and cables
-    ObjectFactory m_switchFactory; //!< switches
-    ObjectFactory m_smFactory;     //!< subnet manager
+    IbHelper m_ib;                              //!< ports and cables
+    ObjectFactory m_switchFactory;              //!< switches
+    ObjectFactory m_smFactory;                  //!< subnet manager
+    std::function<uint32_t(uint32_t)> m_rankOf; //!< topology index -> system id (if set)
 };
 
 } // namespace ns3

@@ -15,6 +15,11 @@
 #include "ns3/pcap-file-wrapper.h"
 #include "ns3/simulator.h"
 
+#ifdef NS3_MPI
+#include "ns3/ib-remote-channel.h"
+#include "ns3/mpi-interface.h"
+#endif
+
 namespace ns3
 {
 
@@ -79,6 +84,31 @@ IbHelper::InstallPort(Ptr<Node> node) const
 void
 IbHelper::Connect(Ptr<IbNetDevice> a, Ptr<IbNetDevice> b) const
 {
+#ifdef NS3_MPI
+    if (MpiInterface::IsEnabled() && a->GetNode()->GetSystemId() != b->GetNode()->GetSystemId())
+    {
+        // A cable between MPI ranks: same attributes, remote channel type.
+        ObjectFactory factory = m_channelFactory;
+        factory.SetTypeId("ns3::IbRemoteChannel");
+        Ptr<IbRemoteChannel> channel = factory.Create<IbRemoteChannel>();
+        const Time delay = channel->GetDelay();
+        NS_ABORT_MSG_UNLESS(delay.IsStrictlyPositive(),
+                            "IbHelper::Connect: the cable between node "
+                                << a->GetNode()->GetId() << " (rank " << a->GetNode()->GetSystemId()
+                                << ") and node " << b->GetNode()->GetId() << " (rank "
+                                << b->GetNode()->GetSystemId()
+                                << ") has no delay; a cable between ranks needs a positive "
+                                   "Delay (or Length): it is the lookahead");
+        // The distributed engines read the Delay attribute: make it the effective delay
+        // also when Length sets it.
+        channel->SetAttribute("Delay", TimeValue(delay));
+        a->Attach(channel);
+        b->Attach(channel);
+        IbRemoteChannel::EnableMpiReceive(a);
+        IbRemoteChannel::EnableMpiReceive(b);
+        return;
+    }
+#endif
     Ptr<IbChannel> channel = m_channelFactory.Create<IbChannel>();
     a->Attach(channel);
     b->Attach(channel);

@@ -69,7 +69,10 @@ class IbHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevice
     Ptr<IbNetDevice> InstallPort(Ptr<Node> node) const;
 
     /**
-     * Join two existing ports with a new cable.
+     * Join two existing ports with a new cable. In a distributed simulation (ns-3 built
+     * with MPI, MpiInterface enabled) ports of nodes with different system ids are
+     * joined by an IbRemoteChannel, whose Delay is set to the effective delay and must
+     * be positive (it is the lookahead); otherwise by an IbChannel.
      * @param a a port
      * @param b another port
      */

@@ -1281,7 +1281,15 @@ IbNetDevice::GetMulticast(Ipv6Address addr) const
 bool
 IbNetDevice::IsPointToPoint() const
 {
-    return false;
+    // ns-3's distributed engines (DistributedSimulatorImpl, NullMessageSimulatorImpl) take
+    // their lookahead from the point-to-point devices whose peer is on another rank, and
+    // look at no other device: a cable between ranks reports itself as one.
+    if (!m_channel || !m_node)
+    {
+        return false;
+    }
+    Ptr<IbNetDevice> peer = m_channel->GetPeer(this);
+    return peer && peer->GetNode() && peer->GetNode()->GetSystemId() != m_node->GetSystemId();
 }
 
 bool

@@ -247,6 +247,12 @@ class IbNetDevice : public NetDevice
     bool IsMulticast() const override;
     Address GetMulticast(Ipv4Address multicastGroup) const override;
     Address GetMulticast(Ipv6Address addr) const override;
+    /**
+     * @return true only if the port's cable leads to a node with another system id (an
+     *         MPI rank): ns-3's distributed engines take their lookahead from such
+     *         point-to-point devices. Otherwise false (always when nodes are not given
+     *         system ids, as in sequential runs): a port of a switched fabric.
+     */
     bool IsPointToPoint() const override;
     bool IsBridge() const override;
     /**

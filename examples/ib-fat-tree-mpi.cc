@@ -1,0 +1,377 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * A fat tree split over the ranks of a distributed (MPI) simulation: every rank builds
+ * the whole fabric and runs the subnet manager (same LIDs and routes everywhere), but
+ * simulates only its own part, chosen with IbPartition; cables between ranks are
+ * IbRemoteChannels. Each host sends a fixed number of packets to another host (a random
+ * permutation by default); flows start at 1 us plus a per-flow offset of up to --jitter
+ * ns drawn from --seed.
+ *
+ *   mpirun -np 2 ./ib-fat-tree-mpi                      granted-time-window engine
+ *   mpirun -np 2 ./ib-fat-tree-mpi --nullmsg=true       null-message engine
+ *   ./ib-fat-tree-mpi --mpi=false                       one process, no MPI at all
+ *   ./ib-fat-tree-mpi --levels=3 --radix=8 --hosts=128 --partition=pod --packets=500
+ *
+ * Without ns-3's mpi module (Debian's binary ns-3) it always runs as one process.
+ *
+ * Prints the fabric, the partition (cables cut, lookahead), per-rank totals and wall
+ * times. With --results=PREFIX each rank writes PREFIX.rank<r>.txt: one sorted line per
+ * flow that ends on the rank (packets, bytes, first and last arrival), per port of its
+ * nodes (packets, bytes and flow-control packets sent, credit stall time) and per
+ * switch (packets forwarded). The lines do not depend on the number of ranks: the
+ * union over ranks of a distributed run must equal the file of a one-process run
+ * (utils/test-mpi.sh checks that). With --jitter=0 the flows of a symmetric tree make
+ * events coincide to the picosecond; ns-3 runs simultaneous events in the order they
+ * were scheduled, which a distributed run does not reproduce for events from other
+ * ranks, so results can then differ (in the runs tried: a few ports' flow-control
+ * packet counts, by one).
+ */
+
+#include "ns3/core-module.h"
+#include "ns3/infiniband-module.h"
+#include "ns3/network-module.h"
+
+#ifdef NS3_MPI
+#include "ns3/mpi-interface.h"
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+/// What a destination host saw of one flow.
+struct FlowRx
+{
+    uint64_t packets{0}; ///< data packets received
+    uint64_t bytes{0};   ///< their wire bytes
+    Time first;          ///< arrival of the first
+    Time last;           ///< arrival of the last
+};
+
+/// Flows ending on this rank: (destination host, source LID) -> what arrived.
+std::map<std::pair<uint32_t, uint16_t>, FlowRx> g_rx;
+
+/**
+ * MacRx of a host port.
+ * @param dstHost the receiving host's index
+ * @param packet the packet (LRH first)
+ */
+void
+OnHostRx(uint32_t dstHost, Ptr<const Packet> packet)
+{
+    IbLrhHeader lrh;
+    packet->PeekHeader(lrh);
+    FlowRx& f = g_rx[{dstHost, lrh.GetSlid()}];
+    if (f.packets == 0)
+    {
+        f.first = Simulator::Now();
+    }
+    ++f.packets;
+    f.bytes += packet->GetSize();
+    f.last = Simulator::Now();
+}
+
+/// @return seconds since @p t0
+double
+Since(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    const auto wallStart = std::chrono::steady_clock::now();
+    uint32_t levels = 2;
+    uint32_t radix = 8;
+    uint32_t hosts = 32;
+    std::string speed = "HDR";
+    std::string routing = "ftree";
+    std::string pattern = "permutation";
+    std::string partition = "pod";
+    uint32_t payload = 4096;
+    uint32_t packets = 200;
+    uint32_t seed = 1;
+    double delayNs = 20;
+    double stopUs = 0;
+    double jitterNs = 100;
+    std::string resolution = "ps";
+    std::string results;
+    bool nullmsg = false;
+    bool useMpi = true;
+    uint32_t plan = 0;
+
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("levels", "fat-tree levels: 2 or 3", levels);
+    cmd.AddValue("radix", "switch radix (ports per switch)", radix);
+    cmd.AddValue("hosts", "number of hosts", hosts);
+    cmd.AddValue("speed", "link speed of every cable (SDR..XDR), 4x width", speed);
+    cmd.AddValue("routing", "routing engine: minhop, updn, ftree, dfsssp", routing);
+    cmd.AddValue("pattern", "permutation, shift, all-to-all or incast", pattern);
+    cmd.AddValue("partition", "pod (IbPartition::ByPod) or leaf (ByLeafGroups)", partition);
+    cmd.AddValue("payload", "payload bytes per packet", payload);
+    cmd.AddValue("packets", "packets each flow sends", packets);
+    cmd.AddValue("seed", "seed of the random permutation", seed);
+    cmd.AddValue("delay", "cable delay in ns (the lookahead between ranks)", delayNs);
+    cmd.AddValue("stop",
+                 "simulated microseconds after which the run stops (0: ten times the time "
+                 "the busiest host needs at full link rate, plus 10 us)",
+                 stopUs);
+    cmd.AddValue("jitter",
+                 "flows start at 1 us plus up to this many ns (0: all at once)",
+                 jitterNs);
+    cmd.AddValue("resolution", "time resolution: ns or ps", resolution);
+    cmd.AddValue("results", "write PREFIX.rank<r>.txt with sorted per-flow/port lines", results);
+    cmd.AddValue("nullmsg", "use the null-message engine instead of granted time windows", nullmsg);
+    cmd.AddValue("mpi", "run distributed with MPI (false: one process, no MPI)", useMpi);
+    cmd.AddValue("plan", "also print the partition this fabric would get on N ranks", plan);
+    cmd.Parse(argc, argv);
+
+    NS_ABORT_MSG_UNLESS(resolution == "ns" || resolution == "ps", "--resolution: ns or ps");
+    Time::SetResolution(resolution == "ps" ? Time::PS : Time::NS);
+
+    uint32_t rank = 0;
+    uint32_t ranks = 1;
+    std::string engine = "sequential (DefaultSimulatorImpl, no MPI)";
+#ifdef NS3_MPI
+    if (useMpi)
+    {
+        // The engine must be chosen before MpiInterface::Enable.
+        engine = nullmsg ? "ns3::NullMessageSimulatorImpl" : "ns3::DistributedSimulatorImpl";
+        GlobalValue::Bind("SimulatorImplementationType", StringValue(engine));
+        MpiInterface::Enable(&argc, &argv);
+        rank = MpiInterface::GetSystemId();
+        ranks = MpiInterface::GetSize();
+    }
+#else
+    if (useMpi || nullmsg)
+    {
+        std::cout << "ns-3 was built without MPI: running as one process\n";
+    }
+#endif
+    const bool root = rank == 0;
+
+    IbLinkRate::Speed s;
+    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
+                        "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
+    NS_ABORT_MSG_UNLESS(levels == 2 || levels == 3, "--levels must be 2 or 3");
+    NS_ABORT_MSG_UNLESS(partition == "pod" || partition == "leaf", "--partition: pod or leaf");
+    const IbTopology topology = levels == 2
+                                    ? IbTopologyBuilder::FatTree2Level(radix, hosts, 1.0, s, 4)
+                                    : IbTopologyBuilder::FatTree3Level(radix, hosts, 1.0, s, 4);
+    auto partitionFor = [&](uint32_t n) {
+        return partition == "pod" ? IbPartition::ByPod(topology, n)
+                                  : IbPartition::ByLeafGroups(topology, n);
+    };
+    const std::vector<uint32_t> rankOf = partitionFor(ranks);
+
+    // Every rank builds the same fabric; nodes get their rank as system id.
+    IbFabricHelper fabricHelper;
+    fabricHelper.SetDeviceAttribute("NumDataVls", UintegerValue(routing == "dfsssp" ? 8 : 1));
+    fabricHelper.SetChannelAttribute("Delay", TimeValue(NanoSeconds(delayNs)));
+    fabricHelper.SetSubnetManagerAttribute("RoutingEngine", StringValue(routing));
+    fabricHelper.SetRankOfNode([&rankOf](uint32_t i) { return rankOf.at(i); });
+    IbFabric fabric = fabricHelper.Build(topology);
+    auto local = [rank](Ptr<Node> node) { return node->GetSystemId() == rank; };
+
+    // Flows: every rank knows them all, and starts those whose source is its own.
+    const auto flows = IbTrafficPattern::ByName(pattern, fabric.hosts.GetN(), seed);
+    std::vector<IbTrafficPattern::Flow> localFlows;
+    std::copy_if(flows.begin(),
+                 flows.end(),
+                 std::back_inserter(localFlows),
+                 [&](const IbTrafficPattern::Flow& f) { return local(fabric.hosts.Get(f.first)); });
+    ObjectFactory flowAttributes;
+    flowAttributes.SetTypeId("ns3::IbRawTrafficApplication");
+    flowAttributes.Set("PayloadSize", UintegerValue(payload));
+    flowAttributes.Set("MaxPackets", UintegerValue(packets));
+    ApplicationContainer apps =
+        IbTrafficPattern::InstallRawFlows(fabric, localFlows, flowAttributes);
+    // Start times: 1 us plus a per-flow offset drawn from --seed, the same on every rank
+    // (drawn for all flows in flow order, not only for this rank's). Without it, flows
+    // of a symmetric fabric reach switches at the very same picosecond; ns-3 runs
+    // simultaneous events in the order they were scheduled, and events from another rank
+    // are scheduled when their message is received, so such ties can be broken
+    // differently by a distributed run (see utils/test-mpi.sh).
+    const Time start = MicroSeconds(1);
+    // The null-message engine never runs out of events (null messages): the run needs an
+    // end, which should not be far beyond the traffic's.
+    std::map<uint32_t, uint32_t> flowsAtHost;
+    uint32_t busiest = 1;
+    for (const auto& [src, dst] : flows)
+    {
+        busiest = std::max({busiest, ++flowsAtHost[src << 1], ++flowsAtHost[(dst << 1) | 1]});
+    }
+    const Time ideal =
+        IbLinkRate::GetDataRate(s, 4).CalculateBytesTxTime(IbPacket::WireSize(payload, 0, false)) *
+        int64_t(packets) * int64_t(busiest);
+    const Time stop = stopUs > 0 ? MicroSeconds(stopUs)
+                                 : start + NanoSeconds(jitterNs) + 10 * ideal + MicroSeconds(10);
+    std::mt19937_64 rng(seed);
+    const int64_t jitterPs = static_cast<int64_t>(jitterNs * 1000);
+    std::map<IbTrafficPattern::Flow, Time> startOf;
+    for (const auto& f : flows)
+    {
+        const int64_t ps = jitterPs > 0 ? static_cast<int64_t>(rng() % uint64_t(jitterPs)) : 0;
+        startOf[f] = start + PicoSeconds(ps);
+    }
+    for (uint32_t k = 0; k < localFlows.size(); ++k)
+    {
+        apps.Get(k)->SetStartTime(startOf.at(localFlows[k]));
+    }
+    apps.Stop(stop);
+
+    std::map<uint16_t, uint32_t> hostOfLid;
+    for (uint32_t h = 0; h < fabric.hosts.GetN(); ++h)
+    {
+        hostOfLid[fabric.HostPort(h)->GetLid()] = h;
+        if (local(fabric.hosts.Get(h)))
+        {
+            fabric.HostPort(h)->TraceConnectWithoutContext("MacRx",
+                                                           MakeBoundCallback(&OnHostRx, h));
+        }
+    }
+
+    const IbPartition::Stats cut = IbPartition::CutLinks(fabric);
+    if (root)
+    {
+        std::cout << levels << "-level fat tree: radix " << radix << ", " << fabric.hosts.GetN()
+                  << " hosts, " << fabric.switches.GetN() << " switches, " << topology.GetNLinks()
+                  << " cables, 4x" << speed << ", " << delayNs << " ns cables\n"
+                  << "routing " << routing << ", pattern " << pattern << " (" << flows.size()
+                  << " flows of " << packets << " x " << payload << " B), resolution " << resolution
+                  << ", stop at " << stop.GetMicroSeconds() << " us\n"
+                  << "engine " << engine << ", " << ranks << " rank(s), partition " << partition
+                  << "\n";
+        IbPartition::Print(std::cout, cut);
+        if (plan > 1)
+        {
+            std::cout << "(planned for " << plan << " ranks) ";
+            IbPartition::Print(
+                std::cout,
+                IbPartition::CutLinks(topology, partitionFor(plan), NanoSeconds(delayNs)));
+        }
+        std::cout << "build: " << Since(wallStart) << " s wall\n" << std::flush;
+    }
+
+    Simulator::Stop(stop);
+    const auto runStart = std::chrono::steady_clock::now();
+    Simulator::Run();
+    const double runWall = Since(runStart);
+    const uint64_t events = Simulator::GetEventCount();
+
+    // Results of this rank's nodes, as sorted lines that do not depend on the partition.
+    std::vector<std::string> lines;
+    uint64_t rxPackets = 0;
+    uint32_t completed = 0;
+    Time lastDone;
+    for (const auto& [key, f] : g_rx)
+    {
+        const auto src = hostOfLid.find(key.second);
+        std::ostringstream l;
+        l << "flow " << (src == hostOfLid.end() ? -1 : int64_t(src->second)) << " -> " << key.first
+          << " packets " << f.packets << " bytes " << f.bytes << " first_ps "
+          << f.first.GetPicoSeconds() << " last_ps " << f.last.GetPicoSeconds();
+        lines.push_back(l.str());
+        rxPackets += f.packets;
+        if (f.packets == packets)
+        {
+            ++completed;
+            lastDone = std::max(lastDone, f.last);
+        }
+    }
+    uint64_t txPackets = 0;
+    uint64_t fcPackets = 0;
+    uint64_t shipped = 0; // packets sent over MPI to other ranks
+    for (uint32_t i = 0; i < fabric.nodeOf.size(); ++i)
+    {
+        Ptr<Node> node = fabric.nodeOf[i];
+        if (!local(node))
+        {
+            continue;
+        }
+        std::vector<Ptr<IbNetDevice>> ports;
+        for (uint32_t d = 0; d < node->GetNDevices(); ++d)
+        {
+            if (Ptr<IbNetDevice> dev = DynamicCast<IbNetDevice>(node->GetDevice(d)))
+            {
+                ports.push_back(dev);
+            }
+        }
+        for (uint32_t p = 0; p < ports.size(); ++p)
+        {
+            Time stall;
+            for (uint8_t vl = 0; vl < ports[p]->GetNumDataVls(); ++vl)
+            {
+                stall += ports[p]->GetCreditStallTime(vl);
+            }
+            std::ostringstream l;
+            l << "port " << topology.GetNode(i).name << " " << p + 1 << " tx_packets "
+              << ports[p]->GetTxPackets() << " tx_bytes " << ports[p]->GetTxBytes() << " fc_sent "
+              << ports[p]->GetFlowControlPacketsSent() << " stall_ps " << stall.GetPicoSeconds();
+            lines.push_back(l.str());
+            txPackets += ports[p]->GetTxPackets();
+            fcPackets += ports[p]->GetFlowControlPacketsSent();
+#ifdef NS3_MPI
+            if (auto ch = DynamicCast<IbRemoteChannel>(ports[p]->GetChannel()))
+            {
+                shipped += ch->GetRemoteTxPackets();
+            }
+#endif
+        }
+        if (Ptr<IbSwitch> sw = fabric.switchOf[i])
+        {
+            std::ostringstream l;
+            l << "switch " << topology.GetNode(i).name << " forwarded " << sw->GetForwardedPackets()
+              << " no_route_drops " << sw->GetUnknownDlidDrops();
+            lines.push_back(l.str());
+        }
+    }
+    std::sort(lines.begin(), lines.end());
+    if (!results.empty())
+    {
+        const std::string file = results + ".rank" + std::to_string(rank) + ".txt";
+        std::ofstream out(file);
+        NS_ABORT_MSG_UNLESS(out, "cannot write " << file);
+        for (const auto& l : lines)
+        {
+            out << l << "\n";
+        }
+    }
+    std::ostringstream summary;
+    summary << "rank " << rank << ": "
+            << std::count_if(fabric.nodeOf.begin(), fabric.nodeOf.end(), local) << " nodes, "
+            << localFlows.size() << " flows sent, " << completed << " of " << g_rx.size()
+            << " flows received complete (last at " << lastDone.GetNanoSeconds() << " ns), "
+            << rxPackets << " data packets received, " << txPackets << " data packets and "
+            << fcPackets << " flow-control packets sent by its ports (" << shipped
+            << " packets to other ranks), " << events << " events, run " << runWall << " s wall\n";
+    std::cout << summary.str() << std::flush;
+
+    Simulator::Destroy();
+#ifdef NS3_MPI
+    if (useMpi)
+    {
+        MpiInterface::Disable();
+    }
+#endif
+    if (root)
+    {
+        std::cout << "total: " << Since(wallStart) << " s wall\n";
+    }
+    return 0;
+}

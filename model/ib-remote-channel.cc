@@ -1,0 +1,187 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-remote-channel.h"
+
+#ifdef NS3_MPI
+
+#include "ib-net-device.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/mpi-interface.h"
+#include "ns3/mpi-receiver.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbRemoteChannel");
+
+NS_OBJECT_ENSURE_REGISTERED(IbRemoteHeader);
+NS_OBJECT_ENSURE_REGISTERED(IbRemoteChannel);
+
+// ---------------------------------------------------------------- IbRemoteHeader
+
+IbRemoteHeader::IbRemoteHeader()
+    : m_kind(DATA)
+{
+}
+
+IbRemoteHeader::IbRemoteHeader(bool linkPacket)
+    : m_kind(linkPacket ? LINK : DATA)
+{
+}
+
+TypeId
+IbRemoteHeader::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::IbRemoteHeader")
+                            .SetParent<Header>()
+                            .SetGroupName("Infiniband")
+                            .AddConstructor<IbRemoteHeader>();
+    return tid;
+}
+
+TypeId
+IbRemoteHeader::GetInstanceTypeId() const
+{
+    return GetTypeId();
+}
+
+uint32_t
+IbRemoteHeader::GetSerializedSize() const
+{
+    return 1;
+}
+
+void
+IbRemoteHeader::Serialize(Buffer::Iterator start) const
+{
+    start.WriteU8(m_kind);
+}
+
+uint32_t
+IbRemoteHeader::Deserialize(Buffer::Iterator start)
+{
+    if (start.GetRemainingSize() < 1)
+    {
+        return 0;
+    }
+    const uint8_t kind = start.ReadU8();
+    if (kind != DATA && kind != LINK)
+    {
+        return 0;
+    }
+    m_kind = kind;
+    return 1;
+}
+
+void
+IbRemoteHeader::Print(std::ostream& os) const
+{
+    os << "IbRemote " << (m_kind == LINK ? "flow-control" : "data");
+}
+
+bool
+IbRemoteHeader::IsLinkPacket() const
+{
+    return m_kind == LINK;
+}
+
+// ---------------------------------------------------------------- IbRemoteChannel
+
+TypeId
+IbRemoteChannel::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::IbRemoteChannel")
+                            .SetParent<IbChannel>()
+                            .SetGroupName("Infiniband")
+                            .AddConstructor<IbRemoteChannel>();
+    return tid;
+}
+
+IbRemoteChannel::IbRemoteChannel()
+    : m_remoteTxPackets(0)
+{
+    NS_LOG_FUNCTION(this);
+}
+
+IbRemoteChannel::~IbRemoteChannel()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+IbRemoteChannel::Transmit(Ptr<Packet> packet,
+                          Ptr<IbNetDevice> src,
+                          Time headerEnd,
+                          Time txEnd,
+                          bool linkPacket)
+{
+    NS_LOG_FUNCTION(this << packet << src << headerEnd << txEnd << linkPacket);
+    const uint32_t here = MpiInterface::GetSystemId();
+    if (src->GetNode()->GetSystemId() != here)
+    {
+        // A port of another rank (e.g. sending its initial credits at link up): that
+        // rank simulates it and sends the packet; a copy from here would arrive twice.
+        NS_LOG_LOGIC("sender on rank " << src->GetNode()->GetSystemId() << ": not sent here");
+        return;
+    }
+    Ptr<IbNetDevice> dst = GetPeer(src);
+    NS_ASSERT_MSG(dst, "IbRemoteChannel::Transmit on a cable with one port");
+    if (dst->GetNode()->GetSystemId() == here)
+    {
+        IbChannel::Transmit(packet, src, headerEnd, txEnd, linkPacket);
+        return;
+    }
+    // The same arrival time as IbChannel::Transmit, as an absolute time.
+    const Time lastNeeded = (dst->IsCutThrough() && !linkPacket) ? headerEnd : txEnd;
+    const Time rxTime = Simulator::Now() + lastNeeded + GetDelay() + dst->GetRxDelay();
+    // The sender keeps its packet (traces at the end of transmission): ship a copy.
+    Ptr<Packet> copy = packet->Copy();
+    copy->AddHeader(IbRemoteHeader(linkPacket));
+    ++m_remoteTxPackets;
+    NS_LOG_LOGIC("to node " << dst->GetNode()->GetId() << " device " << dst->GetIfIndex()
+                            << " on rank " << dst->GetNode()->GetSystemId() << " at " << rxTime);
+    MpiInterface::SendPacket(copy, rxTime, dst->GetNode()->GetId(), dst->GetIfIndex());
+}
+
+void
+IbRemoteChannel::EnableMpiReceive(Ptr<IbNetDevice> device)
+{
+    NS_LOG_FUNCTION(device);
+    if (device->GetObject<MpiReceiver>())
+    {
+        return;
+    }
+    Ptr<MpiReceiver> receiver = CreateObject<MpiReceiver>();
+    receiver->SetReceiveCallback(MakeBoundCallback(&IbRemoteChannel::ReceiveFromRemote, device));
+    device->AggregateObject(receiver);
+}
+
+void
+IbRemoteChannel::ReceiveFromRemote(Ptr<IbNetDevice> device, Ptr<Packet> packet)
+{
+    NS_LOG_FUNCTION(device << packet);
+    IbRemoteHeader marker;
+    NS_ABORT_MSG_IF(packet->RemoveHeader(marker) != 1,
+                    "IbRemoteChannel: a packet from another rank for node "
+                        << device->GetNode()->GetId() << " device " << device->GetIfIndex()
+                        << " has no IbRemoteHeader: only IbRemoteChannel may send to an "
+                           "IbNetDevice over MPI");
+    device->ReceiveFromChannel(packet, marker.IsLinkPacket());
+}
+
+uint64_t
+IbRemoteChannel::GetRemoteTxPackets() const
+{
+    return m_remoteTxPackets;
+}
+
+} // namespace ns3
+
+#endif /* NS3_MPI */
