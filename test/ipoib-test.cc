@@ -37,6 +37,22 @@
 
 using namespace ns3;
 
+// ns-3 3.37's ArpHeader asserts that hardware addresses are 1, 6 or 8 bytes long. Its
+// serialization handles any length, so ARP over IPoIB's 20-byte addresses works with an
+// ns-3 built without asserts (Debian's package, or an optimized in-tree build), but an
+// ns-3 built with asserts (in-tree debug/default profile) aborts. CMakeLists.txt defines
+// IB_NS3_CORE_ASSERTS in that case, and the tests that need ARP say so and skip.
+#ifdef IB_NS3_CORE_ASSERTS
+#define IB_SKIP_IF_NS3_ARP_ASSERTS()                                                               \
+    GTEST_SKIP() << "this ns-3 was built with asserts, and ns-3 3.37's ArpHeader asserts on "      \
+                    "20-byte IPoIB addresses; run against an ns-3 built without asserts"
+#else
+#define IB_SKIP_IF_NS3_ARP_ASSERTS()                                                               \
+    do                                                                                             \
+    {                                                                                              \
+    } while (false)
+#endif
+
 namespace
 {
 
@@ -128,6 +144,7 @@ InstallEcho(IpoibNet& n, uint32_t from, uint32_t to, uint32_t count)
 
 TEST_F(IpoibTest, AddressIs20BytesWithQpnAndGid)
 {
+    IB_SKIP_IF_NS3_ARP_ASSERTS();
     const IpoibAddress a = IpoibAddress::FromGuid(0x123456, 0x0002c90300001234ULL);
     const Address ad = a;
     EXPECT_EQ(ad.GetLength(), 20);
@@ -187,6 +204,7 @@ TEST_F(IpoibTest, MulticastGroupIsASpanningTreeReachingEveryHost)
 
 TEST_F(IpoibTest, ArpResolvesOverTheBroadcastGroup)
 {
+    IB_SKIP_IF_NS3_ARP_ASSERTS();
     IpoibNet n = BuildIpoib(4); // hosts 0,1 on leaf 0; 2,3 on leaf 1
     std::vector<uint32_t> rx(4, 0);
     for (uint32_t i = 0; i < 4; ++i)
@@ -226,6 +244,7 @@ TEST_F(IpoibTest, ArpResolvesOverTheBroadcastGroup)
 
 TEST_F(IpoibTest, MtuIsIbMtuMinus4AndLargerDatagramsAreFragmented)
 {
+    IB_SKIP_IF_NS3_ARP_ASSERTS();
     IpoibNet n;
     n.fabricHelper = std::make_unique<IbFabricHelper>();
     n.fabricHelper->SetDeviceAttribute("Mtu", UintegerValue(2048));
@@ -291,6 +310,7 @@ TEST_F(IpoibTest, Ns3Ipv6CannotAutoconfigureA20ByteAddress)
  */
 TEST_F(IpoibTest, EchoRttEqualsTheAnalyticValue)
 {
+    IB_SKIP_IF_NS3_ARP_ASSERTS();
     for (uint32_t dst : {1u, 3u}) // 1 switch (same leaf), 3 switches (via a spine)
     {
         IbHelper::ResetLidAllocation();
@@ -341,6 +361,7 @@ TEST_F(IpoibTest, EchoRttEqualsTheAnalyticValue)
  */
 TEST_F(IpoibTest, TcpGoodputIsLinkRateMinusHeaderOverheads)
 {
+    IB_SKIP_IF_NS3_ARP_ASSERTS();
     IpoibNet n = BuildIpoib(2);
     const uint32_t mtu = n.devices.Get(0)->GetMtu();
     ASSERT_EQ(mtu, 4092u);
@@ -380,6 +401,7 @@ TEST_F(IpoibTest, TcpGoodputIsLinkRateMinusHeaderOverheads)
  */
 TEST_F(IpoibTest, TsharkDecodesIpInsideIpoib)
 {
+    IB_SKIP_IF_NS3_ARP_ASSERTS();
     if (RunCommand("command -v tshark").empty())
     {
         GTEST_SKIP() << "tshark is not installed: cannot check the IPoIB decoding";
@@ -515,6 +537,7 @@ RunSideBySide(uint64_t* ibBytes, uint64_t* ethBytes)
 
 TEST_F(IpoibTest, SideBySideFlowsUseTheirFabricAndRunsAreDeterministic)
 {
+    IB_SKIP_IF_NS3_ARP_ASSERTS();
     uint64_t ib1 = 0;
     uint64_t eth1 = 0;
     const FlowResults a = RunSideBySide(&ib1, &eth1);
