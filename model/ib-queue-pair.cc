@@ -1730,18 +1730,8 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
             return;
         }
         m_msn = PsnAdd(m_msn, 1);
-        Response r;
-        r.kind = RESP_READ;
-        r.psn = rx.psn;
-        r.msn = m_msn;
-        r.va = rx.va;
-        r.mr = mr;
-        r.length = rx.dmaLen;
-        r.npkts = PacketsFor(rx.dmaLen, m_pmtu);
-        r.readyAt = Simulator::Now() + m_hca->m_responseDelay;
-        m_resp.push_back(r);
-        ++m_rdAtomicQueued;
-        m_ePsn = PsnAdd(m_ePsn, r.npkts);
+        const uint32_t npkts = QueueReadResponse(rx, mr);
+        m_ePsn = PsnAdd(m_ePsn, npkts);
         m_ackCount = 0;
         Kick();
         return;
@@ -1808,17 +1798,7 @@ IbQueuePair::ReceiveDuplicate(const Rx& rx)
         {
             return;
         }
-        Response r;
-        r.kind = RESP_READ;
-        r.psn = rx.psn;
-        r.msn = m_msn;
-        r.va = rx.va;
-        r.mr = mr;
-        r.length = rx.dmaLen;
-        r.npkts = PacketsFor(rx.dmaLen, m_pmtu);
-        r.readyAt = Simulator::Now() + m_hca->m_responseDelay;
-        m_resp.push_back(r);
-        ++m_rdAtomicQueued;
+        QueueReadResponse(rx, mr);
         Kick();
         return;
     }
@@ -2045,6 +2025,23 @@ IbQueuePair::RemoteRegion(uint32_t rkey, uint64_t va, uint64_t len, uint32_t acc
         return nullptr;
     }
     return mr;
+}
+
+uint32_t
+IbQueuePair::QueueReadResponse(const Rx& rx, IbMemoryRegion* mr)
+{
+    Response r;
+    r.kind = RESP_READ;
+    r.psn = rx.psn;
+    r.msn = m_msn;
+    r.va = rx.va;
+    r.mr = mr;
+    r.length = rx.dmaLen;
+    r.npkts = PacketsFor(rx.dmaLen, m_pmtu);
+    r.readyAt = Simulator::Now() + m_hca->m_responseDelay;
+    m_resp.push_back(r);
+    ++m_rdAtomicQueued;
+    return r.npkts;
 }
 
 } // namespace ns3

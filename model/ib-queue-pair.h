@@ -421,6 +421,13 @@ class IbQueuePair : public Object
      */
     void ReceiveRequest(const Rx& rx, Ptr<Packet> packet);
     /**
+     * Queue the response packets of a READ request (new or duplicate) at the responder.
+     * @param rx the parsed request
+     * @param mr the region it reads (nullptr for a 0-byte READ)
+     * @return the number of response packets (PSNs) it uses
+     */
+    uint32_t QueueReadResponse(const Rx& rx, IbMemoryRegion* mr);
+    /**
      * A duplicate request arrived.
      * @param rx the parsed packet
      */
