@@ -626,18 +626,9 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
         return Refuse(error, "PostSend: messages are limited to 2^31 bytes");
     }
     IbMemoryRegion* mr = nullptr;
-    if (wr.sge.length > 0)
+    if (!LocalRegion(wr.sge, readAtomic, "PostSend", &mr, error))
     {
-        mr = m_hca->LookupMr(wr.sge.lkey);
-        if (mr == nullptr || !mr->CheckLocal(wr.sge.addr, wr.sge.length, wr.sge.lkey, readAtomic))
-        {
-            std::ostringstream os;
-            os << "PostSend: SGE [0x" << std::hex << wr.sge.addr << ", +0x" << wr.sge.length
-               << ") with lkey 0x" << wr.sge.lkey
-               << " is not inside a region registered on this HCA"
-               << (readAtomic ? " with IB_ACCESS_LOCAL_WRITE" : "");
-            return Refuse(error, os.str());
-        }
+        return false;
     }
     SendWqe w;
     w.wr = wr;
@@ -678,18 +669,9 @@ IbQueuePair::PostRecv(const IbRecvWr& wr, std::string* error)
                           ")");
     }
     IbMemoryRegion* mr = nullptr;
-    if (wr.sge.length > 0)
+    if (!LocalRegion(wr.sge, true, "PostRecv", &mr, error))
     {
-        mr = m_hca->LookupMr(wr.sge.lkey);
-        if (mr == nullptr || !mr->CheckLocal(wr.sge.addr, wr.sge.length, wr.sge.lkey, true))
-        {
-            std::ostringstream os;
-            os << "PostRecv: SGE [0x" << std::hex << wr.sge.addr << ", +0x" << wr.sge.length
-               << ") with lkey 0x" << wr.sge.lkey
-               << " is not inside a region registered on this HCA with "
-                  "IB_ACCESS_LOCAL_WRITE";
-            return Refuse(error, os.str());
-        }
+        return false;
     }
     m_rq.Push(RecvWqe{wr, mr});
     return true;
@@ -2042,6 +2024,30 @@ IbQueuePair::QueueReadResponse(const Rx& rx, IbMemoryRegion* mr)
     m_resp.push_back(r);
     ++m_rdAtomicQueued;
     return r.npkts;
+}
+
+bool
+IbQueuePair::LocalRegion(const IbSge& sge,
+                         bool write,
+                         const char* verb,
+                         IbMemoryRegion** mr,
+                         std::string* error) const
+{
+    *mr = nullptr;
+    if (sge.length == 0)
+    {
+        return true;
+    }
+    *mr = m_hca->LookupMr(sge.lkey);
+    if (*mr == nullptr || !(*mr)->CheckLocal(sge.addr, sge.length, sge.lkey, write))
+    {
+        std::ostringstream os;
+        os << verb << ": SGE [0x" << std::hex << sge.addr << ", +0x" << sge.length
+           << ") with lkey 0x" << sge.lkey << " is not inside a region registered on this HCA"
+           << (write ? " with IB_ACCESS_LOCAL_WRITE" : "");
+        return Refuse(error, os.str());
+    }
+    return true;
 }
 
 } // namespace ns3

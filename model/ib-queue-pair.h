@@ -504,6 +504,20 @@ class IbQueuePair : public Object
      */
     bool Refuse(std::string* error, const std::string& msg) const;
     /**
+     * Find the local region of a work request's SGE, or refuse the post.
+     * @param sge the SGE (length 0 needs no region)
+     * @param write whether the HCA writes into it (receives, READ and atomic results)
+     * @param verb "PostSend" or "PostRecv", for the message
+     * @param [out] mr the region, nullptr for an empty SGE
+     * @param [out] error why the post is refused
+     * @return false if the SGE is not inside a registered region with the access needed
+     */
+    bool LocalRegion(const IbSge& sge,
+                     bool write,
+                     const char* verb,
+                     IbMemoryRegion** mr,
+                     std::string* error) const;
+    /**
      * The memory region a remote request may use: the rkey names a region that covers
      * [va, va + len) with @p access, and the QP allows that access.
      * @param rkey remote key from the request
