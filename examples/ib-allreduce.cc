@@ -4,12 +4,14 @@
  * An nccl-tests-style allreduce sweep (all_reduce_perf) over the collective library: a
  * fat tree of InfiniBand switches with RDMA (CollectiveIbTransport), or the same fat-tree
  * shape built from ns-3 point-to-point links with IPv4 global routing and TCP
- * (CollectiveTcpTransport), and one of the algorithms ring, tree or hd.
+ * (CollectiveTcpTransport), and one of the algorithms ring, tree or hd, or SHARP in-network
+ * aggregation in the IB switches (sharp).
  *
  *   ./ib-allreduce                                   16 hosts, ring, IB HDR, 8 B .. 64 MB
  *   ./ib-allreduce --algo=hd --hosts=32 --radix=8 -b=1K -e=16M -f=4
  *   ./ib-allreduce --fabric=tcp                     TCP over 200 Gb/s point-to-point links
  *   ./ib-allreduce --check=true --e=1M              real bytes, results verified
+ *   ./ib-allreduce --algo=sharp --hosts=128 --radix=16 --speed=EDR   SHARP (LLT, then SAT)
  *
  * Columns as nccl-tests prints them: size (bytes), count (elements), type, redop, time
  * (us, mean of --iters operations after one warm-up that also opens the connections),
@@ -20,6 +22,7 @@
 #include "ns3/infiniband-module.h"
 #include "ns3/network-module.h"
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -79,7 +82,7 @@ main(int argc, char* argv[])
     bool check = false;
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("algo", "allreduce algorithm: ring, tree, hd", algo);
+    cmd.AddValue("algo", "allreduce algorithm: ring, tree, hd, sharp (IB only)", algo);
     cmd.AddValue("fabric",
                  "ib (RDMA on an IB fat tree) or tcp (TCP on point-to-point links)",
                  fabricKind);
@@ -95,6 +98,10 @@ main(int argc, char* argv[])
     cmd.AddValue("iters", "timed operations per size", iters);
     cmd.AddValue("chunk", "ChunkSize of the communicator, bytes", chunk);
     cmd.AddValue("check", "carry real bytes and verify the sum (slower)", check);
+    uint64_t satThreshold = 16384;
+    cmd.AddValue("satThreshold",
+                 "sharp: larger operations use streaming aggregation (bytes)",
+                 satThreshold);
     cmd.Parse(argc, argv);
 
     if (maxBytes.empty())
@@ -108,6 +115,9 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_UNLESS(CollectiveReduction::IsValid(type, op),
                         "--op=" << opName << " is not defined on --type=" << typeName);
     NS_ABORT_MSG_UNLESS(fabricKind == "ib" || fabricKind == "tcp", "--fabric: ib or tcp");
+    NS_ABORT_MSG_IF(algo == "sharp" && fabricKind != "ib",
+                    "--algo=sharp aggregates in InfiniBand switches: use --fabric=ib");
+    const auto wallStart = std::chrono::steady_clock::now();
     NS_ABORT_MSG_UNLESS(factor >= 2, "--f must be at least 2");
     IbLinkRate::Speed s;
     NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s), "unknown --speed");
@@ -128,6 +138,11 @@ main(int argc, char* argv[])
         IbFabricHelper fh;
         fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
         fabric = fh.Build(topology);
+        if (algo == "sharp")
+        {
+            helper.SetSharpManager(SharpHelper().Install(fabric));
+            helper.SetAlgorithmAttribute("SatThreshold", UintegerValue(satThreshold));
+        }
         comm = helper.InstallIb(fabric);
     }
     else
@@ -142,6 +157,24 @@ main(int argc, char* argv[])
               << (fabricKind == "ib" ? "InfiniBand RDMA" : "TCP/IPv4 point-to-point") << " at "
               << rate.GetBitRate() / 1e9 << " Gb/s per link, chunk " << chunk << " B"
               << (check ? ", data checked" : "") << "\n";
+    if (Ptr<SharpCollectiveAlgorithm> sharp =
+            DynamicCast<SharpCollectiveAlgorithm>(comm->GetAlgorithm()))
+    {
+        Ptr<SharpTree> tree = sharp->GetTree();
+        if (tree)
+        {
+            std::cout << "# SHARP tree: " << tree->ans.size() << " switches, depth " << tree->depth
+                      << ", low-latency window " << tree->window[SharpTree::LLT] << " x "
+                      << tree->fragmentBytes[SharpTree::LLT] << " B, streaming window "
+                      << tree->window[SharpTree::SAT] << " x "
+                      << tree->fragmentBytes[SharpTree::SAT] << " B above " << satThreshold
+                      << " B\n";
+        }
+        else
+        {
+            std::cout << "# SHARP refused (" << sharp->GetRefusal() << "): host-based fallback\n";
+        }
+    }
     std::printf("#%11s %12s %8s %6s %12s %8s %8s %6s\n",
                 "size",
                 "count",
@@ -293,6 +326,9 @@ main(int argc, char* argv[])
               << (fabricKind == "ib" ? "about 0.99 (4 KB IB packets)"
                                      : "about 0.96 (1448-byte TCP segments on PPP)")
               << "\n";
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    std::cout << "# wall time " << wall << " s\n";
     Simulator::Destroy();
     return 0;
 }

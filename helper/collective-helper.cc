@@ -17,6 +17,7 @@
 #include "ns3/ipv4.h"
 #include "ns3/log.h"
 #include "ns3/point-to-point-helper.h"
+#include "ns3/sharp-collective-algorithm.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -74,20 +75,30 @@ CollectiveHelper::SetHcaAttribute(const std::string& name, const AttributeValue&
 Ptr<CollectiveAlgorithm>
 CollectiveHelper::CreateAlgorithm(const std::string& name)
 {
-    if (name == "ring")
+    return CollectiveAlgorithm::CreateByName(name);
+}
+
+void
+CollectiveHelper::SetAlgorithmAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_algAttrs.emplace_back(name, value.Copy());
+}
+
+void
+CollectiveHelper::SetSharpManager(Ptr<SharpAggregationManager> am)
+{
+    m_sharp = am;
+}
+
+Ptr<CollectiveAlgorithm>
+CollectiveHelper::NewAlgorithm() const
+{
+    Ptr<CollectiveAlgorithm> a = CreateAlgorithm(m_algorithm);
+    for (const auto& [name, value] : m_algAttrs)
     {
-        return CreateObject<CollectiveRingAlgorithm>();
+        a->SetAttribute(name, *value);
     }
-    if (name == "tree")
-    {
-        return CreateObject<CollectiveTreeAlgorithm>();
-    }
-    if (name == "hd" || name == "halving-doubling")
-    {
-        return CreateObject<CollectiveHalvingDoublingAlgorithm>();
-    }
-    NS_ABORT_MSG("unknown collective algorithm '" << name << "': use ring, tree or hd");
-    return nullptr;
+    return a;
 }
 
 Ptr<CollectiveCommunicator>
@@ -116,7 +127,15 @@ CollectiveHelper::InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts)
     t->Setup(hcas, fabric.subnetManager);
     Ptr<CollectiveCommunicator> comm = m_comm.Create<CollectiveCommunicator>();
     comm->SetTransport(t);
-    comm->SetAlgorithm(CreateAlgorithm(m_algorithm));
+    Ptr<CollectiveAlgorithm> algo = NewAlgorithm();
+    if (Ptr<SharpCollectiveAlgorithm> sharp = DynamicCast<SharpCollectiveAlgorithm>(algo))
+    {
+        NS_ABORT_MSG_UNLESS(m_sharp,
+                            "CollectiveHelper: algorithm sharp needs the fabric's aggregation "
+                            "manager: SetSharpManager(SharpHelper().Install(fabric))");
+        sharp->Setup(m_sharp, hcas);
+    }
+    comm->SetAlgorithm(algo);
     return comm;
 }
 
@@ -155,7 +174,10 @@ CollectiveHelper::InstallTcp(NodeContainer nodes)
     t->Setup(ns, addrs);
     Ptr<CollectiveCommunicator> comm = m_comm.Create<CollectiveCommunicator>();
     comm->SetTransport(t);
-    comm->SetAlgorithm(CreateAlgorithm(m_algorithm));
+    NS_ABORT_MSG_IF(m_algorithm == "sharp",
+                    "CollectiveHelper: sharp aggregates in InfiniBand switches; over TCP use "
+                    "ring, tree or hd");
+    comm->SetAlgorithm(NewAlgorithm());
     return comm;
 }
 

@@ -13,6 +13,7 @@
 #include "ns3/ib-topology.h"
 #include "ns3/node-container.h"
 #include "ns3/object-factory.h"
+#include "ns3/sharp-aggregation-manager.h"
 
 #include <string>
 #include <vector>
@@ -32,9 +33,22 @@ class CollectiveHelper
     CollectiveHelper();
 
     /**
-     * @param name "ring", "tree" or "hd" (halving-doubling)
+     * @param name "ring", "tree", "hd" (halving-doubling) or "sharp" (in-network, IB
+     *        only: needs SetSharpManager)
      */
     void SetAlgorithm(const std::string& name);
+    /**
+     * Set an attribute of the algorithm objects created from now on (for example
+     * SharpCollectiveAlgorithm's FallbackAlgorithm or SatThreshold).
+     * @param name attribute name
+     * @param value its value
+     */
+    void SetAlgorithmAttribute(const std::string& name, const AttributeValue& value);
+    /**
+     * @param am the aggregation manager that "sharp" communicators get their trees from
+     *        (SharpHelper::Install)
+     */
+    void SetSharpManager(Ptr<SharpAggregationManager> am);
     /**
      * @param name attribute of ns3::CollectiveCommunicator (ChunkSize)
      * @param value its value
@@ -73,7 +87,7 @@ class CollectiveHelper
     Ptr<CollectiveCommunicator> InstallTcp(NodeContainer nodes);
 
     /**
-     * @param name "ring", "tree", "hd" (or "halving-doubling")
+     * @param name "ring", "tree", "hd" (or "halving-doubling"), "sharp"
      * @return a new algorithm (aborts for an unknown name)
      */
     static Ptr<CollectiveAlgorithm> CreateAlgorithm(const std::string& name);
@@ -109,6 +123,11 @@ class CollectiveHelper
     ObjectFactory m_ib;      //!< IB transport factory
     ObjectFactory m_tcp;     //!< TCP transport factory
     IbHcaHelper m_hcaHelper; //!< HCAs for hosts without one
+    std::vector<std::pair<std::string, Ptr<AttributeValue>>> m_algAttrs; //!< algorithm attrs
+    Ptr<SharpAggregationManager> m_sharp;                                //!< for "sharp"
+
+    /// @return a new algorithm of the configured name with the configured attributes
+    Ptr<CollectiveAlgorithm> NewAlgorithm() const;
 };
 
 } // namespace ns3

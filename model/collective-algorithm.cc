@@ -4,6 +4,11 @@
 
 #include "collective-algorithm.h"
 
+#include "collective-halving-doubling-algorithm.h"
+#include "collective-ring-algorithm.h"
+#include "collective-tree-algorithm.h"
+#include "sharp-collective-algorithm.h"
+
 #include "ns3/abort.h"
 #include "ns3/log.h"
 
@@ -28,6 +33,29 @@ CollectiveAlgorithm::CollectiveAlgorithm() = default;
 
 CollectiveAlgorithm::~CollectiveAlgorithm() = default;
 
+Ptr<CollectiveAlgorithm>
+CollectiveAlgorithm::CreateByName(const std::string& name)
+{
+    if (name == "ring")
+    {
+        return CreateObject<CollectiveRingAlgorithm>();
+    }
+    if (name == "tree")
+    {
+        return CreateObject<CollectiveTreeAlgorithm>();
+    }
+    if (name == "hd" || name == "halving-doubling")
+    {
+        return CreateObject<CollectiveHalvingDoublingAlgorithm>();
+    }
+    if (name == "sharp")
+    {
+        return CreateObject<SharpCollectiveAlgorithm>();
+    }
+    NS_ABORT_MSG("unknown collective algorithm '" << name << "': use ring, tree, hd or sharp");
+    return nullptr;
+}
+
 std::string
 CollectiveAlgorithm::KindName(CollectiveKind kind)
 {
@@ -43,6 +71,8 @@ CollectiveAlgorithm::KindName(CollectiveKind kind)
         return "broadcast";
     case CollectiveKind::BARRIER:
         return "barrier";
+    case CollectiveKind::REDUCE:
+        return "reduce";
     }
     return "?";
 }
@@ -55,6 +85,7 @@ CollectiveAlgorithm::BufferBytes(const CollectiveOpSpec& spec, uint32_t n)
     {
     case CollectiveKind::ALLREDUCE:
     case CollectiveKind::BROADCAST:
+    case CollectiveKind::REDUCE:
         return spec.count * elem;
     case CollectiveKind::REDUCE_SCATTER:
     case CollectiveKind::ALLGATHER:
@@ -101,7 +132,20 @@ CollectiveAlgorithm::Build(const CollectiveOpSpec& spec,
     case CollectiveKind::BARRIER:
         BuildBarrier(c);
         break;
+    case CollectiveKind::REDUCE:
+        NS_ABORT_MSG_UNLESS(spec.root < n, "reduce root " << spec.root << " out of range");
+        BuildReduce(c, bytes, spec.root);
+        break;
     }
+}
+
+bool
+CollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
+                                    uint32_t n,
+                                    std::vector<std::vector<uint8_t>>* buffers,
+                                    RankDoneCallback rankDone)
+{
+    return false;
 }
 
 void
@@ -266,6 +310,15 @@ CollectiveAlgorithm::BuildBroadcast(const Ctx& c, uint64_t bytes, uint32_t root)
     for (uint64_t off = 0; off < bytes; off += c.chunk)
     {
         BinomialBroadcast(c, off, std::min(c.chunk, bytes - off), root);
+    }
+}
+
+void
+CollectiveAlgorithm::BuildReduce(const Ctx& c, uint64_t bytes, uint32_t root) const
+{
+    for (uint64_t off = 0; off < bytes; off += c.chunk)
+    {
+        BinomialReduce(c, off, std::min(c.chunk, bytes - off), root);
     }
 }
 

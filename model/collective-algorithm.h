@@ -7,6 +7,7 @@
 
 #include "collective-reduction.h"
 
+#include "ns3/callback.h"
 #include "ns3/object.h"
 
 #include <cstdint>
@@ -26,13 +27,15 @@ enum class CollectiveKind : uint8_t
     REDUCE_SCATTER, ///< rank r gets segment r of the reduction of all buffers
     ALLGATHER,      ///< every rank gets every rank's segment
     BROADCAST,      ///< every rank gets the root's buffer
-    BARRIER         ///< no rank leaves before every rank entered
+    BARRIER,        ///< no rank leaves before every rank entered
+    REDUCE          ///< the root gets the reduction of all buffers
 };
 
 /**
  * @ingroup infiniband
  * @brief What a collective operation does. Buffer layout per rank (in place, like
- * nccl-tests' in-place mode): ALLREDUCE and BROADCAST count elements; REDUCE_SCATTER and
+ * nccl-tests' in-place mode): ALLREDUCE, REDUCE and BROADCAST count elements (REDUCE: the
+ * root's buffer gets the result, the others' contents are undefined after); REDUCE_SCATTER and
  * ALLGATHER n * count elements, rank r's own segment at element r * count; BARRIER none.
  */
 struct CollectiveOpSpec
@@ -41,7 +44,7 @@ struct CollectiveOpSpec
     uint64_t count{0};                                    ///< elements (see above)
     CollectiveDataType type{CollectiveDataType::FLOAT32}; ///< element type
     CollectiveRedOp op{CollectiveRedOp::SUM};             ///< reduction operator
-    uint32_t root{0};                                     ///< BROADCAST root
+    uint32_t root{0};                                     ///< BROADCAST and REDUCE root
 };
 
 /**
@@ -81,10 +84,10 @@ struct CollectiveStep
  * that the steps pipeline.
  *
  * Subclasses provide allreduce (ring, tree, halving-doubling); reduce-scatter and
- * allgather default to the ring, broadcast to a binomial tree, barrier to the
+ * allgather default to the ring, broadcast and reduce to a binomial tree, barrier to the
  * dissemination algorithm. An algorithm that does not map onto point-to-point messages
- * (SHARP aggregation in the switches) would override these builders to emit steps
- * towards an aggregation node, or the communicator's Start path.
+ * (SHARP aggregation in the switches, SharpCollectiveAlgorithm) overrides
+ * StartInNetwork, which the communicator tries first for every operation.
  */
 class CollectiveAlgorithm : public Object
 {
@@ -109,11 +112,36 @@ class CollectiveAlgorithm : public Object
      * @param chunkBytes largest message (rounded down to whole elements)
      * @param prog the program (appended to)
      */
-    void Build(const CollectiveOpSpec& spec,
-               uint32_t rank,
-               uint32_t n,
-               uint64_t chunkBytes,
-               std::vector<CollectiveStep>& prog) const;
+    virtual void Build(const CollectiveOpSpec& spec,
+                       uint32_t rank,
+                       uint32_t n,
+                       uint64_t chunkBytes,
+                       std::vector<CollectiveStep>& prog) const;
+
+    /// Called once per rank when an in-network operation has finished on it: (rank).
+    typedef Callback<void, uint32_t> RankDoneCallback;
+
+    /**
+     * Run an operation in the network rather than as point-to-point programs. The
+     * communicator calls this first for every operation; host-based algorithms decline.
+     * @param spec the operation
+     * @param n ranks
+     * @param buffers one buffer per rank (data mode) or null
+     * @param rankDone to call once for each rank when it has finished (never from inside
+     *        this call)
+     * @return true if the algorithm runs the operation, false to have the communicator
+     *         run the programs of Build
+     */
+    virtual bool StartInNetwork(const CollectiveOpSpec& spec,
+                                uint32_t n,
+                                std::vector<std::vector<uint8_t>>* buffers,
+                                RankDoneCallback rankDone);
+
+    /**
+     * @param name "ring", "tree", "hd" (or "halving-doubling") or "sharp"
+     * @return a new algorithm of that name (aborts, listing the names, for another)
+     */
+    static Ptr<CollectiveAlgorithm> CreateByName(const std::string& name);
 
     /**
      * @param spec an operation
@@ -169,6 +197,13 @@ class CollectiveAlgorithm : public Object
      * @param c context
      */
     virtual void BuildBarrier(const Ctx& c) const;
+    /**
+     * Reduce of @p bytes bytes to @p root (default: binomial tree, chunk by chunk).
+     * @param c context
+     * @param bytes buffer bytes
+     * @param root the root
+     */
+    virtual void BuildReduce(const Ctx& c, uint64_t bytes, uint32_t root) const;
 
     /**
      * Append a transfer cut into chunks (nothing for zero bytes).

@@ -203,14 +203,22 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
     op->ranks.resize(n);
     NS_LOG_FUNCTION(this << op->id << CollectiveAlgorithm::KindName(spec.kind) << spec.count
                          << m_algorithm->GetName());
-    for (uint32_t r = 0; r < n; ++r)
-    {
-        m_algorithm->Build(spec, r, n, m_chunkSize, op->ranks[r].prog);
-        Analyze(op->ranks[r]);
-    }
     Op& o = *op;
     const uint32_t id = op->id;
     m_ops[id] = std::move(op);
+    if (n > 1 && m_algorithm->StartInNetwork(
+                     spec,
+                     n,
+                     buffers,
+                     MakeCallback(&CollectiveCommunicator::InNetworkRankDone, this).Bind(id)))
+    {
+        return id; // the algorithm reports each rank through InNetworkRankDone
+    }
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        m_algorithm->Build(spec, r, n, m_chunkSize, o.ranks[r].prog);
+        Analyze(o.ranks[r]);
+    }
     for (uint32_t r = 0; r < n; ++r)
     {
         RankRun& rr = o.ranks[r];
@@ -364,6 +372,15 @@ CollectiveCommunicator::SendDone(uint32_t opId, uint32_t rank, uint64_t bytes)
         return;
     }
     CheckFinished(*it->second, rank);
+}
+
+void
+CollectiveCommunicator::InNetworkRankDone(uint32_t opId, uint32_t rank)
+{
+    auto it = m_ops.find(opId);
+    NS_ASSERT_MSG(it != m_ops.end() && rank < it->second->ranks.size(),
+                  "in-network completion for an unknown operation or rank");
+    CheckFinished(*it->second, rank); // an in-network rank has no program items
 }
 
 void

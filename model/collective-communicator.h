@@ -177,6 +177,12 @@ class CollectiveCommunicator : public Object
      */
     void CheckFinished(Op& op, uint32_t rank);
     /**
+     * The algorithm finished an in-network operation on a rank.
+     * @param opId the operation
+     * @param rank the rank
+     */
+    void InNetworkRankDone(uint32_t opId, uint32_t rank);
+    /**
      * Transport receive callback.
      * @param src sender
      * @param dst receiver

@@ -84,6 +84,7 @@ IbSwitch::DoDispose()
     m_ports.clear();
     m_input.clear();
     m_requests.clear();
+    m_localReceive = LocalReceiveCallback();
     Object::DoDispose();
 }
 
@@ -301,6 +302,19 @@ IbSwitch::Receive(uint8_t inPort,
         return;
     }
     const uint8_t out = dlid < m_lft.size() ? m_lft[dlid] : NO_ROUTE;
+    if (out == 0 && !m_localReceive.IsNull())
+    {
+        // For the switch itself: the local agent takes the packet off the input buffer
+        // once it has arrived whole.
+        Time tail = Simulator::Now();
+        if (m_cutThrough)
+        {
+            tail += dev->GetDataRate().CalculateBytesTxTime(packet->GetSize() - IbPacket::LRH_SIZE);
+        }
+        dev->ReleaseRxBuffer(vl, blocks);
+        m_localReceive(packet, inPort, tail);
+        return;
+    }
     if (out == 0 || out >= m_ports.size())
     {
         // No route (255), or the switch's own management port (0): SMPs are not modelled.
@@ -418,6 +432,20 @@ IbSwitch::Grant(uint8_t outPort, uint8_t outVl)
         }
     }
     m_granting = false;
+}
+
+void
+IbSwitch::SetLocalReceiveCallback(LocalReceiveCallback cb)
+{
+    m_localReceive = cb;
+}
+
+void
+IbSwitch::InjectLocal(Ptr<Packet> packet, uint8_t outPort, uint8_t vl, Time earliestStart)
+{
+    NS_ASSERT_MSG(outPort >= 1 && outPort < m_ports.size(), "no port " << unsigned(outPort));
+    ++m_forwarded;
+    m_ports[outPort]->EnqueueForwarded(packet, vl, nullptr, 0, earliestStart);
 }
 
 void

@@ -7,6 +7,7 @@
 
 #include "ib-fifo.h"
 
+#include "ns3/callback.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/traced-callback.h"
@@ -140,6 +141,32 @@ class IbSwitch : public Object
     bool IsCutThrough() const;
 
     /**
+     * Callback for packets addressed to the switch itself (DLID = its LID, LFT port 0):
+     * (packet, input port, time its last byte has arrived). The input buffer has been
+     * released when it is called.
+     */
+    typedef Callback<void, Ptr<Packet>, uint8_t, Time> LocalReceiveCallback;
+
+    /**
+     * Hand packets addressed to the switch's own LID to a local agent (an aggregation
+     * node) instead of dropping them. A null callback restores the default (dropped and
+     * counted as unknown DLID: subnet management packets are not modelled).
+     * @param cb the agent
+     */
+    void SetLocalReceiveCallback(LocalReceiveCallback cb);
+
+    /**
+     * Send a packet generated inside the switch (by its management port 0 or an
+     * aggregation node) out of a port. It waits in the port's VL queue for credits like
+     * any forwarded packet; the caller bounds how many it injects.
+     * @param packet a sealed IBA packet whose VL is already @p vl
+     * @param outPort the output port (1..N)
+     * @param vl the output VL
+     * @param earliestStart do not start transmitting before this time
+     */
+    void InjectLocal(Ptr<Packet> packet, uint8_t outPort, uint8_t vl, Time earliestStart);
+
+    /**
      * TracedCallback signature for dropped packets.
      * @param packet the packet
      * @param inPort the port it arrived on
@@ -234,6 +261,7 @@ class IbSwitch : public Object
     uint64_t m_forwarded;                         //!< packets forwarded
     uint64_t m_unknownDlid;                       //!< packets dropped for lack of a route
     TracedCallback<Ptr<const Packet>, uint8_t> m_dropTrace; //!< UnknownDlidDrop
+    LocalReceiveCallback m_localReceive;                    //!< port-0 agent (or null)
 };
 
 } // namespace ns3

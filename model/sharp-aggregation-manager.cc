@@ -1,0 +1,484 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "sharp-aggregation-manager.h"
+
+#include "ib-channel.h"
+#include "ib-hca.h"
+#include "ib-net-device.h"
+#include "ib-switch.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/names.h"
+#include "ns3/node.h"
+
+#include <algorithm>
+#include <sstream>
+#include <tuple>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("SharpAggregationManager");
+
+NS_OBJECT_ENSURE_REGISTERED(SharpAggregationManager);
+
+namespace
+{
+/**
+ * @param node a node
+ * @return "name (node id)" for messages
+ */
+std::string
+NodeLabel(Ptr<Node> node)
+{
+    std::ostringstream os;
+    const std::string name = Names::FindName(node);
+    if (!name.empty())
+    {
+        os << "'" << name << "' ";
+    }
+    os << "(node " << node->GetId() << ")";
+    return os.str();
+}
+
+/**
+ * @param port a port
+ * @return the port at the other end of its cable, or null
+ */
+Ptr<IbNetDevice>
+PeerOf(Ptr<IbNetDevice> port)
+{
+    Ptr<IbChannel> ch = DynamicCast<IbChannel>(port->GetChannel());
+    return ch ? ch->GetPeer(port) : nullptr;
+}
+} // namespace
+
+TypeId
+SharpAggregationManager::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::SharpAggregationManager")
+                            .SetParent<Object>()
+                            .SetGroupName("Infiniband")
+                            .AddConstructor<SharpAggregationManager>();
+    return tid;
+}
+
+SharpAggregationManager::SharpAggregationManager()
+    : m_nTrees(0)
+{
+}
+
+SharpAggregationManager::~SharpAggregationManager() = default;
+
+void
+SharpAggregationManager::DoDispose()
+{
+    m_ans.clear();
+    Object::DoDispose();
+}
+
+void
+SharpAggregationManager::AddAggregationNode(Ptr<SharpAggregationNode> an)
+{
+    NS_ABORT_MSG_UNLESS(an && an->GetSwitch(),
+                        "SharpAggregationManager: the aggregation node is not attached to a "
+                        "switch (SharpAggregationNode::Attach)");
+    m_ans.push_back(an);
+    m_rootedTrees.push_back(0);
+}
+
+uint32_t
+SharpAggregationManager::GetNAggregationNodes() const
+{
+    return m_ans.size();
+}
+
+uint32_t
+SharpAggregationManager::GetNTrees() const
+{
+    return m_nTrees;
+}
+
+Ptr<SharpTree>
+SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
+                                    const std::vector<uint32_t>& qpns,
+                                    uint32_t lltFragmentBytes,
+                                    uint32_t satFragmentBytes,
+                                    uint8_t sl,
+                                    std::string* error)
+{
+    NS_LOG_FUNCTION(this << hcas.size());
+    auto refuse = [error](const std::string& why) -> Ptr<SharpTree> {
+        NS_LOG_INFO("SHARP tree refused: " << why);
+        if (error != nullptr)
+        {
+            *error = why;
+        }
+        return nullptr;
+    };
+    NS_ABORT_MSG_UNLESS(hcas.size() == qpns.size(), "SharpAggregationManager: one QPN per host");
+    if (hcas.size() < 2)
+    {
+        return refuse("a SHARP group needs at least two hosts");
+    }
+    if (m_ans.empty())
+    {
+        return refuse("the fabric has no SHARP aggregation nodes (SharpHelper::Install)");
+    }
+    // Aggregation node index of each switch node.
+    std::vector<int32_t> anOfNode;
+    for (uint32_t i = 0; i < m_ans.size(); ++i)
+    {
+        Ptr<IbSwitch> sw = m_ans[i]->GetSwitch();
+        if (sw->GetNPorts() == 0)
+        {
+            continue;
+        }
+        const uint32_t id = sw->GetPort(1)->GetNode()->GetId();
+        if (id >= anOfNode.size())
+        {
+            anOfNode.resize(id + 1, -1);
+        }
+        anOfNode[id] = i;
+        if (m_ans[i]->GetSwitch()->GetLid() == 0)
+        {
+            return refuse("switch " + NodeLabel(m_ans[i]->GetSwitch()->GetPort(1)->GetNode()) +
+                          " has no LID: bring the subnet up before creating SHARP trees");
+        }
+    }
+    auto anOf = [&anOfNode](Ptr<Node> node) -> int32_t {
+        return node->GetId() < anOfNode.size() ? anOfNode[node->GetId()] : -1;
+    };
+    // Leaf switch of every rank.
+    const uint32_t n = hcas.size();
+    std::vector<int32_t> leaf(n);
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        Ptr<IbNetDevice> port = hcas[r]->GetPort(1);
+        Ptr<IbNetDevice> peer = PeerOf(port);
+        if (!peer || !peer->GetNode()->GetObject<IbSwitch>())
+        {
+            return refuse("rank " + std::to_string(r) + " (host " + NodeLabel(port->GetNode()) +
+                          ") is not cabled to a switch; SHARP aggregates in switches");
+        }
+        leaf[r] = anOf(peer->GetNode());
+        if (leaf[r] < 0)
+        {
+            return refuse("the leaf switch " + NodeLabel(peer->GetNode()) + " of rank " +
+                          std::to_string(r) + " has no SHARP aggregation node");
+        }
+    }
+    std::vector<bool> isLeaf(m_ans.size(), false);
+    for (int32_t l : leaf)
+    {
+        isLeaf[l] = true;
+    }
+
+    // Try every root; keep the best.
+    const uint32_t nAn = m_ans.size();
+    std::vector<int32_t> parent(nAn);
+    std::vector<uint8_t> parentPort(nAn);
+    std::vector<int32_t> depth(nAn);
+    std::vector<int32_t> bestParent;
+    std::vector<uint8_t> bestParentPort;
+    std::tuple<int32_t, uint32_t, uint32_t> bestScore{INT32_MAX, 0, 0};
+    int32_t bestRoot = -1;
+    std::string firstWhy;
+    for (uint32_t root = 0; root < nAn; ++root)
+    {
+        const uint16_t rootLid = m_ans[root]->GetSwitch()->GetLid();
+        std::fill(parent.begin(), parent.end(), -1);
+        std::fill(depth.begin(), depth.end(), -1);
+        depth[root] = 0;
+        std::string why;
+        int32_t maxDepth = 0;
+        std::vector<uint32_t> path;
+        for (uint32_t l = 0; l < nAn && why.empty(); ++l)
+        {
+            if (!isLeaf[l])
+            {
+                continue;
+            }
+            path.clear();
+            uint32_t cur = l;
+            while (depth[cur] < 0 && why.empty())
+            {
+                Ptr<IbSwitch> sw = m_ans[cur]->GetSwitch();
+                const uint8_t p = sw->GetLftEntry(rootLid);
+                if (p == 0 || p == IbSwitch::NO_ROUTE || p > sw->GetNPorts())
+                {
+                    why = "switch LID " + std::to_string(sw->GetLid()) + " has no route to LID " +
+                          std::to_string(rootLid);
+                    break;
+                }
+                Ptr<IbNetDevice> peer = PeerOf(sw->GetPort(p));
+                const int32_t next = peer ? anOf(peer->GetNode()) : -1;
+                if (next < 0)
+                {
+                    why = "the route from switch LID " + std::to_string(sw->GetLid()) + " to LID " +
+                          std::to_string(rootLid) + " leaves port " + std::to_string(p) +
+                          " towards a node without a SHARP aggregation node";
+                    break;
+                }
+                parent[cur] = next;
+                parentPort[cur] = p;
+                path.push_back(cur);
+                cur = next;
+            }
+            if (!why.empty())
+            {
+                break;
+            }
+            for (auto it = path.rbegin(); it != path.rend(); ++it)
+            {
+                depth[*it] = depth[parent[*it]] + 1;
+                maxDepth = std::max(maxDepth, depth[*it]);
+            }
+        }
+        uint32_t nSwitches = 0;
+        for (uint32_t i = 0; i < nAn && why.empty(); ++i)
+        {
+            if (depth[i] >= 0)
+            {
+                ++nSwitches;
+                if (m_ans[i]->GetNTrees() >= m_ans[i]->GetMaxTrees())
+                {
+                    why = "switch LID " + std::to_string(m_ans[i]->GetSwitch()->GetLid()) +
+                          " already has " + std::to_string(m_ans[i]->GetMaxTrees()) +
+                          " trees (SharpAggregationNode::MaxTrees)";
+                }
+            }
+        }
+        if (!why.empty())
+        {
+            if (firstWhy.empty())
+            {
+                firstWhy = why;
+            }
+            continue;
+        }
+        const std::tuple<int32_t, uint32_t, uint32_t> score{maxDepth,
+                                                            m_rootedTrees[root],
+                                                            nSwitches};
+        if (bestRoot < 0 || score < bestScore)
+        {
+            bestScore = score;
+            bestRoot = root;
+            bestParent = parent;
+            bestParentPort = parentPort;
+        }
+    }
+    if (bestRoot < 0)
+    {
+        return refuse("no switch can root a SHARP tree for these " + std::to_string(n) +
+                      " hosts; for example: " + firstWhy);
+    }
+
+    // The tree.
+    Ptr<SharpTree> tree = Create<SharpTree>();
+    uint32_t id = 0;
+    while (id < m_idUsed.size() && m_idUsed[id])
+    {
+        ++id;
+    }
+    if (id >= 0xFFFF)
+    {
+        return refuse("out of SHARP tree ids");
+    }
+    tree->id = static_cast<uint16_t>(id);
+    tree->dataMode = hcas[0]->IsDataMode();
+    tree->fragmentBytes = {lltFragmentBytes, satFragmentBytes};
+    std::vector<int32_t> pos(nAn, -1); // AN index -> position in tree->ans
+    std::vector<bool> inTree(nAn, false);
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        for (int32_t cur = leaf[r]; cur >= 0 && !inTree[cur];
+             cur = cur == bestRoot ? -1 : bestParent[cur])
+        {
+            inTree[cur] = true;
+        }
+    }
+    uint32_t llt = UINT32_MAX;
+    uint32_t satBytes = UINT32_MAX;
+    for (uint32_t i = 0; i < nAn; ++i)
+    {
+        if (inTree[i])
+        {
+            pos[i] = tree->ans.size();
+            if (static_cast<int32_t>(i) == bestRoot)
+            {
+                tree->rootIndex = pos[i];
+            }
+            tree->ans.push_back(m_ans[i]);
+            llt = std::min(llt, m_ans[i]->GetMaxOutstandingOps());
+            satBytes =
+                std::min(satBytes, m_ans[i]->GetBufferSize() / m_ans[i]->GetMaxStreamingFlows());
+        }
+    }
+    if (satFragmentBytes > 0 && satBytes < satFragmentBytes)
+    {
+        return refuse("the aggregation buffer share of a streaming flow (" +
+                      std::to_string(satBytes) + " bytes) is smaller than one fragment (" +
+                      std::to_string(satFragmentBytes) +
+                      " bytes): raise SharpAggregationNode::BufferSize");
+    }
+    tree->window = {llt, satFragmentBytes > 0 ? satBytes / satFragmentBytes : 1};
+    tree->depth = std::get<0>(bestScore);
+    for (uint8_t ch = 0; ch < 2; ++ch)
+    {
+        tree->desc[ch].assign(tree->window[ch], SharpFragment());
+    }
+    tree->leafLid.resize(n);
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        tree->leafLid[r] = m_ans[leaf[r]]->GetSwitch()->GetLid();
+    }
+
+    // Roles: children (aggregation nodes in index order, then hosts in rank order).
+    std::vector<SharpAggregationNode::Role> roles(nAn);
+    std::vector<uint32_t> childIndexAtParent(nAn, 0);
+    for (uint32_t i = 0; i < nAn; ++i)
+    {
+        if (!inTree[i] || static_cast<int32_t>(i) == bestRoot)
+        {
+            continue;
+        }
+        const int32_t p = bestParent[i];
+        Ptr<IbSwitch> psw = m_ans[p]->GetSwitch();
+        SharpAggregationNode::Child c;
+        c.lid = m_ans[i]->GetSwitch()->GetLid();
+        c.qpn = SharpTree::QPN_BASE + id;
+        c.outPort = psw->GetLftEntry(c.lid);
+        c.host = false;
+        childIndexAtParent[i] = roles[p].children.size();
+        roles[p].children.push_back(c);
+        roles[i].parentLid = psw->GetLid();
+        roles[i].parentPort = bestParentPort[i];
+    }
+    std::vector<uint32_t> hostChildIndex(n);
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        Ptr<IbSwitch> sw = m_ans[leaf[r]]->GetSwitch();
+        SharpAggregationNode::Child c;
+        c.lid = hcas[r]->GetLid(1);
+        c.qpn = qpns[r];
+        c.outPort = sw->GetLftEntry(c.lid);
+        c.host = true;
+        hostChildIndex[r] = roles[leaf[r]].children.size();
+        roles[leaf[r]].children.push_back(c);
+    }
+    for (uint32_t i = 0; i < nAn; ++i)
+    {
+        if (!inTree[i])
+        {
+            continue;
+        }
+        Ptr<IbSwitch> sw = m_ans[i]->GetSwitch();
+        SharpAggregationNode::Role& role = roles[i];
+        if (role.parentLid != 0)
+        {
+            role.parentVl = sw->GetSl2Vl(0, role.parentPort, sl);
+        }
+        uint16_t maxLid = 0;
+        for (auto& c : role.children)
+        {
+            if (c.outPort == 0 || c.outPort == IbSwitch::NO_ROUTE || c.outPort > sw->GetNPorts())
+            {
+                return refuse("switch LID " + std::to_string(sw->GetLid()) +
+                              " has no route to its SHARP child LID " + std::to_string(c.lid));
+            }
+            c.outVl = sw->GetSl2Vl(0, c.outPort, sl);
+            maxLid = std::max(maxLid, c.lid);
+        }
+        role.childOfLid.assign(maxLid + 1, -1);
+        for (uint32_t k = 0; k < role.children.size(); ++k)
+        {
+            role.childOfLid[role.children[k].lid] = k;
+        }
+        role.childTowardRank.assign(n, 0);
+    }
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        roles[leaf[r]].childTowardRank[r] = hostChildIndex[r];
+        for (int32_t cur = leaf[r]; cur != bestRoot; cur = bestParent[cur])
+        {
+            roles[bestParent[cur]].childTowardRank[r] = childIndexAtParent[cur];
+        }
+    }
+    for (uint32_t i = 0; i < nAn; ++i)
+    {
+        if (inTree[i])
+        {
+            m_ans[i]->AddTree(tree, std::move(roles[i]), sl);
+        }
+    }
+    if (id >= m_idUsed.size())
+    {
+        m_idUsed.resize(id + 1, false);
+    }
+    m_idUsed[id] = true;
+    ++m_rootedTrees[bestRoot];
+    ++m_nTrees;
+    NS_LOG_INFO("SHARP tree " << id << ": " << n << " hosts, " << tree->ans.size()
+                              << " switches, depth " << tree->depth << ", root LID "
+                              << m_ans[bestRoot]->GetSwitch()->GetLid() << ", windows LLT "
+                              << tree->window[0] << " SAT " << tree->window[1]);
+    return tree;
+}
+
+void
+SharpAggregationManager::DestroyTree(Ptr<SharpTree> tree)
+{
+    if (!tree || tree->id >= m_idUsed.size() || !m_idUsed[tree->id])
+    {
+        return;
+    }
+    for (uint32_t k = 0; k < tree->ans.size(); ++k)
+    {
+        tree->ans[k]->RemoveTree(tree->id);
+        if (k == tree->rootIndex)
+        {
+            for (uint32_t i = 0; i < m_ans.size(); ++i)
+            {
+                if (m_ans[i] == tree->ans[k] && m_rootedTrees[i] > 0)
+                {
+                    --m_rootedTrees[i];
+                }
+            }
+        }
+    }
+    m_idUsed[tree->id] = false;
+    --m_nTrees;
+    tree->ans.clear();
+}
+
+bool
+SharpAggregationManager::AcquireStreaming(Ptr<SharpTree> tree)
+{
+    for (uint32_t k = 0; k < tree->ans.size(); ++k)
+    {
+        if (!tree->ans[k]->AcquireStreamingFlow())
+        {
+            for (uint32_t j = 0; j < k; ++j)
+            {
+                tree->ans[j]->ReleaseStreamingFlow();
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+SharpAggregationManager::ReleaseStreaming(Ptr<SharpTree> tree)
+{
+    for (auto& an : tree->ans)
+    {
+        an->ReleaseStreamingFlow();
+    }
+}
+
+} // namespace ns3

@@ -1,0 +1,440 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "sharp-collective-algorithm.h"
+
+#include "ib-completion-queue.h"
+#include "ib-hca.h"
+#include "ib-memory-region.h"
+#include "ib-net-device.h"
+#include "ib-queue-pair.h"
+#include "sharp-aggregation-manager.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("SharpCollectiveAlgorithm");
+
+NS_OBJECT_ENSURE_REGISTERED(SharpCollectiveAlgorithm);
+
+namespace
+{
+/// Bytes a UD receive buffer keeps in front of the payload for the GRH.
+constexpr uint32_t kGrhRoom = 40;
+} // namespace
+
+TypeId
+SharpCollectiveAlgorithm::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::SharpCollectiveAlgorithm")
+            .SetParent<CollectiveAlgorithm>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<SharpCollectiveAlgorithm>()
+            .AddAttribute("FallbackAlgorithm",
+                          "Host-based algorithm for what SHARP does not serve: ring, tree, hd, "
+                          "or none (a refused tree then aborts with its reason).",
+                          StringValue("ring"),
+                          MakeStringAccessor(&SharpCollectiveAlgorithm::m_fallbackName),
+                          MakeStringChecker())
+            .AddAttribute("SatThreshold",
+                          "Operations larger than this many bytes use streaming aggregation "
+                          "(SAT); smaller ones the low-latency channel (LLT).",
+                          UintegerValue(16384),
+                          MakeUintegerAccessor(&SharpCollectiveAlgorithm::m_satThreshold),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("LltFragmentSize",
+                          "Largest low-latency fragment, bytes (SHARP v1 LLT payload: 256).",
+                          UintegerValue(256),
+                          MakeUintegerAccessor(&SharpCollectiveAlgorithm::m_lltFragment),
+                          MakeUintegerChecker<uint32_t>(8, 4096))
+            .AddAttribute("SatFragmentSize",
+                          "Largest streaming fragment, bytes (one packet: at most the path "
+                          "MTU, to which it is lowered).",
+                          UintegerValue(4096),
+                          MakeUintegerAccessor(&SharpCollectiveAlgorithm::m_satFragment),
+                          MakeUintegerChecker<uint32_t>(64, 4096))
+            .AddAttribute("ServiceLevel",
+                          "Service level of SHARP packets.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&SharpCollectiveAlgorithm::m_sl),
+                          MakeUintegerChecker<uint8_t>(0, 14));
+    return tid;
+}
+
+SharpCollectiveAlgorithm::SharpCollectiveAlgorithm()
+    : m_fallbackName("ring"),
+      m_satThreshold(16384),
+      m_lltFragment(256),
+      m_satFragment(4096),
+      m_sl(0),
+      m_seqAlloc{{0, 0}},
+      m_recvStride(0),
+      m_inNetwork(0),
+      m_fallbacks(0),
+      m_lltInstead(0)
+{
+}
+
+SharpCollectiveAlgorithm::~SharpCollectiveAlgorithm() = default;
+
+void
+SharpCollectiveAlgorithm::DoDispose()
+{
+    for (auto& r : m_ranks)
+    {
+        if (r.rcq)
+        {
+            r.rcq->SetCompletionCallback(MakeNullCallback<void, const IbWorkCompletion&>());
+        }
+    }
+    m_ranks.clear();
+    if (m_am && m_tree)
+    {
+        m_am->DestroyTree(m_tree);
+    }
+    m_tree = nullptr;
+    m_am = nullptr;
+    m_fallback = nullptr;
+    m_ops[0].clear();
+    m_ops[1].clear();
+    CollectiveAlgorithm::DoDispose();
+}
+
+std::string
+SharpCollectiveAlgorithm::GetName() const
+{
+    return "sharp";
+}
+
+Ptr<SharpTree>
+SharpCollectiveAlgorithm::GetTree() const
+{
+    return m_tree;
+}
+
+std::string
+SharpCollectiveAlgorithm::GetRefusal() const
+{
+    return m_refusal;
+}
+
+uint64_t
+SharpCollectiveAlgorithm::GetInNetworkOps() const
+{
+    return m_inNetwork;
+}
+
+uint64_t
+SharpCollectiveAlgorithm::GetFallbackOps() const
+{
+    return m_fallbacks;
+}
+
+uint64_t
+SharpCollectiveAlgorithm::GetLltInsteadOfSatOps() const
+{
+    return m_lltInstead;
+}
+
+Ptr<CollectiveAlgorithm>
+SharpCollectiveAlgorithm::Fallback() const
+{
+    if (!m_fallback)
+    {
+        NS_ABORT_MSG_IF(m_fallbackName == "none",
+                        "SharpCollectiveAlgorithm: SHARP cannot run this operation ("
+                            << (m_tree ? "reduce-scatter, allgather and broadcast are host-based"
+                                       : "no aggregation tree: " + m_refusal)
+                            << ") and FallbackAlgorithm is none; set it to ring, tree or hd");
+        NS_ABORT_MSG_IF(m_fallbackName == "sharp",
+                        "SharpCollectiveAlgorithm: FallbackAlgorithm cannot be sharp");
+        const_cast<SharpCollectiveAlgorithm*>(this)->m_fallback =
+            CollectiveAlgorithm::CreateByName(m_fallbackName);
+    }
+    return m_fallback;
+}
+
+bool
+SharpCollectiveAlgorithm::Setup(Ptr<SharpAggregationManager> am,
+                                const std::vector<Ptr<IbHca>>& hcas)
+{
+    NS_LOG_FUNCTION(this << hcas.size());
+    NS_ABORT_MSG_UNLESS(am, "SharpCollectiveAlgorithm: no aggregation manager (SharpHelper)");
+    NS_ABORT_MSG_UNLESS(m_ranks.empty(), "SharpCollectiveAlgorithm: Setup called twice");
+    NS_ABORT_MSG_UNLESS(m_fallbackName == "none" || m_fallbackName == "ring" ||
+                            m_fallbackName == "tree" || m_fallbackName == "hd",
+                        "SharpCollectiveAlgorithm: FallbackAlgorithm '"
+                            << m_fallbackName << "' is not one of ring, tree, hd, none");
+    m_am = am;
+    uint32_t mtu = m_satFragment;
+    for (const auto& h : hcas)
+    {
+        mtu = std::min<uint32_t>(mtu, h->GetPort(1)->GetIbMtu());
+    }
+    const uint32_t satFragment = mtu;
+    const uint32_t lltFragment = std::min(m_lltFragment, mtu);
+    m_ranks.resize(hcas.size());
+    std::vector<uint32_t> qpns(hcas.size());
+    for (uint32_t r = 0; r < hcas.size(); ++r)
+    {
+        Rank& rk = m_ranks[r];
+        rk.hca = hcas[r];
+        rk.scq = hcas[r]->CreateCq(16);
+        rk.rcq = hcas[r]->CreateCq(65536);
+        rk.rcq->SetCompletionCallback(
+            MakeCallback(&SharpCollectiveAlgorithm::RecvDone, this).Bind(r));
+        rk.qp = hcas[r]->CreateQp(IbQpType::UD, rk.scq, rk.rcq, 65536, 65536);
+        IbQpAttr attr;
+        attr.portNum = 1;
+        attr.qkey = SharpTree::QKEY;
+        for (IbQpState s : {IbQpState::INIT, IbQpState::RTR, IbQpState::RTS})
+        {
+            attr.state = s;
+            std::string err;
+            NS_ABORT_MSG_UNLESS(rk.qp->Modify(attr, &err), "SharpCollectiveAlgorithm: " << err);
+        }
+        qpns[r] = rk.qp->GetQpNum();
+    }
+    m_tree = am->CreateTree(hcas, qpns, lltFragment, satFragment, m_sl, &m_refusal);
+    if (!m_tree)
+    {
+        NS_ABORT_MSG_IF(m_fallbackName == "none",
+                        "SharpCollectiveAlgorithm: the aggregation manager refused a tree for "
+                            << hcas.size() << " hosts: " << m_refusal
+                            << " (FallbackAlgorithm is none; set ring, tree or hd to run "
+                               "host-based instead)");
+        NS_LOG_WARN("SHARP tree refused (" << m_refusal << "): operations run host-based with "
+                                           << m_fallbackName);
+        return false;
+    }
+    const uint32_t wl = m_tree->window[SharpTree::LLT];
+    const uint32_t ws = m_tree->window[SharpTree::SAT];
+    m_recvStride = satFragment + kGrhRoom;
+    const uint32_t access = IB_ACCESS_LOCAL_WRITE;
+    for (uint32_t r = 0; r < m_ranks.size(); ++r)
+    {
+        Rank& rk = m_ranks[r];
+        rk.sendMr = hcas[r]->RegisterMemory(uint64_t(wl) * lltFragment + uint64_t(ws) * satFragment,
+                                            access);
+        rk.recvMr = hcas[r]->RegisterMemory(uint64_t(wl + ws) * m_recvStride, access);
+        rk.slotDone[SharpTree::LLT].assign(wl, 0);
+        rk.slotDone[SharpTree::SAT].assign(ws, 0);
+        for (uint32_t k = 0; k < wl + ws; ++k)
+        {
+            PostRecvBuffer(r, k);
+        }
+    }
+    return true;
+}
+
+void
+SharpCollectiveAlgorithm::PostRecvBuffer(uint32_t r, uint32_t k)
+{
+    Rank& rk = m_ranks[r];
+    IbRecvWr wr;
+    wr.wrId = k;
+    wr.sge.addr = rk.recvMr->GetAddr() + uint64_t(k) * m_recvStride;
+    wr.sge.length = m_recvStride;
+    wr.sge.lkey = rk.recvMr->GetLkey();
+    std::string err;
+    NS_ABORT_MSG_UNLESS(rk.qp->PostRecv(wr, &err), "SharpCollectiveAlgorithm: " << err);
+}
+
+void
+SharpCollectiveAlgorithm::Build(const CollectiveOpSpec& spec,
+                                uint32_t rank,
+                                uint32_t n,
+                                uint64_t chunkBytes,
+                                std::vector<CollectiveStep>& prog) const
+{
+    Fallback()->Build(spec, rank, n, chunkBytes, prog);
+}
+
+void
+SharpCollectiveAlgorithm::BuildAllReduce(const Ctx& c, uint64_t bytes) const
+{
+    // Build() is overridden and hands every host-based operation to the fallback.
+    NS_ABORT_MSG("SharpCollectiveAlgorithm::BuildAllReduce is not used");
+}
+
+bool
+SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
+                                         uint32_t n,
+                                         std::vector<std::vector<uint8_t>>* buffers,
+                                         RankDoneCallback rankDone)
+{
+    if (spec.kind != CollectiveKind::ALLREDUCE && spec.kind != CollectiveKind::REDUCE &&
+        spec.kind != CollectiveKind::BARRIER)
+    {
+        return false; // host-based (Build)
+    }
+    if (!m_tree)
+    {
+        ++m_fallbacks;
+        return false;
+    }
+    NS_ABORT_MSG_UNLESS(n == m_ranks.size(),
+                        "SharpCollectiveAlgorithm: set up for " << m_ranks.size()
+                                                                << " ranks, used with " << n);
+    NS_ABORT_MSG_IF(spec.kind == CollectiveKind::REDUCE && spec.root >= n,
+                    "SharpCollectiveAlgorithm: reduce root " << spec.root << " out of range");
+    const uint32_t elem = CollectiveReduction::SizeOf(spec.type);
+    const uint64_t bytes = spec.kind == CollectiveKind::BARRIER ? 0 : spec.count * elem;
+    uint8_t ch = bytes > m_satThreshold ? SharpTree::SAT : SharpTree::LLT;
+    bool streaming = false;
+    if (ch == SharpTree::SAT)
+    {
+        streaming = m_am->AcquireStreaming(m_tree);
+        if (!streaming)
+        {
+            if (m_fallbackName != "none")
+            {
+                NS_LOG_INFO("no streaming flow free on the tree: " << bytes << " bytes host-based");
+                ++m_fallbacks;
+                return false;
+            }
+            ++m_lltInstead;
+            ch = SharpTree::LLT;
+        }
+    }
+    auto op = std::make_unique<Op>();
+    op->spec = spec;
+    op->buffers = buffers;
+    op->rankDone = rankDone;
+    op->ch = ch;
+    op->streaming = streaming;
+    op->fragBytes = std::max(elem, m_tree->fragmentBytes[ch] / elem * elem);
+    op->bytes = bytes;
+    const uint64_t nFrag = bytes == 0 ? 1 : (bytes + op->fragBytes - 1) / op->fragBytes;
+    NS_ABORT_MSG_IF(uint64_t(m_seqAlloc[ch]) + nFrag > SharpTree::IMM_SEQ_MASK,
+                    "SharpCollectiveAlgorithm: out of fragment sequence numbers");
+    op->nFrag = static_cast<uint32_t>(nFrag);
+    op->firstSeq = m_seqAlloc[ch];
+    m_seqAlloc[ch] += op->nFrag;
+    op->remaining.assign(n, op->nFrag);
+    op->ranksLeft = n;
+    ++m_inNetwork;
+    NS_LOG_FUNCTION(this << CollectiveAlgorithm::KindName(spec.kind) << bytes << unsigned(ch)
+                         << op->nFrag);
+    m_ops[ch].push_back(std::move(op));
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        Issue(r, ch);
+    }
+    return true;
+}
+
+SharpCollectiveAlgorithm::Op&
+SharpCollectiveAlgorithm::FindOp(uint8_t ch, uint32_t seq)
+{
+    for (auto& op : m_ops[ch])
+    {
+        if (seq >= op->firstSeq && seq - op->firstSeq < op->nFrag)
+        {
+            return *op;
+        }
+    }
+    NS_ABORT_MSG("SharpCollectiveAlgorithm: fragment " << seq << " belongs to no operation");
+    return *m_ops[ch].front();
+}
+
+void
+SharpCollectiveAlgorithm::Issue(uint32_t r, uint8_t ch)
+{
+    Rank& rk = m_ranks[r];
+    const uint32_t w = m_tree->window[ch];
+    const uint64_t slotBase = ch == SharpTree::LLT ? 0
+                                                   : uint64_t(m_tree->window[SharpTree::LLT]) *
+                                                         m_tree->fragmentBytes[SharpTree::LLT];
+    while (rk.nextSeq[ch] < m_seqAlloc[ch])
+    {
+        const uint32_t seq = rk.nextSeq[ch];
+        const uint32_t slot = seq % w;
+        if (seq >= w && rk.slotDone[ch][slot] != seq - w + 1)
+        {
+            return; // the slot's previous fragment has not come back yet
+        }
+        const Op& op = FindOp(ch, seq);
+        const uint64_t off = uint64_t(seq - op.firstSeq) * op.fragBytes;
+        const uint32_t len =
+            static_cast<uint32_t>(std::min<uint64_t>(op.fragBytes, op.bytes - off));
+        SharpFragment& d = m_tree->desc[ch][slot];
+        if (d.seq != seq)
+        {
+            d.seq = seq;
+            d.bytes = len;
+            d.type = op.spec.type;
+            d.op = op.spec.op;
+            d.toRootOnly = op.spec.kind == CollectiveKind::REDUCE;
+            d.rootRank = op.spec.root;
+        }
+        const uint64_t addr =
+            rk.sendMr->GetAddr() + slotBase + uint64_t(slot) * m_tree->fragmentBytes[ch];
+        if (op.buffers != nullptr && len > 0)
+        {
+            std::memcpy(rk.sendMr->GetPointer(addr), (*op.buffers)[r].data() + off, len);
+        }
+        IbSendWr wr;
+        wr.wrId = seq;
+        wr.opcode = IbWrOpcode::SEND_WITH_IMM;
+        wr.sge.addr = addr;
+        wr.sge.length = len;
+        wr.sge.lkey = rk.sendMr->GetLkey();
+        wr.signaled = false;
+        wr.immData = (ch == SharpTree::SAT ? SharpTree::IMM_SAT : 0) | seq;
+        wr.udDlid = m_tree->leafLid[r];
+        wr.udSl = m_sl;
+        wr.udRemoteQpn = SharpTree::QPN_BASE + m_tree->id;
+        wr.udRemoteQkey = SharpTree::QKEY;
+        std::string err;
+        NS_ABORT_MSG_UNLESS(rk.qp->PostSend(wr, &err), "SharpCollectiveAlgorithm: " << err);
+        ++rk.nextSeq[ch];
+    }
+}
+
+void
+SharpCollectiveAlgorithm::RecvDone(uint32_t r, const IbWorkCompletion& wc)
+{
+    NS_ABORT_MSG_UNLESS(wc.status == IbWcStatus::SUCCESS && wc.withImm,
+                        "SharpCollectiveAlgorithm: rank "
+                            << r << " receive failed: " << IbWcStatusName(wc.status));
+    Rank& rk = m_ranks[r];
+    const uint8_t ch = (wc.immData & SharpTree::IMM_SAT) ? SharpTree::SAT : SharpTree::LLT;
+    const uint32_t seq = wc.immData & SharpTree::IMM_SEQ_MASK;
+    Op& op = FindOp(ch, seq);
+    const uint32_t len = wc.byteLen - kGrhRoom;
+    if (op.buffers != nullptr && len > 0)
+    {
+        const uint64_t off = uint64_t(seq - op.firstSeq) * op.fragBytes;
+        const uint64_t addr = rk.recvMr->GetAddr() + wc.wrId * m_recvStride + kGrhRoom;
+        std::memcpy((*op.buffers)[r].data() + off, rk.recvMr->GetPointer(addr), len);
+    }
+    rk.slotDone[ch][seq % m_tree->window[ch]] = seq + 1;
+    PostRecvBuffer(r, static_cast<uint32_t>(wc.wrId));
+    if (--op.remaining[r] == 0)
+    {
+        op.rankDone(r);
+        if (--op.ranksLeft == 0 && op.streaming)
+        {
+            m_am->ReleaseStreaming(m_tree);
+            op.streaming = false;
+        }
+    }
+    while (!m_ops[ch].empty() && m_ops[ch].front()->ranksLeft == 0)
+    {
+        m_ops[ch].pop_front();
+    }
+    Issue(r, ch);
+}
+
+} // namespace ns3

@@ -1,0 +1,513 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * SHARP tests: the aggregation manager's trees follow the subnet manager's routes and the
+ * hardware limits; in data mode SHARP allreduce gives the reference result for every
+ * operator and type on both channels (LLT and SAT), and reduce and barrier work; small
+ * allreduce latency, large allreduce bandwidth and the credit window's effect against the
+ * model's timing; refusal and fallback when trees, streaming flows or buffers run out,
+ * and when a switch on the way has no aggregation node.
+ */
+
+#include "collective-test-util.h"
+
+#include "ns3/collective-helper.h"
+#include "ns3/core-module.h"
+#include "ns3/ib-channel.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-hca.h"
+#include "ns3/ib-helper.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-packet.h"
+#include "ns3/ib-switch.h"
+#include "ns3/ib-topology-builder.h"
+#include "ns3/network-module.h"
+#include "ns3/sharp-aggregation-manager.h"
+#include "ns3/sharp-collective-algorithm.h"
+#include "ns3/sharp-helper.h"
+
+#include <gtest/gtest.h>
+
+using namespace ns3;
+using namespace ns3::ibtest;
+
+namespace
+{
+
+class SharpTest : public ::testing::Test
+{
+  protected:
+    void SetUp() override
+    {
+        IbHelper::ResetLidAllocation();
+        RngSeedManager::SetSeed(7);
+        RngSeedManager::SetRun(1);
+    }
+
+    void TearDown() override
+    {
+        Simulator::Destroy();
+    }
+};
+
+/// A fat tree with SHARP in its switches.
+struct SharpSetup
+{
+    IbFabric fabric;                 ///< the fabric
+    Ptr<SharpAggregationManager> am; ///< its aggregation manager
+    CollectiveHelper helper;         ///< communicators ("sharp")
+};
+
+/**
+ * @param s the setup to fill
+ * @param radix switch radix of the two-level fat tree
+ * @param hosts hosts
+ * @param dataMode real bytes
+ * @param sh the SHARP helper (its attributes)
+ * @param speed link speed
+ */
+void
+BuildSharp(SharpSetup& s,
+           uint32_t radix,
+           uint32_t hosts,
+           bool dataMode = true,
+           const SharpHelper& sh = SharpHelper(),
+           IbLinkRate::Speed speed = IbLinkRate::EDR)
+{
+    IbFabricHelper fh;
+    s.fabric = fh.Build(IbTopologyBuilder::FatTree2Level(radix, hosts, 1.0, speed));
+    s.am = sh.Install(s.fabric);
+    s.helper.SetHcaAttribute("DataMode", BooleanValue(dataMode));
+    s.helper.SetAlgorithm("sharp");
+    s.helper.SetSharpManager(s.am);
+}
+
+/**
+ * @param comm a communicator
+ * @return its SHARP algorithm
+ */
+Ptr<SharpCollectiveAlgorithm>
+Sharp(Ptr<CollectiveCommunicator> comm)
+{
+    return DynamicCast<SharpCollectiveAlgorithm>(comm->GetAlgorithm());
+}
+
+/**
+ * @param b buffers
+ * @return one pointer per buffer
+ */
+std::vector<const uint8_t*>
+Ptrs(const Buffers& b)
+{
+    std::vector<const uint8_t*> p;
+    for (const auto& x : b)
+    {
+        p.push_back(x.data());
+    }
+    return p;
+}
+
+/// The timing parameters of one SHARP fragment's trip (all from the fabric's attributes).
+struct TripModel
+{
+    DataRate rate;    ///< link rate (all links equal)
+    Time delay;       ///< cable delay
+    Time forwarding;  ///< switch ForwardingLatency
+    Time doorbell;    ///< HCA DoorbellLatency
+    Time pcie;        ///< HCA PcieWriteLatency
+    Time aggregation; ///< AggregationLatency
+    DataRate alu;     ///< AluRate
+
+    /**
+     * Unloaded time of one fragment of @p payload bytes on a two-level fat tree whose
+     * leaves have @p leafChildren hosts and whose root has @p rootChildren leaves: posted
+     * at 0, it crosses host -> leaf -> root -> leaf -> host; each switch hands it to its
+     * aggregation node ForwardingLatency after the LRH arrived, which takes it when its
+     * last byte has arrived; each aggregation node's ALU takes every child's fragment in
+     * turn and sends AggregationLatency later; the root turns it down at once, the leaf
+     * copies it out once it has arrived whole; the completion is seen PcieWriteLatency
+     * after the last byte reached the host.
+     * @param payload fragment bytes
+     * @param leafChildren hosts per leaf
+     * @param rootChildren leaves under the root
+     * @return the time
+     */
+    Time Fragment(uint32_t payload, uint32_t leafChildren, uint32_t rootChildren) const
+    {
+        const uint32_t wire = IbPacket::WireSize(payload, 12, false);
+        const Time hop = rate.CalculateBytesTxTime(wire) + delay;
+        const Time take = alu.CalculateBytesTxTime(payload);
+        return doorbell + hop + forwarding + leafChildren * take + aggregation // up to leaf
+               + hop + forwarding + rootChildren * take + aggregation          // up to root
+               + hop + forwarding                                              // down to leaf
+               + hop + pcie;                                                   // to host
+    }
+};
+
+/**
+ * @param s a built setup
+ * @return its timing parameters
+ */
+TripModel
+Model(const SharpSetup& s)
+{
+    TripModel m;
+    Ptr<IbNetDevice> port = s.fabric.HostPort(0);
+    m.rate = port->GetDataRate();
+    m.delay = DynamicCast<IbChannel>(port->GetChannel())->GetDelay();
+    for (const auto& sw : s.fabric.switchOf)
+    {
+        if (sw)
+        {
+            m.forwarding = sw->GetForwardingLatency();
+        }
+    }
+    Ptr<IbHca> hca = s.fabric.hosts.Get(0)->GetObject<IbHca>();
+    m.doorbell = hca->GetDoorbellLatency();
+    m.pcie = hca->GetPcieWriteLatency();
+    Ptr<SharpAggregationNode> an = s.fabric.switches.Get(0)->GetObject<SharpAggregationNode>();
+    TimeValue tv;
+    an->GetAttribute("AggregationLatency", tv);
+    m.aggregation = tv.Get();
+    DataRateValue dv;
+    an->GetAttribute("AluRate", dv);
+    m.alu = dv.Get();
+    return m;
+}
+
+} // namespace
+
+TEST_F(SharpTest, TreeFollowsTheRoutesAndSpreadsRoots)
+{
+    SharpSetup s;
+    BuildSharp(s, 4, 8); // 4 leaves of 2 hosts, 2 spines
+    Ptr<CollectiveCommunicator> a = s.helper.InstallIb(s.fabric);
+    Ptr<CollectiveCommunicator> b = s.helper.InstallIb(s.fabric);
+    Ptr<SharpTree> ta = Sharp(a)->GetTree();
+    Ptr<SharpTree> tb = Sharp(b)->GetTree();
+    ASSERT_TRUE(ta && tb) << Sharp(a)->GetRefusal() << Sharp(b)->GetRefusal();
+    EXPECT_EQ(s.am->GetNTrees(), 2u);
+    for (Ptr<SharpTree> t : {ta, tb})
+    {
+        EXPECT_EQ(t->depth, 1u);
+        EXPECT_EQ(t->ans.size(), 5u); // every leaf and one spine
+        // the root is a spine: all its ports lead to switches
+        Ptr<IbSwitch> root = t->ans[t->rootIndex]->GetSwitch();
+        for (uint8_t p = 1; p <= root->GetNPorts(); ++p)
+        {
+            Ptr<IbNetDevice> peer =
+                DynamicCast<IbChannel>(root->GetPort(p)->GetChannel())->GetPeer(root->GetPort(p));
+            EXPECT_TRUE(peer->GetNode()->GetObject<IbSwitch>());
+        }
+        // each rank's leaf is the switch its cable goes to
+        for (uint32_t r = 0; r < 8; ++r)
+        {
+            Ptr<IbNetDevice> port = s.fabric.HostPort(r);
+            Ptr<IbNetDevice> peer = DynamicCast<IbChannel>(port->GetChannel())->GetPeer(port);
+            EXPECT_EQ(t->leafLid[r], peer->GetNode()->GetObject<IbSwitch>()->GetLid());
+        }
+        // windows: MaxOutstandingOps 16; 256 KiB / 2 flows / 4096-byte fragments = 32
+        EXPECT_EQ(t->window[SharpTree::LLT], 16u);
+        EXPECT_EQ(t->window[SharpTree::SAT], 32u);
+    }
+    // the second communicator's tree is rooted at the other spine
+    EXPECT_NE(ta->ans[ta->rootIndex], tb->ans[tb->rootIndex]);
+}
+
+/// SHARP allreduce, every operator and type, both channels, on 8 and 6 hosts.
+class SharpAllReduceTest : public SharpTest,
+                           public ::testing::WithParamInterface<std::tuple<uint32_t, bool>>
+{
+};
+
+TEST_P(SharpAllReduceTest, MatchesReferenceForEveryOpAndType)
+{
+    const auto [hosts, streaming] = GetParam();
+    SharpSetup s;
+    BuildSharp(s, 4, hosts);
+    // 1237 elements: several fragments on either channel, the last one short
+    s.helper.SetAlgorithmAttribute("SatThreshold", UintegerValue(streaming ? 0 : 1u << 20));
+    s.helper.SetAlgorithmAttribute("FallbackAlgorithm", StringValue("none"));
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    ASSERT_TRUE(Sharp(comm)->GetTree()) << Sharp(comm)->GetRefusal();
+    AllOpsAllTypes(comm,
+                   1237,
+                   std::string(streaming ? "sat" : "llt") + " n=" + std::to_string(hosts));
+    EXPECT_EQ(Sharp(comm)->GetFallbackOps(), 0u);
+    EXPECT_EQ(Sharp(comm)->GetInNetworkOps(), 44u); // 8 types x 3 ops + 4 integer types x 4 ops
+    // one and three elements: fewer elements than ranks, one fragment
+    CollectiveOpSpec spec;
+    spec.type = CollectiveDataType::INT64;
+    for (uint64_t count : {1, 3})
+    {
+        spec.count = count;
+        const Buffers in = MakeInputs(spec.type, spec.op, hosts, count * 8, 42);
+        Buffers out = in;
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
+        EXPECT_EQ(CheckReduce(spec.type, spec.op, in, Ptrs(out), 0, count * 8, "tiny"), 0u);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(HostsAndChannels,
+                         SharpAllReduceTest,
+                         ::testing::Combine(::testing::Values(8u, 6u), ::testing::Bool()),
+                         [](const auto& info) {
+                             return std::to_string(std::get<0>(info.param)) + "hosts_" +
+                                    (std::get<1>(info.param) ? "sat" : "llt");
+                         });
+
+TEST_F(SharpTest, ReduceReachesTheRootOnlyAndBarrierCompletes)
+{
+    SharpSetup s;
+    BuildSharp(s, 4, 8);
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    const uint32_t n = 8;
+    for (uint64_t count : {100, 5000})
+    {
+        CollectiveOpSpec spec;
+        spec.kind = CollectiveKind::REDUCE;
+        spec.root = 5;
+        spec.count = count;
+        spec.type = CollectiveDataType::INT32;
+        const Buffers in = MakeInputs(spec.type, spec.op, n, count * 4, 3);
+        Buffers out = in;
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
+        EXPECT_EQ(CheckReduce(spec.type, spec.op, in, std::vector<const uint8_t*>(n, out[5].data()), 0, count * 4, "root"), 0u);
+        // the other ranks got empty completions: their buffers are untouched
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            if (r != 5)
+            {
+                EXPECT_EQ(out[r], in[r]) << "rank " << r;
+            }
+        }
+    }
+    CollectiveOpSpec barrier;
+    barrier.kind = CollectiveKind::BARRIER;
+    const Time t = CollectiveHelper::Run(comm, barrier);
+    // a barrier is one empty fragment up and down the tree
+    EXPECT_EQ(t, Model(s).Fragment(0, 2, 4));
+    EXPECT_EQ(Sharp(comm)->GetInNetworkOps(), 3u);
+    // host-based reduce (binomial tree) gives the same root result
+    SharpSetup h;
+    BuildSharp(h, 4, 8);
+    h.helper.SetAlgorithm("ring");
+    Ptr<CollectiveCommunicator> ring = h.helper.InstallIb(h.fabric);
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::REDUCE;
+    spec.root = 2;
+    spec.count = 777;
+    spec.type = CollectiveDataType::INT16;
+    spec.op = CollectiveRedOp::BXOR;
+    const Buffers in = MakeInputs(spec.type, spec.op, n, 777 * 2, 8);
+    Buffers out = in;
+    ASSERT_NE(CollectiveHelper::Run(ring, spec, &out), Time::Max());
+    EXPECT_EQ(CheckReduce(spec.type, spec.op, in, std::vector<const uint8_t*>(n, out[2].data()), 0, 777 * 2, "host"), 0u);
+}
+
+TEST_F(SharpTest, SmallAllReduceLatencyMatchesTheModel)
+{
+    for (uint32_t hosts : {8u, 6u})
+    {
+        IbHelper::ResetLidAllocation();
+        SharpSetup s;
+        BuildSharp(s, 4, hosts, false);
+        Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+        CollectiveOpSpec spec;
+        spec.count = 2; // 8 bytes of float32
+        const Time t = CollectiveHelper::Run(comm, spec);
+        // 6 hosts: the leaves of ranks 0-3 and 4-5 hold 2 hosts each, 3 leaves under the root
+        const uint32_t leaves = (hosts + 1) / 2;
+        EXPECT_EQ(t, Model(s).Fragment(8, 2, leaves)) << hosts << " hosts";
+        Simulator::Destroy();
+    }
+}
+
+TEST_F(SharpTest, CreditWindowOfOneSerializesFragments)
+{
+    // With one LLT slot a rank sends fragment k + 1 only once the result of k is back, so
+    // an allreduce of k fragments takes exactly k unloaded fragment trips.
+    SharpHelper sh;
+    sh.SetAggregationNodeAttribute("MaxOutstandingOps", UintegerValue(1));
+    SharpSetup s;
+    BuildSharp(s, 4, 8, false, sh);
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    CollectiveOpSpec spec;
+    spec.count = 1024; // 4096 bytes: 16 fragments of 256
+    const Time t = CollectiveHelper::Run(comm, spec);
+    EXPECT_EQ(t, 16 * Model(s).Fragment(256, 2, 4));
+}
+
+TEST_F(SharpTest, StreamingAllReduceRunsAtLinkRate)
+{
+    SharpSetup s;
+    BuildSharp(s, 4, 8, false, SharpHelper(), IbLinkRate::HDR);
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    CollectiveOpSpec spec;
+    spec.count = 1 << 20; // 4 MiB of float32: 1024 fragments of 4096 bytes
+    const Time t = CollectiveHelper::Run(comm, spec);
+    const TripModel m = Model(s);
+    // Pipelined: the first fragment's trip, then one fragment per serialization time on
+    // the busiest link (each link direction carries every fragment once). The 6-byte
+    // flow-control packets that return credits go between the data packets on the same
+    // links (0.29 % here): at most 0.5 % more.
+    const Time ideal = m.Fragment(4096, 2, 4) +
+                       1023 * m.rate.CalculateBytesTxTime(IbPacket::WireSize(4096, 12, false));
+    EXPECT_GE(t, ideal);
+    EXPECT_LE(t.GetSeconds(), ideal.GetSeconds() * 1.005)
+        << t.As(Time::US) << " vs " << ideal.As(Time::US);
+}
+
+TEST_F(SharpTest, ExhaustedTreesFallBackOrRefuse)
+{
+    SharpHelper sh;
+    sh.SetAggregationNodeAttribute("MaxTrees", UintegerValue(1));
+    SharpSetup s;
+    BuildSharp(s, 4, 8, true, sh);
+    Ptr<CollectiveCommunicator> first = s.helper.InstallIb(s.fabric);
+    ASSERT_TRUE(Sharp(first)->GetTree());
+    // every leaf is taken: the second tree is refused, the communicator runs host-based
+    Ptr<CollectiveCommunicator> second = s.helper.InstallIb(s.fabric);
+    EXPECT_FALSE(Sharp(second)->GetTree());
+    EXPECT_NE(Sharp(second)->GetRefusal().find("MaxTrees"), std::string::npos)
+        << Sharp(second)->GetRefusal();
+    CollectiveOpSpec spec;
+    spec.count = 300;
+    spec.type = CollectiveDataType::INT32;
+    const Buffers in = MakeInputs(spec.type, spec.op, 8, 1200, 11);
+    Buffers out = in;
+    ASSERT_NE(CollectiveHelper::Run(second, spec, &out), Time::Max());
+    EXPECT_EQ(CheckReduce(spec.type, spec.op, in, Ptrs(out), 0, 1200, "fallback"), 0u);
+    EXPECT_EQ(Sharp(second)->GetFallbackOps(), 1u);
+    EXPECT_EQ(Sharp(second)->GetInNetworkOps(), 0u);
+    // with no fallback the refusal is an error naming the limit
+    s.helper.SetAlgorithmAttribute("FallbackAlgorithm", StringValue("none"));
+    EXPECT_DEATH(s.helper.InstallIb(s.fabric), "MaxTrees");
+}
+
+TEST_F(SharpTest, SwitchWithoutAggregationNodeIsNamed)
+{
+    IbFabricHelper fh;
+    IbFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(4, 8));
+    // SHARP in every switch but the first leaf
+    NodeContainer some;
+    Ptr<Node> bare;
+    for (uint32_t i = 0; i < fabric.switches.GetN(); ++i)
+    {
+        Ptr<Node> sw = fabric.switches.Get(i);
+        Ptr<IbNetDevice> p1 = sw->GetObject<IbSwitch>()->GetPort(1);
+        const bool leafOfHost0 = DynamicCast<IbChannel>(fabric.HostPort(0)->GetChannel())
+                                     ->GetPeer(fabric.HostPort(0))
+                                     ->GetNode() == sw;
+        if (leafOfHost0)
+        {
+            bare = sw;
+        }
+        else
+        {
+            some.Add(sw);
+        }
+    }
+    ASSERT_TRUE(bare);
+    Ptr<SharpAggregationManager> am = SharpHelper().Install(some);
+    CollectiveHelper ch;
+    ch.SetAlgorithm("sharp");
+    ch.SetSharpManager(am);
+    ch.SetHcaAttribute("DataMode", BooleanValue(true));
+    Ptr<CollectiveCommunicator> comm = ch.InstallIb(fabric);
+    EXPECT_FALSE(Sharp(comm)->GetTree());
+    const std::string why = Sharp(comm)->GetRefusal();
+    EXPECT_NE(why.find("(node " + std::to_string(bare->GetId()) + ")"), std::string::npos) << why;
+    EXPECT_NE(why.find("has no SHARP aggregation node"), std::string::npos) << why;
+    // hosts 2..7 avoid that leaf: their tree is built
+    Ptr<CollectiveCommunicator> rest = ch.InstallIb(fabric, {2, 3, 4, 5, 6, 7});
+    EXPECT_TRUE(Sharp(rest)->GetTree()) << Sharp(rest)->GetRefusal();
+}
+
+TEST_F(SharpTest, StreamingFlowsRunOutAndFallBack)
+{
+    SharpHelper sh;
+    sh.SetAggregationNodeAttribute("MaxStreamingFlows", UintegerValue(1));
+    sh.SetAggregationNodeAttribute("BufferSize", UintegerValue(64 * 1024));
+    for (const std::string fallback : {"ring", "none"})
+    {
+        IbHelper::ResetLidAllocation();
+        SharpSetup s;
+        BuildSharp(s, 4, 8, true, sh);
+        s.helper.SetAlgorithmAttribute("FallbackAlgorithm", StringValue(fallback));
+        Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+        ASSERT_TRUE(Sharp(comm)->GetTree());
+        EXPECT_EQ(Sharp(comm)->GetTree()->window[SharpTree::SAT], 16u); // 64 KiB / 4 KiB
+        // two large allreduces at once: the second finds the tree's flow taken
+        CollectiveOpSpec spec;
+        spec.count = 20000;
+        spec.type = CollectiveDataType::INT32;
+        const Buffers in1 = MakeInputs(spec.type, spec.op, 8, 80000, 1);
+        const Buffers in2 = MakeInputs(spec.type, spec.op, 8, 80000, 2);
+        Buffers out1 = in1;
+        Buffers out2 = in2;
+        const uint32_t a = comm->Start(spec, &out1, CollectiveCommunicator::DoneCallback());
+        const uint32_t b = comm->Start(spec, &out2, CollectiveCommunicator::DoneCallback());
+        Simulator::Stop(Seconds(1));
+        Simulator::Run();
+        ASSERT_TRUE(comm->IsDone(a) && comm->IsDone(b)) << fallback;
+        EXPECT_EQ(CheckReduce(spec.type, spec.op, in1, Ptrs(out1), 0, 80000, fallback + " 1"), 0u);
+        EXPECT_EQ(CheckReduce(spec.type, spec.op, in2, Ptrs(out2), 0, 80000, fallback + " 2"), 0u);
+        if (fallback == "ring")
+        {
+            EXPECT_EQ(Sharp(comm)->GetInNetworkOps(), 1u);
+            EXPECT_EQ(Sharp(comm)->GetFallbackOps(), 1u);
+        }
+        else
+        {
+            EXPECT_EQ(Sharp(comm)->GetInNetworkOps(), 2u);
+            EXPECT_EQ(Sharp(comm)->GetLltInsteadOfSatOps(), 1u);
+        }
+        // the flow is given back: every switch is idle again
+        for (const auto& an : Sharp(comm)->GetTree()->ans)
+        {
+            EXPECT_EQ(an->GetActiveStreamingFlows(), 0u);
+        }
+        Simulator::Destroy();
+    }
+}
+
+TEST_F(SharpTest, BufferSmallerThanAFragmentIsRefused)
+{
+    SharpHelper sh;
+    sh.SetAggregationNodeAttribute("BufferSize", UintegerValue(4096)); // 2048 per flow
+    SharpSetup s;
+    BuildSharp(s, 4, 8, true, sh);
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    EXPECT_FALSE(Sharp(comm)->GetTree());
+    EXPECT_NE(Sharp(comm)->GetRefusal().find("BufferSize"), std::string::npos)
+        << Sharp(comm)->GetRefusal();
+}
+
+TEST_F(SharpTest, SharpOverIbAndRingOverTcpGiveIdenticalResults)
+{
+    const uint32_t n = 8;
+    CollectiveOpSpec spec;
+    spec.count = 4099;
+    spec.type = CollectiveDataType::INT64;
+    const Buffers in = MakeInputs(spec.type, spec.op, n, 4099 * 8, 21);
+    Buffers ib = in;
+    {
+        SharpSetup s;
+        BuildSharp(s, 4, n);
+        ASSERT_NE(CollectiveHelper::Run(s.helper.InstallIb(s.fabric), spec, &ib), Time::Max());
+    }
+    Simulator::Destroy();
+    Buffers tcp = in;
+    {
+        NodeContainer hosts =
+            CollectiveHelper::BuildIpFabric(IbTopologyBuilder::FatTree2Level(4, n),
+                                            DataRate("100Gbps"),
+                                            NanoSeconds(10));
+        CollectiveHelper ch;
+        ch.SetAlgorithm("ring");
+        ASSERT_NE(CollectiveHelper::Run(ch.InstallTcp(hosts), spec, &tcp), Time::Max());
+    }
+    EXPECT_EQ(ib, tcp);
+    EXPECT_EQ(CheckReduce(spec.type, spec.op, in, Ptrs(ib), 0, 4099 * 8, "sharp"), 0u);
+}
