@@ -98,7 +98,7 @@ main(int argc, char* argv[])
     cmd.AddValue("iters", "timed operations per size", iters);
     cmd.AddValue("chunk", "ChunkSize of the communicator, bytes", chunk);
     cmd.AddValue("check", "carry real bytes and verify the sum (slower)", check);
-    uint64_t satThreshold = 16384;
+    uint64_t satThreshold = 4096;
     cmd.AddValue("satThreshold",
                  "sharp: larger operations use streaming aggregation (bytes)",
                  satThreshold);
