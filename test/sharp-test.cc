@@ -272,7 +272,14 @@ TEST_F(SharpTest, ReduceReachesTheRootOnlyAndBarrierCompletes)
         const Buffers in = MakeInputs(spec.type, spec.op, n, count * 4, 3);
         Buffers out = in;
         ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
-        EXPECT_EQ(CheckReduce(spec.type, spec.op, in, std::vector<const uint8_t*>(n, out[5].data()), 0, count * 4, "root"), 0u);
+        EXPECT_EQ(CheckReduce(spec.type,
+                              spec.op,
+                              in,
+                              std::vector<const uint8_t*>(n, out[5].data()),
+                              0,
+                              count * 4,
+                              "root"),
+                  0u);
         // the other ranks got empty completions: their buffers are untouched
         for (uint32_t r = 0; r < n; ++r)
         {
@@ -302,7 +309,14 @@ TEST_F(SharpTest, ReduceReachesTheRootOnlyAndBarrierCompletes)
     const Buffers in = MakeInputs(spec.type, spec.op, n, 777 * 2, 8);
     Buffers out = in;
     ASSERT_NE(CollectiveHelper::Run(ring, spec, &out), Time::Max());
-    EXPECT_EQ(CheckReduce(spec.type, spec.op, in, std::vector<const uint8_t*>(n, out[2].data()), 0, 777 * 2, "host"), 0u);
+    EXPECT_EQ(CheckReduce(spec.type,
+                          spec.op,
+                          in,
+                          std::vector<const uint8_t*>(n, out[2].data()),
+                          0,
+                          777 * 2,
+                          "host"),
+              0u);
 }
 
 TEST_F(SharpTest, SmallAllReduceLatencyMatchesTheModel)
@@ -510,4 +524,60 @@ TEST_F(SharpTest, SharpOverIbAndRingOverTcpGiveIdenticalResults)
     }
     EXPECT_EQ(ib, tcp);
     EXPECT_EQ(CheckReduce(spec.type, spec.op, in, Ptrs(ib), 0, 4099 * 8, "sharp"), 0u);
+}
+
+TEST_F(SharpTest, OverlappingCommunicatorsRunAtOnce)
+{
+    // Two communicators on overlapping hosts, each with its own tree (and root), with
+    // small and large operations of both in flight at the same time.
+    SharpSetup s;
+    BuildSharp(s, 4, 8);
+    Ptr<CollectiveCommunicator> a = s.helper.InstallIb(s.fabric, {0, 1, 2, 3, 4, 5});
+    Ptr<CollectiveCommunicator> b = s.helper.InstallIb(s.fabric, {2, 3, 4, 5, 6, 7});
+    ASSERT_TRUE(Sharp(a)->GetTree() && Sharp(b)->GetTree());
+    CollectiveOpSpec small;
+    small.count = 700;
+    small.type = CollectiveDataType::INT16;
+    small.op = CollectiveRedOp::MAX;
+    CollectiveOpSpec large = small;
+    large.count = 30000;
+    large.op = CollectiveRedOp::SUM;
+    std::vector<Buffers> in;
+    std::vector<Buffers> out;
+    std::vector<std::pair<Ptr<CollectiveCommunicator>, uint32_t>> ops;
+    std::vector<CollectiveOpSpec> specs;
+    uint32_t seed = 30;
+    for (Ptr<CollectiveCommunicator> c : {a, b})
+    {
+        for (const CollectiveOpSpec& sp : {small, large, small})
+        {
+            in.push_back(MakeInputs(sp.type, sp.op, 6, sp.count * 2, seed++));
+            specs.push_back(sp);
+        }
+    }
+    out = in;
+    uint32_t k = 0;
+    for (Ptr<CollectiveCommunicator> c : {a, b})
+    {
+        for (uint32_t j = 0; j < 3; ++j, ++k)
+        {
+            ops.emplace_back(c,
+                             c->Start(specs[k], &out[k], CollectiveCommunicator::DoneCallback()));
+        }
+    }
+    Simulator::Stop(Seconds(1));
+    Simulator::Run();
+    for (k = 0; k < ops.size(); ++k)
+    {
+        ASSERT_TRUE(ops[k].first->IsDone(ops[k].second)) << "operation " << k;
+        EXPECT_EQ(CheckReduce(specs[k].type,
+                              specs[k].op,
+                              in[k],
+                              Ptrs(out[k]),
+                              0,
+                              specs[k].count * 2,
+                              "op " + std::to_string(k)),
+                  0u);
+    }
+    EXPECT_EQ(Sharp(a)->GetInNetworkOps() + Sharp(b)->GetInNetworkOps(), 6u);
 }
