@@ -4,7 +4,7 @@
  * An nccl-tests-style allreduce sweep (all_reduce_perf) over the collective library: a
  * fat tree of InfiniBand switches with RDMA (CollectiveIbTransport), or the same fat-tree
  * shape built from ns-3 point-to-point links with IPv4 global routing and TCP
- * (CollectiveTcpTransport), and one of the algorithms ring, tree or hd, or SHARP in-network
+ * (CollectiveTcpTransport), and one of the algorithms ring, tree, hd or rd, or SHARP in-network
  * aggregation in the IB switches (sharp).
  *
  *   ./ib-allreduce                                   16 hosts, ring, IB HDR, 8 B .. 64 MB
@@ -82,7 +82,7 @@ main(int argc, char* argv[])
     bool check = false;
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("algo", "allreduce algorithm: ring, tree, hd, sharp (IB only)", algo);
+    cmd.AddValue("algo", "allreduce algorithm: ring, tree, hd, rd, sharp (IB only)", algo);
     cmd.AddValue("fabric",
                  "ib (RDMA on an IB fat tree) or tcp (TCP on point-to-point links)",
                  fabricKind);

@@ -33,8 +33,8 @@ class CollectiveHelper
     CollectiveHelper();
 
     /**
-     * @param name "ring", "tree", "hd" (halving-doubling) or "sharp" (in-network, IB
-     *        only: needs SetSharpManager)
+     * @param name "ring", "tree", "hd" (halving-doubling), "rd" (recursive doubling) or
+     *        "sharp" (in-network, IB only: needs SetSharpManager)
      */
     void SetAlgorithm(const std::string& name);
     /**
@@ -87,7 +87,7 @@ class CollectiveHelper
     Ptr<CollectiveCommunicator> InstallTcp(NodeContainer nodes);
 
     /**
-     * @param name "ring", "tree", "hd" (or "halving-doubling"), "sharp"
+     * @param name "ring", "tree", "hd" (or "halving-doubling"), "rd", "sharp"
      * @return a new algorithm (aborts for an unknown name)
      */
     static Ptr<CollectiveAlgorithm> CreateAlgorithm(const std::string& name);

@@ -5,6 +5,7 @@
 #include "collective-algorithm.h"
 
 #include "collective-halving-doubling-algorithm.h"
+#include "collective-recursive-doubling-algorithm.h"
 #include "collective-ring-algorithm.h"
 #include "collective-tree-algorithm.h"
 #include "sharp-collective-algorithm.h"
@@ -48,11 +49,15 @@ CollectiveAlgorithm::CreateByName(const std::string& name)
     {
         return CreateObject<CollectiveHalvingDoublingAlgorithm>();
     }
+    if (name == "rd" || name == "recursive-doubling")
+    {
+        return CreateObject<CollectiveRecursiveDoublingAlgorithm>();
+    }
     if (name == "sharp")
     {
         return CreateObject<SharpCollectiveAlgorithm>();
     }
-    NS_ABORT_MSG("unknown collective algorithm '" << name << "': use ring, tree, hd or sharp");
+    NS_ABORT_MSG("unknown collective algorithm '" << name << "': use ring, tree, hd, rd or sharp");
     return nullptr;
 }
 

@@ -138,7 +138,8 @@ class CollectiveAlgorithm : public Object
                                 RankDoneCallback rankDone);
 
     /**
-     * @param name "ring", "tree", "hd" (or "halving-doubling") or "sharp"
+     * @param name "ring", "tree", "hd" (or "halving-doubling"), "rd" (or
+     *        "recursive-doubling") or "sharp"
      * @return a new algorithm of that name (aborts, listing the names, for another)
      */
     static Ptr<CollectiveAlgorithm> CreateByName(const std::string& name);

@@ -41,7 +41,7 @@ SharpCollectiveAlgorithm::GetTypeId()
             .SetGroupName("Infiniband")
             .AddConstructor<SharpCollectiveAlgorithm>()
             .AddAttribute("FallbackAlgorithm",
-                          "Host-based algorithm for what SHARP does not serve: ring, tree, hd, "
+                          "Host-based algorithm for what SHARP does not serve: ring, tree, hd, rd, "
                           "or none (a refused tree then aborts with its reason).",
                           StringValue("ring"),
                           MakeStringAccessor(&SharpCollectiveAlgorithm::m_fallbackName),
@@ -173,9 +173,10 @@ SharpCollectiveAlgorithm::Setup(Ptr<SharpAggregationManager> am,
     NS_ABORT_MSG_UNLESS(am, "SharpCollectiveAlgorithm: no aggregation manager (SharpHelper)");
     NS_ABORT_MSG_UNLESS(m_ranks.empty(), "SharpCollectiveAlgorithm: Setup called twice");
     NS_ABORT_MSG_UNLESS(m_fallbackName == "none" || m_fallbackName == "ring" ||
-                            m_fallbackName == "tree" || m_fallbackName == "hd",
+                            m_fallbackName == "tree" || m_fallbackName == "hd" ||
+                            m_fallbackName == "rd",
                         "SharpCollectiveAlgorithm: FallbackAlgorithm '"
-                            << m_fallbackName << "' is not one of ring, tree, hd, none");
+                            << m_fallbackName << "' is not one of ring, tree, hd, rd, none");
     m_am = am;
     uint32_t mtu = m_satFragment;
     for (const auto& h : hcas)

@@ -9,6 +9,8 @@
  * once; ring allreduce time on a non-blocking fat tree against the analytic model.
  */
 
+#include "collective-test-util.h"
+
 #include "ns3/collective-algorithm.h"
 #include "ns3/collective-communicator.h"
 #include "ns3/collective-helper.h"
@@ -29,8 +31,6 @@
 #include <gtest/gtest.h>
 #include <random>
 #include <vector>
-
-#include "collective-test-util.h"
 
 using namespace ns3;
 using namespace ns3::ibtest;
@@ -123,7 +123,7 @@ TEST_P(CollectiveAlgoTest, AllReduceMatchesReferenceForEveryOpAndType)
 
 INSTANTIATE_TEST_SUITE_P(AlgorithmsAndSizes,
                          CollectiveAlgoTest,
-                         ::testing::Combine(::testing::Values("ring", "tree", "hd"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "hd", "rd"),
                                             ::testing::Values(4u, 8u, 6u)),
                          [](const auto& info) {
                              return std::get<0>(info.param) + "_" +
@@ -207,7 +207,7 @@ TEST_F(CollectiveTest, TcpOverPointToPointAndIbGiveIdenticalResults)
 {
     const uint32_t n = 8;
     const IbTopology topo = IbTopologyBuilder::FatTree2Level(4, n);
-    for (const char* algo : {"ring", "tree", "hd"})
+    for (const char* algo : {"ring", "tree", "hd", "rd"})
     {
         for (CollectiveDataType t : {CollectiveDataType::FLOAT32, CollectiveDataType::INT64})
         {
@@ -384,7 +384,8 @@ TEST_F(CollectiveTest, SmallMessageTimeCountsSequentialMessageLatencies)
     // and beta for the last send's acknowledgement (a rank has finished once its sends
     // have completed). alpha and beta come from ring allreduces on 2 and 4 of the hosts
     // (k = 2 and 6); then on all 16: ring k = 2 (n - 1) = 30, tree k = 2 log2 n = 8 (up and
-    // down the binomial tree), halving-doubling k = 2 log2 n = 8 (exchanges).
+    // down the binomial tree), halving-doubling k = 2 log2 n = 8 (exchanges), recursive
+    // doubling k = log2 n = 4.
     const uint32_t n = 16;
     IbFabricHelper fh;
     IbFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(32, n));
@@ -403,7 +404,8 @@ TEST_F(CollectiveTest, SmallMessageTimeCountsSequentialMessageLatencies)
     EXPECT_GE(beta, 0);
     const std::pair<const char*, double> expected[] = {{"ring", 2.0 * (n - 1)},
                                                        {"tree", 2.0 * 4},
-                                                       {"hd", 2.0 * 4}};
+                                                       {"hd", 2.0 * 4},
+                                                       {"rd", 4.0}};
     for (const auto& [algo, k] : expected)
     {
         h.SetAlgorithm(algo);
