@@ -1,8 +1,8 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-only
  *
- * IP over InfiniBand: ARP over the IPoIB broadcast group, ping RTT against the model's
- * timing, TCP goodput against the wire overheads, tshark decoding of the IB pcap, and
+ * IP over InfiniBand: ARP over the IPoIB broadcast group, ping and UDP echo RTTs against
+ * the model's timing, TCP goodput against the wire overheads, tshark decoding of the IB pcap, and
  * the determinism of a simulation with an IB and an Ethernet fabric side by side.
  */
 
@@ -27,6 +27,7 @@
 #include "ns3/ipoib-net-device.h"
 #include "ns3/ipv4-flow-classifier.h"
 #include "ns3/network-module.h"
+#include "ns3/v4ping-helper.h"
 
 #include <cstdio>
 #include <gtest/gtest.h>
@@ -295,18 +296,91 @@ TEST_F(IpoibTest, Ns3Ipv6CannotAutoconfigureA20ByteAddress)
     EXPECT_DEATH(Ipv6Address::MakeAutoconfiguredLinkLocalAddress(a), "Unknown address type");
 }
 
-/*
- * Echo RTT, analytic (UdpEchoClient/Server: the V4Ping application lives in ns-3's
- * internet-apps module, which this module does not link; it runs the same way). Every
- * echo request and reply is one UD SEND Only packet of
- *   B = LRH 8 + BTH 12 + DETH 8 + IPoIB 4 + IPv4 20 + UDP 8 + data 100 + ICRC 4 + VCRC 2
- *     = 166 bytes (no pad: 132 is a multiple of 4).
- * One way over k cut-through switches with cables of delay d, link data rate R:
+namespace
+{
+
+/**
+ * One-way time of an IP packet of @p ipBytes bytes from host 0 to host @p dst, analytic.
+ * It travels as one UD SEND Only packet of
+ *   B = LRH 8 + BTH 12 + DETH 8 + IPoIB 4 + ipBytes + pad + ICRC 4 + VCRC 2
+ * bytes (pad: the BTH payload, IPoIB 4 + ipBytes, to a multiple of 4). Over k cut-through
+ * switches with cables of delay d and link data rate R:
  *   t1 = DoorbellLatency + (k + 1) d + k (8 bytes / R + ForwardingLatency) + B / R
  *        + PcieWriteLatency
  * (the sender's HCA puts the packet on the wire DoorbellLatency after PostSend; each
  * switch forwards once the LRH is in; the receiver sees it PcieWriteLatency after the
- * last byte arrived). The IP stacks take no time, so RTT = 2 t1.
+ * last byte arrived). Every term is read from the model's attributes.
+ * @param n the network
+ * @param dst the destination host
+ * @param ipBytes the IP packet's size
+ * @param hops receives k
+ * @return t1
+ */
+Time
+AnalyticOneWay(const IpoibNet& n, uint32_t dst, uint32_t ipBytes, uint32_t* hops)
+{
+    Ptr<IbHca> hca = n.fabric.hosts.Get(0)->GetObject<IbHca>();
+    Ptr<IbNetDevice> port = n.fabric.HostPort(0);
+    const double rate = port->GetDataRate().GetBitRate();
+    TimeValue d;
+    port->GetChannel()->GetAttribute("Delay", d);
+    TimeValue fwd;
+    n.fabric.switches.Get(0)->GetObject<IbSwitch>()->GetAttribute("ForwardingLatency", fwd);
+    const uint32_t k = n.fabric.subnetManager->GetPathRecord(port, n.fabric.HostPort(dst)).hops;
+    *hops = k;
+    const uint32_t pad = (4 - (4 + ipBytes) % 4) % 4;
+    const uint32_t bytes = 8 + 12 + 8 + 4 + ipBytes + pad + 4 + 2;
+    return hca->GetDoorbellLatency() + d.Get() * int64_t(k + 1) +
+           (Seconds(8 * 8.0 / rate) + fwd.Get()) * int64_t(k) + Seconds(bytes * 8.0 / rate) +
+           hca->GetPcieWriteLatency();
+}
+
+} // namespace
+
+/*
+ * Ping (ns-3's V4Ping, internet-apps) RTT, analytic. V4Ping sends an ICMP echo request
+ * with Size = 56 data bytes: an IP packet of 20 (IPv4) + 8 (ICMP) + 56 = 84 bytes, in a
+ * UD packet of 8 + 12 + 8 + 4 + 84 + 4 + 2 = 122 bytes (88 is a multiple of 4: no pad).
+ * The echo reply has the same size; the IP stacks take no time, so RTT = 2 t1 (see
+ * AnalyticOneWay). The first ping also waits for ARP.
+ */
+TEST_F(IpoibTest, PingRttEqualsTheAnalyticValue)
+{
+    IB_SKIP_IF_NS3_ARP_ASSERTS();
+    for (uint32_t dst : {1u, 3u}) // 1 switch (same leaf), 3 switches (via a spine)
+    {
+        IbHelper::ResetLidAllocation();
+        IpoibNet n = BuildIpoib(4);
+        V4PingHelper ping(n.interfaces.GetAddress(dst));
+        ping.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+        ApplicationContainer app = ping.Install(n.fabric.hosts.Get(0));
+        app.Start(MicroSeconds(10));
+        app.Stop(MicroSeconds(2500)); // pings at 0.01, 1.01 and 2.01 ms
+        UintegerValue size;
+        app.Get(0)->GetAttribute("Size", size);
+        ASSERT_EQ(size.Get(), 56u);
+        std::vector<Time> rtts;
+        app.Get(0)->TraceConnectWithoutContext(
+            "Rtt",
+            MakeCallback(+[](std::vector<Time>* v, Time rtt) { v->push_back(rtt); }).Bind(&rtts));
+        Simulator::Stop(MilliSeconds(5));
+        Simulator::Run();
+        ASSERT_EQ(rtts.size(), 3u);
+        uint32_t k = 0;
+        const Time oneWay = AnalyticOneWay(n, dst, 20 + 8 + size.Get(), &k);
+        EXPECT_EQ(k, dst == 1 ? 1u : 3u);
+        EXPECT_GT(rtts[0], rtts[1]); // ARP
+        EXPECT_EQ(rtts[1], oneWay * 2) << "k=" << k;
+        EXPECT_EQ(rtts[2], oneWay * 2) << "k=" << k;
+        std::cout << "ping over IPoIB, " << k << " switch(es): RTT " << rtts[1].GetNanoSeconds()
+                  << " ns measured, " << (oneWay * 2).GetNanoSeconds() << " ns analytic\n";
+        Simulator::Destroy();
+    }
+}
+
+/*
+ * UDP echo RTT, analytic, as for ping: 100 data bytes, an IP packet of 20 + 8 + 100 = 128
+ * bytes, a UD packet of 8 + 12 + 8 + 4 + 128 + 4 + 2 = 166 bytes; RTT = 2 t1.
  */
 TEST_F(IpoibTest, EchoRttEqualsTheAnalyticValue)
 {
@@ -329,23 +403,15 @@ TEST_F(IpoibTest, EchoRttEqualsTheAnalyticValue)
         Simulator::Stop(MilliSeconds(5));
         Simulator::Run();
         ASSERT_EQ(rtts.size(), 3u);
-        Ptr<IbHca> hca = n.fabric.hosts.Get(0)->GetObject<IbHca>();
-        Ptr<IbNetDevice> port = n.fabric.HostPort(0);
-        const double rate = port->GetDataRate().GetBitRate();
-        TimeValue d;
-        port->GetChannel()->GetAttribute("Delay", d);
-        TimeValue fwd;
-        n.fabric.switches.Get(0)->GetObject<IbSwitch>()->GetAttribute("ForwardingLatency", fwd);
-        const uint32_t k = n.fabric.subnetManager->GetPathRecord(port, n.fabric.HostPort(dst)).hops;
+        uint32_t k = 0;
+        const Time oneWay = AnalyticOneWay(n, dst, 20 + 8 + 100, &k);
         EXPECT_EQ(k, dst == 1 ? 1u : 3u);
-        const uint32_t bytes = 8 + 12 + 8 + 4 + 20 + 8 + 100 + 4 + 2;
-        const Time oneWay = hca->GetDoorbellLatency() + d.Get() * int64_t(k + 1) +
-                            (Seconds(8 * 8.0 / rate) + fwd.Get()) * int64_t(k) +
-                            Seconds(bytes * 8.0 / rate) + hca->GetPcieWriteLatency();
         // The first RTT includes ARP; the 2nd and 3rd are the pure echo.
         EXPECT_GT(rtts[0], rtts[1]);
         EXPECT_EQ(rtts[1], oneWay * 2) << "k=" << k;
         EXPECT_EQ(rtts[2], oneWay * 2) << "k=" << k;
+        std::cout << "UDP echo over IPoIB, " << k << " switch(es): RTT " << rtts[1].GetNanoSeconds()
+                  << " ns measured, " << (oneWay * 2).GetNanoSeconds() << " ns analytic\n";
         Simulator::Destroy();
     }
 }
@@ -389,6 +455,8 @@ TEST_F(IpoibTest, TcpGoodputIsLinkRateMinusHeaderOverheads)
     const double expected = rate * mss / (8 + 12 + 8 + 4 + mtu + 4 + 2);
     EXPECT_NEAR(goodput / expected, 1.0, 0.03)
         << "goodput " << goodput / 1e9 << " Gb/s, expected " << expected / 1e9 << " Gb/s";
+    std::cout << "TCP over IPoIB: goodput " << goodput / 1e9 << " Gb/s measured, " << expected / 1e9
+              << " Gb/s = R * MSS / W\n";
 }
 
 #ifdef IB_TSHARK_TESTS
