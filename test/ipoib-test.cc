@@ -459,6 +459,50 @@ TEST_F(IpoibTest, TcpGoodputIsLinkRateMinusHeaderOverheads)
               << " Gb/s = R * MSS / W\n";
 }
 
+/*
+ * FlowMonitor's tags ride on the sender's ns3::Packet, which the receiving IpoibNetDevice
+ * takes from its FIFO for that sender QP (the fabric keeps one QP's packets to one LID in
+ * order). A packet lost in the fabric stays in that FIFO: the next packet must skip it. 20
+ * UDP datagrams from host 0 to host 1; host 1's IB port fails the CRC of the 5th packet
+ * it receives (the ARP request, then the 4th datagram). FlowMonitor must then count the
+ * other 19 as received (a packet without its tags is invisible to it), with their sizes.
+ */
+TEST_F(IpoibTest, FlowMonitorTagsSurviveAPacketLostInTheFabric)
+{
+    IB_SKIP_IF_NS3_ARP_ASSERTS();
+    IpoibNet n = BuildIpoib(2);
+    Ptr<ReceiveListErrorModel> em = CreateObject<ReceiveListErrorModel>();
+    em->SetList({4});
+    n.fabric.HostPort(1)->SetReceiveErrorModel(em);
+    uint64_t phyDrops = 0;
+    n.fabric.HostPort(1)->TraceConnectWithoutContext(
+        "PhyRxDrop",
+        MakeCallback(+[](uint64_t* c, Ptr<const Packet>) { ++*c; }).Bind(&phyDrops));
+    const uint32_t count = 20;
+    const uint32_t size = 200;
+    PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 9));
+    ApplicationContainer s = sink.Install(n.fabric.hosts.Get(1));
+    UdpClientHelper client(n.interfaces.GetAddress(1), 9);
+    client.SetAttribute("MaxPackets", UintegerValue(count));
+    client.SetAttribute("Interval", TimeValue(MicroSeconds(5)));
+    client.SetAttribute("PacketSize", UintegerValue(size));
+    ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
+    s.Start(Seconds(0));
+    c.Start(MicroSeconds(10));
+    FlowMonitorHelper fmh;
+    Ptr<FlowMonitor> fm = fmh.Install(n.fabric.hosts);
+    Simulator::Stop(MilliSeconds(1));
+    Simulator::Run();
+    EXPECT_EQ(phyDrops, 1u);
+    EXPECT_EQ(DynamicCast<PacketSink>(s.Get(0))->GetTotalRx(), uint64_t(count - 1) * size);
+    const auto stats = fm->GetFlowStats();
+    ASSERT_EQ(stats.size(), 1u);
+    const FlowMonitor::FlowStats& st = stats.begin()->second;
+    EXPECT_EQ(st.txPackets, count);
+    EXPECT_EQ(st.rxPackets, count - 1);
+    EXPECT_EQ(st.rxBytes, uint64_t(count - 1) * (size + 8 + 20));
+}
+
 #ifdef IB_TSHARK_TESTS
 /*
  * The host ports' pcap (ERF link type, as ibdump writes) carries the UD packets with the
