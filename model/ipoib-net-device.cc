@@ -15,6 +15,7 @@
 #include "ns3/abort.h"
 #include "ns3/channel.h"
 #include "ns3/log.h"
+#include "ns3/mac64-address.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
@@ -108,6 +109,7 @@ IpoibNetDevice::IpoibNetDevice()
       m_portNum(1),
       m_slotSize(0),
       m_recvSlotSize(0),
+      m_presentInterfaceId(false),
       m_mlid(0),
       m_groupQpn(0),
       m_mtu(0),
@@ -256,6 +258,24 @@ IpoibAddress
 IpoibNetDevice::GetIpoibAddress() const
 {
     return m_address;
+}
+
+void
+IpoibNetDevice::SetPresentInterfaceId(bool on)
+{
+    NS_LOG_FUNCTION(this << on);
+    NS_ABORT_MSG_IF(on && !m_qp,
+                    "IpoibNetDevice::SetPresentInterfaceId: call Setup() first (the interface "
+                    "identifier comes from the port GUID)");
+    m_presentInterfaceId = on;
+}
+
+uint64_t
+IpoibNetDevice::GetInterfaceId() const
+{
+    // RFC 4391 section 8: the EUI-64 is the port GUID; the interface identifier inverts
+    // its universal/local bit (RFC 4291 appendix A).
+    return m_address.GetGuid() ^ 0x0200000000000000ULL;
 }
 
 uint64_t
@@ -587,6 +607,18 @@ IpoibNetDevice::SetAddress(Address address)
 Address
 IpoibNetDevice::GetAddress() const
 {
+    if (m_presentInterfaceId)
+    {
+        uint8_t b[8];
+        const uint64_t id = GetInterfaceId();
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            b[i] = static_cast<uint8_t>(id >> (56 - 8 * i));
+        }
+        Mac64Address m;
+        m.CopyFrom(b);
+        return m;
+    }
     return m_address;
 }
 

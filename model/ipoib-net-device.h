@@ -101,6 +101,19 @@ class IpoibNetDevice : public NetDevice
     Ptr<IbHca> GetHca() const;
     /// @return the hardware address
     IpoibAddress GetIpoibAddress() const;
+    /**
+     * While @p on, GetAddress() returns this port's IPv6 interface identifier, the port
+     * GUID with the universal/local bit inverted (RFC 4391 section 8, modified EUI-64), as a
+     * Mac64Address, instead of the 20-byte IPoIB address. ns-3 3.37 derives the link-local
+     * address (Ipv6Interface::DoSetup) and Ipv6AddressHelper's addresses from
+     * GetAddress() and knows 1, 2, 6 and 8-byte addresses only: IpoibHelper::AssignIpv6
+     * switches this on around Ipv6AddressHelper::Assign. Off by default; ARP and IPv6
+     * packets always carry the 20-byte address.
+     * @param on present the interface identifier
+     */
+    void SetPresentInterfaceId(bool on);
+    /// @return the IPv6 interface identifier (GUID with the U/L bit inverted)
+    uint64_t GetInterfaceId() const;
     /// @return packets dropped because the destination could not be resolved
     uint64_t GetUnresolvedDrops() const;
     /// @return packets dropped because the transmit FIFO was full
@@ -238,6 +251,7 @@ class IpoibNetDevice : public NetDevice
     std::vector<uint32_t> m_freeSlots;                   //!< free send buffers
     std::deque<TxItem> m_txQueue;                        //!< packets waiting for a buffer
     IpoibAddress m_address;                              //!< own address
+    bool m_presentInterfaceId;                           //!< see SetPresentInterfaceId
     uint16_t m_mlid;                                     //!< broadcast group MLID
     uint32_t m_groupQpn;                                 //!< QPN of broadcast group packets
     std::unordered_map<uint64_t, Route> m_routes;        //!< GUID -> route
