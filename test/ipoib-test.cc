@@ -762,6 +762,82 @@ TEST_F(IpoibTest, TsharkDecodesIpInsideIpoib)
     EXPECT_EQ(req, 2u) << out;
     EXPECT_EQ(rep, 2u) << out;
 }
+
+/*
+ * The same for IPv6 (EtherType 0x86DD): UDP echo over IPv6 from host 0 to host 3, two
+ * requests and two replies in host 0's pcap, decoded as IPv6 inside IPoIB, and no
+ * neighbour solicitation or advertisement (ICMPv6 types 135, 136) on the wire.
+ */
+TEST_F(IpoibTest, TsharkDecodesIpv6InsideIpoib)
+{
+    if (RunCommand("command -v tshark").empty())
+    {
+        GTEST_SKIP() << "tshark is not installed: cannot check the IPoIB decoding";
+    }
+    char tmpl[] = "/tmp/ipoib6-pcap-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    std::string src;
+    std::string dst;
+    {
+        IpoibNet n = BuildIpoib(4);
+        Ipv6InterfaceContainer ifs = AddIpv6(n);
+        std::ostringstream a;
+        std::ostringstream b;
+        a << ifs.GetAddress(0, 1);
+        b << ifs.GetAddress(3, 1);
+        src = a.str();
+        dst = b.str();
+        n.fabricHelper->GetIbHelper().EnablePcap(dir + "/ipoib6", n.fabric.hostPorts);
+        UdpEchoServerHelper server(9);
+        server.Install(n.fabric.hosts.Get(3)).Start(Seconds(0));
+        UdpEchoClientHelper client(ifs.GetAddress(3, 1), 9);
+        client.SetAttribute("MaxPackets", UintegerValue(2));
+        client.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+        client.SetAttribute("PacketSize", UintegerValue(100));
+        client.Install(n.fabric.hosts.Get(0)).Start(MicroSeconds(10));
+        Simulator::Stop(MilliSeconds(3));
+        Simulator::Run();
+        Simulator::Destroy();
+    }
+    std::string file = RunCommand("ls '" + dir + "'/ipoib6-host-0-*.pcap");
+    file = file.substr(0, file.find('\n'));
+    ASSERT_FALSE(file.empty()) << RunCommand("ls '" + dir + "'");
+    const std::string out = RunCommand("tshark -n -r '" + file + "' " +
+                                       "-T fields -E separator=, -e frame.protocols "
+                                       "-e ipv6.src -e ipv6.dst -e icmpv6.type 2>&1");
+    if (!getenv("IPOIB_KEEP_PCAP"))
+    {
+        RunCommand("rm -rf '" + dir + "'");
+    }
+    std::stringstream ss(out);
+    std::string line;
+    uint32_t req = 0;
+    uint32_t rep = 0;
+    uint32_t nd = 0;
+    while (std::getline(ss, line))
+    {
+        if (line.find("udp") != std::string::npos)
+        {
+            EXPECT_NE(line.find("infiniband:ethertype:ipv6:udp"), std::string::npos) << line;
+            if (line.find("," + src + "," + dst) != std::string::npos)
+            {
+                ++req;
+            }
+            else if (line.find("," + dst + "," + src) != std::string::npos)
+            {
+                ++rep;
+            }
+        }
+        if (line.find(",135") != std::string::npos || line.find(",136") != std::string::npos)
+        {
+            ++nd;
+        }
+    }
+    EXPECT_EQ(req, 2u) << out;
+    EXPECT_EQ(rep, 2u) << out;
+    EXPECT_EQ(nd, 0u) << out;
+}
 #endif
 
 namespace
