@@ -387,6 +387,7 @@ IpoibNetDevice::TakeSent(LidEntry& from, uint32_t srcQpn, const uint8_t* data, u
         if (qpn == srcQpn)
         {
             fifo = f.get();
+            break;
         }
     }
     if (!fifo)
