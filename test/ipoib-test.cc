@@ -26,6 +26,7 @@
 #include "ns3/ipoib-helper.h"
 #include "ns3/ipoib-net-device.h"
 #include "ns3/ipv4-flow-classifier.h"
+#include "ns3/ipv6-flow-classifier.h"
 #include "ns3/network-module.h"
 #include "ns3/ping6-helper.h"
 #include "ns3/v4ping-helper.h"
@@ -695,6 +696,59 @@ TEST_F(IpoibTest, FlowMonitorTagsSurviveAPacketLostInTheFabric)
     EXPECT_EQ(st.txPackets, count);
     EXPECT_EQ(st.rxPackets, count - 1);
     EXPECT_EQ(st.rxBytes, uint64_t(count - 1) * (size + 8 + 20));
+}
+
+/*
+ * OnOff (constant rate, 1 Gb/s, 1000-byte packets, MaxBytes 100 packets) from host 0 to
+ * host 3 to a PacketSink, over IPv4 and, in a second simulation, over IPv6: FlowMonitor
+ * sees one flow with all 100 packets sent and received, with their IP sizes (1000 + 8 UDP
+ * + 20 IPv4 or 40 IPv6). (Separate simulations: ns-3 3.37's FlowMonitor numbers the IPv4
+ * and the IPv6 classifier's flows independently from 1, so one monitor would merge an
+ * IPv4 and an IPv6 flow.)
+ */
+TEST_F(IpoibTest, OnOffOverIpv4AndIpv6WithFlowMonitor)
+{
+    IB_SKIP_IF_NS3_ARP_ASSERTS();
+    const uint32_t count = 100;
+    const uint32_t size = 1000;
+    for (uint32_t ipv6 : {0u, 1u})
+    {
+        IbHelper::ResetLidAllocation();
+        IpoibNet n = BuildIpoib(4);
+        Address dst = InetSocketAddress(n.interfaces.GetAddress(3), 7000);
+        Address any = InetSocketAddress(Ipv4Address::GetAny(), 7000);
+        if (ipv6)
+        {
+            Ipv6InterfaceContainer ifs6 = AddIpv6(n);
+            dst = Inet6SocketAddress(ifs6.GetAddress(3, 1), 7000);
+            any = Inet6SocketAddress(Ipv6Address::GetAny(), 7000);
+        }
+        PacketSinkHelper sink("ns3::UdpSocketFactory", any);
+        ApplicationContainer s = sink.Install(n.fabric.hosts.Get(3));
+        s.Start(Seconds(0));
+        OnOffHelper onoff("ns3::UdpSocketFactory", dst);
+        onoff.SetConstantRate(DataRate("1Gbps"), size);
+        onoff.SetAttribute("MaxBytes", UintegerValue(count * size));
+        onoff.Install(n.fabric.hosts.Get(0)).Start(MicroSeconds(10));
+        FlowMonitorHelper fmh;
+        Ptr<FlowMonitor> fm = fmh.Install(n.fabric.hosts);
+        Simulator::Stop(MilliSeconds(3));
+        Simulator::Run();
+        EXPECT_EQ(DynamicCast<PacketSink>(s.Get(0))->GetTotalRx(), uint64_t(count) * size);
+        const auto stats = fm->GetFlowStats();
+        ASSERT_EQ(stats.size(), 1u) << "IPv" << (ipv6 ? 6 : 4);
+        const FlowMonitor::FlowStats& st = stats.begin()->second;
+        EXPECT_EQ(st.txPackets, count);
+        EXPECT_EQ(st.rxPackets, count);
+        EXPECT_EQ(st.rxBytes, uint64_t(count) * (size + 8 + (ipv6 ? 40 : 20)));
+        if (ipv6)
+        {
+            const auto t = DynamicCast<Ipv6FlowClassifier>(fmh.GetClassifier6())
+                               ->FindFlow(stats.begin()->first);
+            EXPECT_EQ(t.destinationPort, 7000);
+        }
+        Simulator::Destroy();
+    }
 }
 
 #ifdef IB_TSHARK_TESTS
