@@ -28,8 +28,13 @@
 #include "ns3/ipv4-flow-classifier.h"
 #include "ns3/ipv6-flow-classifier.h"
 #include "ns3/network-module.h"
+// V4Ping and Ping6 (ns-3 3.37's internet-apps) were deprecated in ns-3 3.38 for Ping and
+// later removed: the ping tests need them and skip, saying so, without them.
+#if __has_include("ns3/v4ping-helper.h") && __has_include("ns3/ping6-helper.h")
 #include "ns3/ping6-helper.h"
 #include "ns3/v4ping-helper.h"
+#define IB_HAVE_V4PING_PING6 1
+#endif
 
 #include <cstdio>
 #include <gtest/gtest.h>
@@ -472,6 +477,7 @@ TEST_F(IpoibTest, Ipv6EchoAndPing6RttEqualTheAnalyticValue)
         // Ping6, 3 echo requests 1 ms apart from 5.01 ms; RTT from host 0's IPoIB device
         // (echo request out, echo reply in). (ns-3's hosts send Router Solicitations to the
         // broadcast group at whole milliseconds: the pings avoid sharing a link with them.)
+#ifdef IB_HAVE_V4PING_PING6
         Ping6Helper ping;
         ping.SetLocal(ifs.GetAddress(0, 1));
         ping.SetRemote(ifs.GetAddress(dst, 1));
@@ -480,6 +486,10 @@ TEST_F(IpoibTest, Ipv6EchoAndPing6RttEqualTheAnalyticValue)
         ping.SetAttribute("PacketSize", UintegerValue(100));
         ApplicationContainer p = ping.Install(n.fabric.hosts.Get(0));
         p.Start(MicroSeconds(5010));
+        const uint32_t pings = 3;
+#else
+        const uint32_t pings = 0; // no Ping6 in this ns-3 (see the includes)
+#endif
 
         struct PingTimes
         {
@@ -513,10 +523,13 @@ TEST_F(IpoibTest, Ipv6EchoAndPing6RttEqualTheAnalyticValue)
         const Time oneWay = AnalyticOneWay(n, dst, 40 + 8 + 100, &k);
         EXPECT_EQ(k, dst == 1 ? 1u : 3u);
         ASSERT_EQ(rtts.size(), 3u);
-        ASSERT_EQ(pt.rtts.size(), 3u);
+        ASSERT_EQ(pt.rtts.size(), pings);
         for (uint32_t i = 0; i < 3; ++i)
         {
             EXPECT_EQ(rtts[i], oneWay * 2) << "UDP echo " << i << ", k=" << k;
+        }
+        for (uint32_t i = 0; i < pings; ++i)
+        {
             EXPECT_EQ(pt.rtts[i], oneWay * 2) << "ping6 " << i << ", k=" << k;
         }
         // No neighbour solicitation or advertisement crossed the link.
@@ -526,8 +539,9 @@ TEST_F(IpoibTest, Ipv6EchoAndPing6RttEqualTheAnalyticValue)
             EXPECT_NE(t, Icmpv6Header::ICMPV6_ND_NEIGHBOR_ADVERTISEMENT);
         }
         std::cout << "IPv6 over IPoIB, " << k << " switch(es): UDP echo RTT "
-                  << rtts[1].GetNanoSeconds() << " ns, ping6 RTT " << pt.rtts[1].GetNanoSeconds()
-                  << " ns measured, " << (oneWay * 2).GetNanoSeconds() << " ns analytic\n";
+                  << rtts[1].GetNanoSeconds() << " ns, ping6 RTT "
+                  << (pings ? pt.rtts[1].GetNanoSeconds() : 0) << " ns measured, "
+                  << (oneWay * 2).GetNanoSeconds() << " ns analytic\n";
         Simulator::Destroy();
     }
 }
@@ -542,6 +556,9 @@ TEST_F(IpoibTest, Ipv6EchoAndPing6RttEqualTheAnalyticValue)
 TEST_F(IpoibTest, PingRttEqualsTheAnalyticValue)
 {
     IB_SKIP_IF_NS3_ARP_ASSERTS();
+#ifndef IB_HAVE_V4PING_PING6
+    GTEST_SKIP() << "this ns-3 has no V4Ping (deprecated in 3.38 for ns3::Ping, then removed)";
+#else
     for (uint32_t dst : {1u, 3u}) // 1 switch (same leaf), 3 switches (via a spine)
     {
         IbHelper::ResetLidAllocation();
@@ -571,6 +588,7 @@ TEST_F(IpoibTest, PingRttEqualsTheAnalyticValue)
                   << " ns measured, " << (oneWay * 2).GetNanoSeconds() << " ns analytic\n";
         Simulator::Destroy();
     }
+#endif
 }
 
 /*
