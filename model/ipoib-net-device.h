@@ -39,6 +39,9 @@ class Packet;
  *   IP packet, ICRC, VCRC. The HCA must be in DataMode so that the real bytes cross the
  *   fabric (and show in the ports' pcap).
  * - Hardware address: IpoibAddress, 20 bytes: flags, QPN, GID fe80::<node GUID>.
+ * - IPv6: the interface identifier is the GUID with the universal/local bit inverted
+ *   (RFC 4391); ns-3 3.37 needs IpoibHelper::AssignIpv6 to set the addresses up (see
+ *   SetPresentInterfaceId) and cannot run neighbour discovery over 20-byte addresses.
  * - Unicast: the destination's address gives the QPN and the GUID; the subnet manager
  *   resolves the GUID to the port's LID and answers the path record (SL); both are
  *   cached.
