@@ -13,6 +13,7 @@
  *   ./ib-vs-ethernet
  *   ./ib-vs-ethernet --hosts=16 --radix=8 --bytes=2000000 --speed=HDR
  *   ./ib-vs-ethernet --pcap=true      (ib-vs-ethernet-ib-*.pcap, ib-vs-ethernet-eth-*.pcap)
+ *   ./ib-vs-ethernet --flowmonXml=flows.xml   (FlowMonitor's per-flow statistics)
  *
  * Prints, per fabric, the completion time of the workload, its aggregate throughput and
  * FlowMonitor statistics of the data flows.
@@ -64,6 +65,7 @@ main(int argc, char* argv[])
     std::string speed = "EDR";
     bool pcap = false;
     double stopS = 1.0;
+    std::string flowmonXml;
     CommandLine cmd(__FILE__);
     cmd.AddValue("hosts", "number of hosts", hosts);
     cmd.AddValue("radix", "switch radix of the two-level fat tree", radix);
@@ -72,6 +74,9 @@ main(int argc, char* argv[])
     cmd.AddValue("speed", "IB link speed (the Ethernet links get the same data rate)", speed);
     cmd.AddValue("pcap", "write IB and Ethernet pcaps of the hosts' ports", pcap);
     cmd.AddValue("stop", "simulation stop time in seconds", stopS);
+    cmd.AddValue("flowmonXml",
+                 "write FlowMonitor's per-flow statistics to this XML file",
+                 flowmonXml);
     cmd.Parse(argc, argv);
 
     IbLinkRate::Speed sp;
@@ -129,6 +134,10 @@ main(int argc, char* argv[])
     Simulator::Stop(Seconds(stopS));
     Simulator::Run();
     fm->CheckForLostPackets();
+    if (!flowmonXml.empty())
+    {
+        fm->SerializeToXmlFile(flowmonXml, true, true);
+    }
 
     // FlowMonitor statistics of the data flows (to the sinks' ports), per fabric.
     struct Agg

@@ -12,8 +12,12 @@
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-queue-pair.h"
 #include "ns3/ib-subnet-manager.h"
+#include "ns3/icmpv6-l4-protocol.h"
 #include "ns3/ipoib-net-device.h"
+#include "ns3/ipv6-interface.h"
+#include "ns3/ipv6-l3-protocol.h"
 #include "ns3/log.h"
+#include "ns3/ndisc-cache.h"
 
 #include <algorithm>
 
@@ -103,6 +107,86 @@ IpoibHelper::Install(const IbFabric& fabric) const
     }
     IbMulticastGroup::Create(fabric.subnetManager, m_mlid, members);
     return devices;
+}
+
+void
+IpoibHelper::AddIpv6Neighbours(IpoibNetDevice* dev,
+                               std::shared_ptr<std::vector<IpoibNetDevice*>> peers)
+{
+    Ptr<Ipv6L3Protocol> ip = dev->GetNode()->GetObject<Ipv6L3Protocol>();
+    Ptr<NdiscCache> cache = ip->GetInterface(ip->GetInterfaceForDevice(dev))->GetNdiscCache();
+    NS_ABORT_MSG_UNLESS(cache,
+                        "IpoibHelper::AssignIpv6: the IPv6 interface of the IPoIB device on node "
+                            << dev->GetNode()->GetId() << " has no neighbour cache");
+    for (IpoibNetDevice* peer : *peers)
+    {
+        if (peer == dev)
+        {
+            continue;
+        }
+        Ptr<Ipv6L3Protocol> ipp = peer->GetNode()->GetObject<Ipv6L3Protocol>();
+        Ptr<Ipv6Interface> ifp = ipp->GetInterface(ipp->GetInterfaceForDevice(peer));
+        for (uint32_t a = 0; a < ifp->GetNAddresses(); ++a)
+        {
+            const Ipv6Address addr = ifp->GetAddress(a).GetAddress();
+            NdiscCache::Entry* e = cache->Lookup(addr);
+            if (!e)
+            {
+                e = cache->Add(addr);
+            }
+            e->SetMacAddress(peer->GetAddress());
+            e->MarkPermanent();
+        }
+    }
+}
+
+Ipv6InterfaceContainer
+IpoibHelper::AssignIpv6(Ipv6AddressHelper& ipv6, const NetDeviceContainer& devices)
+{
+    NS_LOG_FUNCTION(&ipv6);
+    std::vector<Ptr<IpoibNetDevice>> devs;
+    for (uint32_t i = 0; i < devices.GetN(); ++i)
+    {
+        Ptr<IpoibNetDevice> d = DynamicCast<IpoibNetDevice>(devices.Get(i));
+        NS_ABORT_MSG_UNLESS(d && d->GetQueuePair(),
+                            "IpoibHelper::AssignIpv6: device " << i
+                                                               << " of the container is not "
+                                                                  "an IpoibNetDevice installed by "
+                                                                  "IpoibHelper::Install");
+        Ptr<Node> node = d->GetNode();
+        NS_ABORT_MSG_UNLESS(node && node->GetObject<Ipv6L3Protocol>() &&
+                                node->GetObject<Icmpv6L4Protocol>(),
+                            "IpoibHelper::AssignIpv6: node "
+                                << (node ? node->GetId() : 0)
+                                << " has no IPv6 stack: install InternetStackHelper first");
+        // Before Assign adds addresses: it schedules DAD for each one.
+        node->GetObject<Icmpv6L4Protocol>()->SetAttribute("DAD", BooleanValue(false));
+        devs.push_back(d);
+    }
+    for (const auto& d : devs)
+    {
+        d->SetPresentInterfaceId(true);
+    }
+    Ipv6InterfaceContainer ifs = ipv6.Assign(devices);
+    for (const auto& d : devs)
+    {
+        d->SetPresentInterfaceId(false);
+    }
+    // Static neighbour entries: every device learns every other device's addresses, now
+    // and after each link change of its port (ns-3 flushes the neighbour cache then, e.g.
+    // when the link comes up at the start of the simulation).
+    auto peers = std::make_shared<std::vector<IpoibNetDevice*>>();
+    for (const auto& d : devs)
+    {
+        peers->push_back(PeekPointer(d));
+    }
+    for (const auto& d : devs)
+    {
+        AddIpv6Neighbours(PeekPointer(d), peers);
+        d->AddLinkChangeCallback(
+            MakeBoundCallback(&IpoibHelper::AddIpv6Neighbours, PeekPointer(d), peers));
+    }
+    return ifs;
 }
 
 } // namespace ns3

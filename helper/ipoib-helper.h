@@ -7,13 +7,19 @@
 
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-hca-helper.h"
+#include "ns3/ipv6-address-helper.h"
+#include "ns3/ipv6-interface-container.h"
 #include "ns3/net-device-container.h"
 #include "ns3/object-factory.h"
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace ns3
 {
+
+class IpoibNetDevice;
 
 /**
  * @ingroup infiniband
@@ -55,7 +61,46 @@ class IpoibHelper
      */
     NetDeviceContainer Install(const IbFabric& fabric) const;
 
+    /**
+     * IPv6 on IPoIB devices, with ns-3 3.37 (use instead of Ipv6AddressHelper::Assign):
+     *
+     * 1. Assigns addresses with @p ipv6 (its network, prefix 64), while the devices present
+     *    their RFC 4391 interface identifier (IpoibNetDevice::SetPresentInterfaceId): the
+     *    link-local address is fe80::<id> and the global one <network>::<id>, where <id> is
+     *    the port GUID with the universal/local bit inverted.
+     * 2. Fills every device's neighbour cache with the addresses (link-local and global)
+     *    the other devices of @p devices have at that point, mapped to their 20-byte IPoIB
+     *    addresses, as permanent entries (n (n - 1) x 2 entries for n devices), again after
+     *    every link change of the device's port (ns-3 flushes neighbour caches then, and
+     *    the IB links come up at the start of the simulation), and turns off duplicate
+     *    address detection (Icmpv6L4Protocol's DAD attribute) on the devices' nodes.
+     *
+     * Neighbour discovery messages with a link-layer address option must not cross the
+     * IPoIB link: ns-3 3.37 deserializes the option of a 20-byte address as a 22-byte
+     * Address, beyond Address::MAX_SIZE (20), and overwrites memory (see the IPoIB
+     * limitations in the model documentation). The permanent entries make address
+     * resolution, unreachability detection and DAD unnecessary. The Router Solicitations
+     * ns-3 hosts send do reach every host, but only an interface that forwards (a router)
+     * accepts them: no IPv6 router may sit on the IPoIB subnet.
+     *
+     * @param ipv6 the address helper (network and prefix)
+     * @param devices IpoibNetDevices on nodes with the Internet stack (InternetStackHelper)
+     * @return their IPv6 interfaces
+     */
+    static Ipv6InterfaceContainer AssignIpv6(Ipv6AddressHelper& ipv6,
+                                             const NetDeviceContainer& devices);
+
   private:
+    /**
+     * Put every other device's IPv6 addresses into @p dev's neighbour cache, as permanent
+     * entries with their 20-byte IPoIB addresses.
+     * @param dev an IpoibNetDevice with IPv6
+     * @param peers the devices of the subnet (raw pointers: the callback bound to the
+     *        devices' link changes must not keep them alive)
+     */
+    static void AddIpv6Neighbours(IpoibNetDevice* dev,
+                                  std::shared_ptr<std::vector<IpoibNetDevice*>> peers);
+
     ObjectFactory m_deviceFactory; //!< IpoibNetDevice factory
     IbHcaHelper m_hcaHelper;       //!< HCAs for hosts without one
     uint16_t m_mlid;               //!< broadcast MLID

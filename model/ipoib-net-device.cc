@@ -15,6 +15,7 @@
 #include "ns3/abort.h"
 #include "ns3/channel.h"
 #include "ns3/log.h"
+#include "ns3/mac64-address.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
@@ -35,108 +36,13 @@ namespace
 /// Bytes of the GRH space at the start of every UD receive buffer.
 constexpr uint32_t kGrhBytes = 40;
 
-/// A unicast packet in flight, kept so that the receiver can re-attach its metadata.
-struct InFlight
-{
-    Ptr<Packet> packet; ///< the sender's packet (IPoIB header included)
-    Time sentAt;        ///< when it was posted
-};
-
-/// Packets in flight by content hash (simulation bookkeeping, not part of the model).
-std::map<uint64_t, std::deque<InFlight>> g_inFlight;
-/// Entries in g_inFlight.
-uint64_t g_inFlightCount = 0;
-/// Entries older than this are forgotten (their packet was lost).
-const Time kInFlightLifetime = Seconds(1);
-
 /**
- * @param data bytes
- * @param len their number
- * @return a 64-bit FNV-1a hash of them (mixed with the length)
+ * At most this many packets wait in one sender's FIFO at a receiver (see
+ * IpoibNetDevice::SentFifo): beyond, the oldest is forgotten (its packet is delivered with
+ * the bytes only). Reached only when a receiver's QP drops every packet (e.g. a wrong
+ * Q_Key); the packets one sender has in flight to one receiver stay far below it.
  */
-uint64_t
-Fnv1a(const uint8_t* data, uint32_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (uint32_t i = 0; i < len; ++i)
-    {
-        h = (h ^ data[i]) * 0x100000001b3ULL;
-    }
-    return h ^ len;
-}
-
-/// Forget entries older than kInFlightLifetime (or left by a previous simulation).
-void
-PurgeInFlight()
-{
-    const Time now = Simulator::Now();
-    for (auto it = g_inFlight.begin(); it != g_inFlight.end();)
-    {
-        auto& q = it->second;
-        while (!q.empty() && (q.front().sentAt + kInFlightLifetime < now ||
-                              q.front().sentAt > now)) // (a previous simulation's)
-        {
-            q.pop_front();
-            --g_inFlightCount;
-        }
-        it = q.empty() ? g_inFlight.erase(it) : std::next(it);
-    }
-}
-
-/**
- * Remember a unicast packet that was just posted.
- * @param p the packet (IPoIB header included)
- * @param data its bytes as posted
- * @param len their number
- */
-void
-RegisterInFlight(Ptr<Packet> p, const uint8_t* data, uint32_t len)
-{
-    if (g_inFlightCount > 100000)
-    {
-        PurgeInFlight();
-    }
-    g_inFlight[Fnv1a(data, len)].push_back({p, Simulator::Now()});
-    ++g_inFlightCount;
-}
-
-/**
- * Find (and forget) the sender's packet with exactly these bytes.
- * @param data the bytes received
- * @param len their number
- * @return the packet, or nullptr if none is known
- */
-Ptr<Packet>
-TakeInFlight(const uint8_t* data, uint32_t len)
-{
-    auto it = g_inFlight.find(Fnv1a(data, len));
-    if (it == g_inFlight.end())
-    {
-        return nullptr;
-    }
-    auto& q = it->second;
-    std::vector<uint8_t> buf(len);
-    for (auto e = q.begin(); e != q.end(); ++e)
-    {
-        if (e->packet->GetSize() != len)
-        {
-            continue;
-        }
-        e->packet->CopyData(buf.data(), len);
-        if (std::memcmp(buf.data(), data, len) == 0)
-        {
-            Ptr<Packet> p = e->packet;
-            q.erase(e);
-            --g_inFlightCount;
-            if (q.empty())
-            {
-                g_inFlight.erase(it);
-            }
-            return p;
-        }
-    }
-    return nullptr;
-}
+constexpr std::size_t kMaxSentFifo = 65536;
 
 } // namespace
 
@@ -203,6 +109,7 @@ IpoibNetDevice::IpoibNetDevice()
       m_portNum(1),
       m_slotSize(0),
       m_recvSlotSize(0),
+      m_presentInterfaceId(false),
       m_mlid(0),
       m_groupQpn(0),
       m_mtu(0),
@@ -235,8 +142,8 @@ IpoibNetDevice::DoDispose()
         m_recvCq->SetCompletionCallback(Callback<void, const IbWorkCompletion&>());
     }
     m_txQueue.clear();
-    g_inFlight.clear();
-    g_inFlightCount = 0;
+    m_routes.clear();
+    m_lids.clear();
     m_node = nullptr;
     m_hca = nullptr;
     m_sm = nullptr;
@@ -274,6 +181,7 @@ IpoibNetDevice::Setup(Ptr<IbHca> hca, Ptr<IbSubnetManager> sm, uint8_t port)
                     "IpoibNetDevice: MTU " << m_mtu << " + 4 exceeds the IB MTU " << ibMtu);
     m_slotSize = ibMtu;
     m_recvSlotSize = ibMtu + kGrhBytes;
+    m_scratch.assign(m_recvSlotSize, 0);
     m_sendCq = hca->CreateCq(m_sendBuffers + 16);
     m_recvCq = hca->CreateCq(m_recvBuffers + 16);
     m_qp = hca->CreateQp(IbQpType::UD, m_sendCq, m_recvCq, m_sendBuffers, m_recvBuffers);
@@ -352,6 +260,24 @@ IpoibNetDevice::GetIpoibAddress() const
     return m_address;
 }
 
+void
+IpoibNetDevice::SetPresentInterfaceId(bool on)
+{
+    NS_LOG_FUNCTION(this << on);
+    NS_ABORT_MSG_IF(on && !m_qp,
+                    "IpoibNetDevice::SetPresentInterfaceId: call Setup() first (the interface "
+                    "identifier comes from the port GUID)");
+    m_presentInterfaceId = on;
+}
+
+uint64_t
+IpoibNetDevice::GetInterfaceId() const
+{
+    // RFC 4391 section 8: the EUI-64 is the port GUID; the interface identifier inverts
+    // its universal/local bit (RFC 4291 appendix A).
+    return m_address.GetGuid() ^ 0x0200000000000000ULL;
+}
+
 uint64_t
 IpoibNetDevice::GetUnresolvedDrops() const
 {
@@ -364,48 +290,129 @@ IpoibNetDevice::GetTxQueueDrops() const
     return m_txQueueDrops;
 }
 
-IpoibNetDevice::Route
-IpoibNetDevice::Resolve(uint64_t guid)
+const IpoibNetDevice::Route&
+IpoibNetDevice::Resolve(const IpoibAddress& dst)
 {
+    const uint64_t guid = dst.GetGuid();
     auto it = m_routes.find(guid);
-    if (it != m_routes.end())
+    if (it == m_routes.end())
     {
-        return it->second;
-    }
-    Route r;
-    const IbTopology& topo = m_sm->GetTopology();
-    const int32_t idx = topo.FindByGuid(guid);
-    if (idx >= 0 && topo.GetNode(idx).type == IbTopology::CA)
-    {
-        Ptr<IbNetDevice> dst = m_sm->GetCaPort(idx, 1);
-        if (dst)
+        Route r;
+        const IbTopology& topo = m_sm->GetTopology();
+        const int32_t idx = topo.FindByGuid(guid);
+        if (idx >= 0 && topo.GetNode(idx).type == IbTopology::CA)
         {
-            const IbPathRecord pr = m_sm->GetPathRecord(m_port->GetLid(), dst->GetLid());
-            r.valid = pr.valid;
-            r.dlid = pr.dlid;
-            r.sl = pr.sl;
+            Ptr<IbNetDevice> dstPort = m_sm->GetCaPort(idx, 1);
+            if (dstPort)
+            {
+                const IbPathRecord pr = m_sm->GetPathRecord(m_port->GetLid(), dstPort->GetLid());
+                r.valid = pr.valid;
+                r.dlid = pr.dlid;
+                r.sl = pr.sl;
+                r.port = dstPort;
+            }
         }
+        it = m_routes.emplace(guid, r).first;
     }
-    m_routes[guid] = r;
+    Route& r = it->second;
+    if (r.valid && r.fifoQpn != dst.GetQpn())
+    {
+        r.fifoQpn = dst.GetQpn();
+        r.fifo = PeerFifo(r.port, dst.GetQpn());
+    }
     return r;
 }
 
-uint64_t
-IpoibNetDevice::GuidOfLid(uint16_t lid)
+std::shared_ptr<IpoibNetDevice::SentFifo>
+IpoibNetDevice::PeerFifo(Ptr<IbNetDevice> dstPort, uint32_t qpn) const
 {
-    auto it = m_lidGuid.find(lid);
-    if (it != m_lidGuid.end())
+    Ptr<Node> node = dstPort->GetNode();
+    // A node of another MPI rank receives there: no FIFO (its packets arrive as bytes).
+    if (!node || !m_node || node->GetSystemId() != m_node->GetSystemId())
     {
-        return it->second;
+        return nullptr;
     }
-    uint64_t guid = 0;
-    const IbRoutingProblem& prob = m_sm->GetRoutingProblem();
-    if (lid < prob.lidOwner.size() && prob.lidOwner[lid].first >= 0)
+    for (uint32_t i = 0; i < node->GetNDevices(); ++i)
     {
-        guid = m_sm->GetTopology().GetNode(prob.lidOwner[lid].first).guid;
+        Ptr<IpoibNetDevice> peer = DynamicCast<IpoibNetDevice>(node->GetDevice(i));
+        if (peer && peer->m_qp && peer->m_port == dstPort && peer->m_qp->GetQpNum() == qpn)
+        {
+            return peer->SenderFifo(m_port->GetLid(), m_qp->GetQpNum());
+        }
     }
-    m_lidGuid[lid] = guid;
-    return guid;
+    return nullptr;
+}
+
+IpoibNetDevice::LidEntry&
+IpoibNetDevice::Lid(uint16_t lid)
+{
+    if (lid >= m_lids.size())
+    {
+        m_lids.resize(uint32_t(lid) + 1);
+    }
+    LidEntry& e = m_lids[lid];
+    if (!e.guidKnown)
+    {
+        const IbRoutingProblem& prob = m_sm->GetRoutingProblem();
+        if (lid < prob.lidOwner.size() && prob.lidOwner[lid].first >= 0)
+        {
+            e.guid = m_sm->GetTopology().GetNode(prob.lidOwner[lid].first).guid;
+        }
+        e.guidKnown = true;
+    }
+    return e;
+}
+
+std::shared_ptr<IpoibNetDevice::SentFifo>
+IpoibNetDevice::SenderFifo(uint16_t slid, uint32_t srcQpn)
+{
+    LidEntry& e = Lid(slid);
+    for (const auto& [qpn, fifo] : e.fifos)
+    {
+        if (qpn == srcQpn)
+        {
+            return fifo;
+        }
+    }
+    e.fifos.emplace_back(srcQpn, std::make_shared<SentFifo>());
+    return e.fifos.back().second;
+}
+
+Ptr<Packet>
+IpoibNetDevice::TakeSent(LidEntry& from, uint32_t srcQpn, const uint8_t* data, uint32_t len)
+{
+    SentFifo* fifo = nullptr;
+    for (const auto& [qpn, f] : from.fifos)
+    {
+        if (qpn == srcQpn)
+        {
+            fifo = f.get();
+            break;
+        }
+    }
+    if (!fifo)
+    {
+        return nullptr;
+    }
+    // In order: the front matches unless packets before this one were lost in the fabric
+    // (then they are skipped and forgotten). The bytes are compared in full, so that the
+    // packet handed up always has exactly the bytes that crossed the fabric.
+    for (std::size_t i = 0; i < fifo->size(); ++i)
+    {
+        const Ptr<Packet>& p = (*fifo)[i];
+        if (p->GetSize() != len)
+        {
+            continue;
+        }
+        p->CopyData(m_scratch.data(), len);
+        if (std::memcmp(m_scratch.data(), data, len) == 0)
+        {
+            Ptr<Packet> found = p;
+            fifo->erase(fifo->begin(), fifo->begin() + i + 1);
+            return found;
+        }
+    }
+    return nullptr;
 }
 
 bool
@@ -424,7 +431,6 @@ IpoibNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolN
         item.dlid = m_mlid;
         item.sl = 0;
         item.qpn = m_groupQpn;
-        item.unicast = false;
         if (m_mlid == 0)
         {
             NS_LOG_WARN("no broadcast group set: dropped");
@@ -435,7 +441,7 @@ IpoibNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolN
     }
     else
     {
-        const Route r = Resolve(dst.GetGuid());
+        const Route& r = Resolve(dst);
         if (!r.valid)
         {
             NS_LOG_WARN("cannot resolve " << dst << ": dropped");
@@ -446,7 +452,7 @@ IpoibNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolN
         item.dlid = r.dlid;
         item.sl = r.sl;
         item.qpn = dst.GetQpn();
-        item.unicast = true;
+        item.fifo = r.fifo;
     }
     if (m_txQueue.size() >= m_txQueueSize)
     {
@@ -500,9 +506,13 @@ IpoibNetDevice::TrySend()
             m_macTxDropTrace(item.packet);
             continue;
         }
-        if (item.unicast)
+        if (item.fifo)
         {
-            RegisterInFlight(item.packet, buf, size);
+            if (item.fifo->size() >= kMaxSentFifo)
+            {
+                item.fifo->pop_front();
+            }
+            item.fifo->push_back(item.packet);
         }
     }
 }
@@ -551,12 +561,13 @@ IpoibNetDevice::RecvDone(const IbWorkCompletion& wc)
     const uint64_t addr = m_recvMr->GetAddr() + uint64_t(slot) * m_recvSlotSize + kGrhBytes;
     const uint32_t len = wc.byteLen - kGrhBytes;
     const uint8_t* data = m_recvMr->GetPointer(addr);
-    Ptr<Packet> orig = TakeInFlight(data, len);
+    LidEntry& src = Lid(wc.slid);
+    Ptr<Packet> orig = TakeSent(src, wc.srcQp, data, len);
     Ptr<Packet> p = orig ? orig->Copy() : Create<Packet>(data, len);
     PostRecvSlot(slot);
     IpoibHeader h;
     p->RemoveHeader(h);
-    const IpoibAddress from = IpoibAddress::FromGuid(wc.srcQp, GuidOfLid(wc.slid));
+    const IpoibAddress from = IpoibAddress::FromGuid(wc.srcQp, src.guid);
     m_macRxTrace(p);
     if (!m_promiscCallback.IsNull())
     {
@@ -597,6 +608,18 @@ IpoibNetDevice::SetAddress(Address address)
 Address
 IpoibNetDevice::GetAddress() const
 {
+    if (m_presentInterfaceId)
+    {
+        uint8_t b[8];
+        const uint64_t id = GetInterfaceId();
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            b[i] = static_cast<uint8_t>(id >> (56 - 8 * i));
+        }
+        Mac64Address m;
+        m.CopyFrom(b);
+        return m;
+    }
     return m_address;
 }
 

@@ -13,7 +13,9 @@
 #include "ns3/traced-callback.h"
 
 #include <deque>
-#include <map>
+#include <memory>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -37,6 +39,9 @@ class Packet;
  *   IP packet, ICRC, VCRC. The HCA must be in DataMode so that the real bytes cross the
  *   fabric (and show in the ports' pcap).
  * - Hardware address: IpoibAddress, 20 bytes: flags, QPN, GID fe80::<node GUID>.
+ * - IPv6: the interface identifier is the GUID with the universal/local bit inverted
+ *   (RFC 4391); ns-3 3.37 needs IpoibHelper::AssignIpv6 to set the addresses up (see
+ *   SetPresentInterfaceId) and cannot run neighbour discovery over 20-byte addresses.
  * - Unicast: the destination's address gives the QPN and the GUID; the subnet manager
  *   resolves the GUID to the port's LID and answers the path record (SL); both are
  *   cached.
@@ -51,9 +56,16 @@ class Packet;
  *   they are dropped: MacTxDrop). Receive side: RecvBuffers receive WRs of MTU + 40
  *   bytes (the GRH space) stay posted; each is re-posted once its packet is handed up.
  * - ns-3 metadata: the bytes delivered are those that crossed the fabric; for unicast
- *   packets the receiver re-attaches the sender's ns3::Packet (same bytes, with its byte
- *   tags, e.g. FlowMonitor's) found in a simulation-wide table by content, so
- *   FlowMonitor and other tag users work as on any ns-3 device.
+ *   packets the receiver re-attaches the sender's ns3::Packet (same bytes, with its
+ *   packet and byte tags, e.g. FlowMonitor's), so FlowMonitor and other tag users work as
+ *   on any ns-3 device. The sender appends each unicast packet it posts to a FIFO that the
+ *   receiving IpoibNetDevice keeps for that sender QP (found once per destination, when
+ *   the route is resolved). The fabric delivers the packets of one UD QP to one
+ *   destination LID in order (one path: deterministic forwarding tables, one SL and VL,
+ *   FIFO buffers per VL), so the receiver finds a packet's original at its FIFO's front;
+ *   packets lost on the way (error model, no receive WR) are skipped, as the bytes are
+ *   compared in full. Senders of another MPI rank have no FIFO: their packets are
+ *   delivered from the bytes.
  */
 class IpoibNetDevice : public NetDevice
 {
@@ -92,6 +104,19 @@ class IpoibNetDevice : public NetDevice
     Ptr<IbHca> GetHca() const;
     /// @return the hardware address
     IpoibAddress GetIpoibAddress() const;
+    /**
+     * While @p on, GetAddress() returns this port's IPv6 interface identifier, the port
+     * GUID with the universal/local bit inverted (RFC 4391 section 8, modified EUI-64), as a
+     * Mac64Address, instead of the 20-byte IPoIB address. ns-3 3.37 derives the link-local
+     * address (Ipv6Interface::DoSetup) and Ipv6AddressHelper's addresses from
+     * GetAddress() and knows 1, 2, 6 and 8-byte addresses only: IpoibHelper::AssignIpv6
+     * switches this on around Ipv6AddressHelper::Assign. Off by default; ARP and IPv6
+     * packets always carry the 20-byte address.
+     * @param on present the interface identifier
+     */
+    void SetPresentInterfaceId(bool on);
+    /// @return the IPv6 interface identifier (GUID with the U/L bit inverted)
+    uint64_t GetInterfaceId() const;
     /// @return packets dropped because the destination could not be resolved
     uint64_t GetUnresolvedDrops() const;
     /// @return packets dropped because the transmit FIFO was full
@@ -130,34 +155,71 @@ class IpoibNetDevice : public NetDevice
     void DoDispose() override;
 
   private:
+    /// Unicast packets one sender QP posted to this device, oldest first.
+    using SentFifo = std::deque<Ptr<Packet>>;
+
     /// A packet waiting for a send buffer.
     struct TxItem
     {
-        Ptr<Packet> packet; ///< with the IPoIB header
-        uint16_t dlid;      ///< destination LID
-        uint8_t sl;         ///< service level
-        uint32_t qpn;       ///< destination QPN
-        bool unicast;       ///< register for tag re-attachment
+        Ptr<Packet> packet;             ///< with the IPoIB header
+        uint16_t dlid;                  ///< destination LID
+        uint8_t sl;                     ///< service level
+        uint32_t qpn;                   ///< destination QPN
+        std::shared_ptr<SentFifo> fifo; ///< unicast: the receiver's FIFO for this device
     };
 
     /// Resolved unicast destination.
     struct Route
     {
-        uint16_t dlid{0};  ///< LID
-        uint8_t sl{0};     ///< SL of the path record
-        bool valid{false}; ///< resolvable
+        uint16_t dlid{0};               ///< LID
+        uint8_t sl{0};                  ///< SL of the path record
+        bool valid{false};              ///< resolvable
+        Ptr<IbNetDevice> port;          ///< the destination port
+        uint32_t fifoQpn{0};            ///< the QPN that fifo belongs to
+        std::shared_ptr<SentFifo> fifo; ///< the destination device's FIFO for this device
+    };
+
+    /// What this device knows about a LID, as a receiver.
+    struct LidEntry
+    {
+        uint64_t guid{0};      ///< GUID of the CA that owns it (0: none)
+        bool guidKnown{false}; ///< guid was looked up
+        std::vector<std::pair<uint32_t, std::shared_ptr<SentFifo>>> fifos; ///< by sender QPN
     };
 
     /**
-     * @param guid a node GUID
-     * @return its port-1 LID and path record SL
+     * @param dst a unicast IPoIB address
+     * @return the route to its port 1 (LID, path record SL) and the FIFO of its device
      */
-    Route Resolve(uint64_t guid);
+    const Route& Resolve(const IpoibAddress& dst);
+    /**
+     * @param dstPort a CA port
+     * @param qpn a QPN of its HCA
+     * @return the FIFO that the IpoibNetDevice with this port and QP keeps for this device's
+     *         packets, or nullptr if there is none on this MPI rank
+     */
+    std::shared_ptr<SentFifo> PeerFifo(Ptr<IbNetDevice> dstPort, uint32_t qpn) const;
     /**
      * @param lid a LID of the fabric
-     * @return the GUID of the CA that owns it (0 if none)
+     * @return its entry (GUID of the CA that owns it, 0 if none; FIFOs of its senders)
      */
-    uint64_t GuidOfLid(uint16_t lid);
+    LidEntry& Lid(uint16_t lid);
+    /**
+     * @param slid the LID of a sender
+     * @param srcQpn its QP
+     * @return the FIFO of the unicast packets it posted to this device (created if needed)
+     */
+    std::shared_ptr<SentFifo> SenderFifo(uint16_t slid, uint32_t srcQpn);
+    /**
+     * Find the sender's packet with exactly the bytes received, and forget it and those
+     * posted before it (lost).
+     * @param from the entry of the sender's LID
+     * @param srcQpn the sender's QP
+     * @param data the bytes received (IPoIB header and IP packet)
+     * @param len their number
+     * @return the sender's packet, or nullptr if it is not known
+     */
+    Ptr<Packet> TakeSent(LidEntry& from, uint32_t srcQpn, const uint8_t* data, uint32_t len);
     /// Post waiting packets while send buffers are free.
     void TrySend();
     /**
@@ -192,10 +254,12 @@ class IpoibNetDevice : public NetDevice
     std::vector<uint32_t> m_freeSlots;                   //!< free send buffers
     std::deque<TxItem> m_txQueue;                        //!< packets waiting for a buffer
     IpoibAddress m_address;                              //!< own address
+    bool m_presentInterfaceId;                           //!< see SetPresentInterfaceId
     uint16_t m_mlid;                                     //!< broadcast group MLID
     uint32_t m_groupQpn;                                 //!< QPN of broadcast group packets
-    std::map<uint64_t, Route> m_routes;                  //!< GUID -> route
-    std::map<uint16_t, uint64_t> m_lidGuid;              //!< LID -> GUID
+    std::unordered_map<uint64_t, Route> m_routes;        //!< GUID -> route
+    std::vector<LidEntry> m_lids;                        //!< by LID (senders)
+    std::vector<uint8_t> m_scratch;                      //!< one receive buffer
     uint16_t m_mtu;                                      //!< IP MTU (0 = auto until Setup)
     NetDevice::ReceiveCallback m_rxCallback;             //!< upper layer
     NetDevice::PromiscReceiveCallback m_promiscCallback; //!< promiscuous upper layer

@@ -30,7 +30,7 @@ IB_EXAMPLE=${IB_EXAMPLE:-ib-link --pcap=true}
 # csma: ns-3 3.37's own src/test (test-runner, built with --enable-tests) compiles
 # ns3tcp-socket-test-suite.cc, which uses CsmaHelper, whenever applications and
 # point-to-point are enabled, without enabling csma: test-runner then fails to link.
-NS3_MODULES='infiniband;core;network;internet;point-to-point;applications;flow-monitor;csma'
+NS3_MODULES='infiniband;core;network;internet;internet-apps;point-to-point;applications;flow-monitor;csma'
 
 opt_mpi=0 opt_all_tests=0 opt_fresh=0 opt_fetch_only=0
 for arg in "$@"; do

@@ -18,7 +18,7 @@
 #   JOBS          parallel build jobs (default 2)
 #   IB_MPI_NP     ranks of the distributed runs (default 2)
 #
-# The build takes 10-20 minutes on two cores (ns-3's core, network, internet,
+# The build takes 10-20 minutes on two cores (ns-3's core, network, internet, internet-apps,
 # point-to-point, applications, flow-monitor, csma and mpi modules, then this module).
 
 set -euo pipefail
