@@ -333,4 +333,40 @@ TEST_F(TrainingTest, ComputeDerivedFromFlops)
     EXPECT_EQ(job->GetRecords().at(0).GetDuration(), MilliSeconds(300));
 }
 
+TEST_F(TrainingTest, UserErrorsNameTheInput)
+{
+    auto job = [](uint64_t grad, uint32_t elem, uint64_t bucket) {
+        Ptr<DataParallelTrainingJob> j = CreateObject<DataParallelTrainingJob>();
+        j->SetAttribute("GradientBytes", UintegerValue(grad));
+        j->SetAttribute("BytesPerElement", UintegerValue(elem));
+        j->SetAttribute("BucketSize", UintegerValue(bucket));
+        return j;
+    };
+    EXPECT_DEATH(job(10, 4, 100)->GetBucketBytes(), "GradientBytes=10 is not a whole number");
+    EXPECT_DEATH(job(16, 3, 100)->GetBucketBytes(), "BytesPerElement=3");
+    EXPECT_DEATH(job(16, 4, 2)->GetBucketBytes(), "BucketSize=2 is smaller than one element");
+    // two servers and a communicator of three ranks
+    EXPECT_DEATH(
+        {
+            NodeContainer servers;
+            servers.Create(2);
+            DataParallelTrainingHelper h;
+            h.Install(InstantComm(3), servers);
+        },
+        "the communicator has 3 ranks for 2 servers");
+    // compute given twice
+    EXPECT_DEATH(
+        {
+            NodeContainer servers;
+            servers.Create(1);
+            DataParallelTrainingHelper h;
+            h.SetApplicationAttribute("FlopsPerSample", DoubleValue(1e9));
+            h.SetApplicationAttribute("GpuFlops", DoubleValue(1e12));
+            h.SetApplicationAttribute("ForwardTime", TimeValue(MilliSeconds(1)));
+            h.Install(nullptr, servers);
+            Simulator::Run();
+        },
+        "either FlopsPerSample");
+}
+
 } // namespace
