@@ -9,7 +9,10 @@
  *   alone on an identical fabric (InfiniBand RDMA and TCP), plus the two NVLink phases
  *   when a server has several GPUs;
  * - bucketing: three buckets whose overlap with the backward pass is worked out by hand
- *   from the attributes (produce times, NVLink phases, serial reductions).
+ *   from the attributes (produce times, NVLink phases, serial reductions), and the same
+ *   buckets on an InfiniBand fat tree, whose schedule follows from the allreduce times
+ *   measured alone;
+ * - compute derived from FLOPs, and user errors stopping with a message.
  */
 
 #include "ns3/collective-helper.h"
@@ -367,6 +370,83 @@ TEST_F(TrainingTest, UserErrorsNameTheInput)
             Simulator::Run();
         },
         "either FlopsPerSample");
+}
+
+TEST_F(TrainingTest, BucketsOnInfiniBandFollowTheScheduleOfMeasuredAllReduces)
+{
+    // The same three buckets (4, 4, 2 MB of fp32) on a 4-server InfiniBand fat tree (EDR,
+    // one GPU per server): each bucket's reduction takes what its allreduce takes alone,
+    // measured here on a fresh fabric, and the schedule follows from those durations:
+    // produced at r = 1 + 2 * (0.4, 0.8, 1.0) ms; end_k = max(r_k, end_(k-1)) + d_k;
+    // iteration = max(3 ms, end_2) + 0.5 ms.
+    const uint32_t n = 4;
+    const IbTopology topo = IbTopologyBuilder::FatTree2Level(4, n);
+    auto fabric = [&](NodeContainer& servers) {
+        IbHelper::ResetLidAllocation();
+        IbFabricHelper fh;
+        IbFabric f = fh.Build(topo);
+        servers = f.hosts;
+        CollectiveHelper ch;
+        ch.SetAlgorithm("ring");
+        return ch.InstallIb(f);
+    };
+    auto alone = [&](uint64_t bytes) {
+        NodeContainer servers;
+        Ptr<CollectiveCommunicator> comm = fabric(servers);
+        CollectiveOpSpec spec;
+        spec.count = bytes / 4;
+        const Time d = CollectiveHelper::Run(comm, spec, nullptr, Seconds(10));
+        Simulator::Destroy();
+        return d;
+    };
+    const Time d4 = alone(4000000);
+    const Time d2 = alone(2000000);
+    ASSERT_NE(d4, Time::Max());
+    ASSERT_NE(d2, Time::Max());
+    // at least the ring's bandwidth term: 2 (n - 1) / n * 4 MB at 100 Gb/s = 480 us
+    EXPECT_GT(d4, MicroSeconds(480));
+
+    const Time r[3] = {MicroSeconds(1800), MicroSeconds(2600), MicroSeconds(3000)};
+    const Time d[3] = {d4, d4, d2};
+    Time end[3];
+    Time prev(0);
+    for (uint32_t k = 0; k < 3; ++k)
+    {
+        end[k] = std::max(r[k], prev) + d[k];
+        prev = end[k];
+    }
+    ASSERT_GT(end[1], r[2]) << "the case is meant to make bucket 2 wait for bucket 1";
+    const Time iteration = std::max(MilliSeconds(3), end[2]) + MicroSeconds(500);
+
+    NodeContainer servers;
+    Ptr<CollectiveCommunicator> comm = fabric(servers);
+    DataParallelTrainingHelper h;
+    h.SetJobAttribute("GradientBytes", UintegerValue(10000000));
+    h.SetJobAttribute("BucketSize", UintegerValue(4000000));
+    h.SetJobAttribute("GpusPerServer", UintegerValue(1));
+    h.SetApplicationAttribute("ForwardTime", TimeValue(MilliSeconds(1)));
+    h.SetApplicationAttribute("BackwardTime", TimeValue(MilliSeconds(2)));
+    h.SetApplicationAttribute("OptimizerTime", TimeValue(MicroSeconds(500)));
+    Ptr<DataParallelTrainingJob> job = h.Install(comm, servers);
+    std::vector<BucketEvent> ev;
+    job->TraceConnectWithoutContext(
+        "BucketReduced",
+        Callback<void, uint32_t, uint32_t, uint64_t, Time, Time, Time>(
+            [&ev](uint32_t it, uint32_t b, uint64_t bytes, Time ready, Time start, Time end) {
+                ev.push_back({it, b, bytes, ready, start, end});
+            }));
+    const Time t0 = Simulator::Now();
+    Simulator::Stop(Seconds(10));
+    Simulator::Run();
+    ASSERT_TRUE(job->IsFinished());
+    ASSERT_EQ(ev.size(), 3u);
+    for (uint32_t k = 0; k < 3; ++k)
+    {
+        EXPECT_EQ(ev[k].ready - t0, r[k]) << "bucket " << k;
+        EXPECT_EQ(ev[k].end - t0, end[k]) << "bucket " << k;
+    }
+    EXPECT_EQ(job->GetRecords().at(0).GetDuration(), iteration);
+    EXPECT_EQ(job->GetRecords().at(0).exposed, iteration - MicroSeconds(3500));
 }
 
 } // namespace
