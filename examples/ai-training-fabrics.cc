@@ -19,9 +19,10 @@
  * plot of the speedup over 100 Gb/s Ethernet (<out>.plt, rendered to <out>.png when
  * gnuplot is installed).
  *
- * The fabrics are a data-driven list (FabricScenario): a new fabric (for example SHARP
- * in-network reduction on the IB fat tree, with its own algorithm name and a setup hook
- * that installs the aggregation nodes) is one more entry in MakeFabrics().
+ * The fabrics are a data-driven list (FabricScenario): a new fabric is one more entry in
+ * MakeFabrics(). ib-hdr-sharp and ib-ndr-sharp are the IB fat trees with SHARP in-network
+ * aggregation in every switch (algorithm "sharp", its setup hook installs the aggregation
+ * nodes); the others run --algo among the servers.
  */
 
 #include "ns3/core-module.h"
@@ -112,20 +113,25 @@ struct FabricScenario
 };
 
 /**
- * @param algo allreduce algorithm of every fabric
+ * @param algo allreduce algorithm of the fabrics without SHARP
  * @return the fabrics compared, in table order (Ethernet first: the baseline)
  */
 std::vector<FabricScenario>
 MakeFabrics(const std::string& algo)
 {
-    // SHARP entries ("ib-hdr-sharp", algorithm "sharp", ibSetup installing the
-    // aggregation nodes) go here once the SHARP model is in the module.
+    // SHARP: an aggregation node in every switch, one aggregation tree for the job's
+    // communicator; buckets above SatThreshold stream through the switches
+    auto sharp = [](IbFabric& fabric, CollectiveHelper& ch) {
+        ch.SetSharpManager(SharpHelper().Install(fabric));
+    };
     return {
         {"eth-100", "tcp", "100Gbps", algo, nullptr},
         {"eth-200", "tcp", "200Gbps", algo, nullptr},
         {"eth-400", "tcp", "400Gbps", algo, nullptr},
         {"ib-hdr", "ib", "HDR", algo, nullptr},
         {"ib-ndr", "ib", "NDR", algo, nullptr},
+        {"ib-hdr-sharp", "ib", "HDR", "sharp", sharp},
+        {"ib-ndr-sharp", "ib", "NDR", "sharp", sharp},
     };
 }
 
@@ -354,7 +360,7 @@ main(int argc, char* argv[])
     Options o;
     bool quick = false;
     std::string models = "resnet50,bert-large";
-    std::string fabrics = "eth-100,eth-200,eth-400,ib-hdr,ib-ndr";
+    std::string fabrics = "eth-100,eth-200,eth-400,ib-hdr,ib-ndr,ib-hdr-sharp,ib-ndr-sharp";
     std::string algo = "ring";
     std::string out = "ai-training";
     double bucketMb = 25;
@@ -370,8 +376,14 @@ main(int argc, char* argv[])
                  "the mean when there are more)",
                  o.iterations);
     cmd.AddValue("models", "comma-separated: resnet50, bert-large, custom", models);
-    cmd.AddValue("fabrics", "comma-separated: eth-100, eth-200, eth-400, ib-hdr, ib-ndr", fabrics);
-    cmd.AddValue("algo", "allreduce algorithm among servers: ring, tree, hd", algo);
+    cmd.AddValue("fabrics",
+                 "comma-separated: eth-100, eth-200, eth-400, ib-hdr, ib-ndr, ib-hdr-sharp, "
+                 "ib-ndr-sharp",
+                 fabrics);
+    cmd.AddValue("algo",
+                 "allreduce algorithm among servers (not on the -sharp fabrics): ring, tree, "
+                 "hd, rd",
+                 algo);
     cmd.AddValue("bucket-mb", "DDP bucket size in MiB", bucketMb);
     cmd.AddValue("gpus-per-server", "GPUs per server", o.gpusPerServer);
     cmd.AddValue("nvlink", "intra-server bandwidth per GPU, one direction", nvlink);
@@ -544,8 +556,9 @@ main(int argc, char* argv[])
     }
 
     std::ostringstream head;
-    head << "# Data-parallel training, " << algo << " allreduce among servers, " << o.gpusPerServer
-         << " GPUs per server (NVLink " << o.nvlink.GetBitRate() / 8e9
+    head << "# Data-parallel training, " << algo
+         << " allreduce among servers (SHARP in the switches on the -sharp fabrics), "
+         << o.gpusPerServer << " GPUs per server (NVLink " << o.nvlink.GetBitRate() / 8e9
          << " GB/s per GPU), DDP buckets of " << bucketMb << " MiB; Ethernet = TCP over "
          << "point-to-point links with IP MTU " << o.ethMtu << "; InfiniBand = RDMA (RC), "
          << "two-level fat trees, ftree routing\n\n"
