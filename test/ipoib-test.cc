@@ -28,6 +28,7 @@
 #include "ns3/ipv4-flow-classifier.h"
 #include "ns3/ipv6-flow-classifier.h"
 #include "ns3/network-module.h"
+#include "ns3/radvd-helper.h"
 // V4Ping and Ping6 (ns-3 3.37's internet-apps) were deprecated in ns-3 3.38 for Ping and
 // later removed: the ping tests need them and skip, saying so, without them.
 #if __has_include("ns3/v4ping-helper.h") && __has_include("ns3/ping6-helper.h")
@@ -37,6 +38,7 @@
 #endif
 
 #include <cstdio>
+#include <cstring>
 #include <gtest/gtest.h>
 #include <map>
 #include <memory>
@@ -92,14 +94,23 @@ struct IpoibNet
     Ipv4InterfaceContainer interfaces;            ///< their IPv4 interfaces
 };
 
-/// A two-level fat tree of radix 4 (2 hosts per leaf), EDR 4x, IPoIB and IPv4.
+/**
+ * A two-level fat tree of radix 4 (2 hosts per leaf), EDR 4x, IPoIB and IPv4.
+ * @param hosts number of hosts
+ * @param eui64 IpoibNetDevice's HardwareAddressMode Eui64 instead of Ipoib20
+ * @return the network
+ */
 IpoibNet
-BuildIpoib(uint32_t hosts)
+BuildIpoib(uint32_t hosts, bool eui64 = false)
 {
     IpoibNet n;
     n.fabricHelper = std::make_unique<IbFabricHelper>();
     n.fabric = n.fabricHelper->Build(IbTopologyBuilder::FatTree2Level(4, hosts));
     IpoibHelper ipoib;
+    if (eui64)
+    {
+        ipoib.SetDeviceAttribute("HardwareAddressMode", EnumValue(IpoibNetDevice::EUI64));
+    }
     n.devices = ipoib.Install(n.fabric);
     InternetStackHelper stack;
     stack.Install(n.fabric.hosts);
@@ -767,6 +778,472 @@ TEST_F(IpoibTest, OnOffOverIpv4AndIpv6WithFlowMonitor)
         }
         Simulator::Destroy();
     }
+}
+
+/*
+ * HardwareAddressMode Eui64: the device address is the port's IPv6 interface identifier
+ * (GUID with the universal/local bit inverted) as an 8-byte Mac64Address, broadcast and
+ * multicast map to the all-ones Mac64Address, and ns-3's ordinary Ipv6AddressHelper
+ * derives fe80::<id> and <prefix>::<id> from it, as IpoibHelper::AssignIpv6 does in
+ * Ipoib20 mode.
+ */
+TEST_F(IpoibTest, Eui64AddressIsTheInterfaceIdentifier)
+{
+    IpoibNet n = BuildIpoib(4, true);
+    Ipv6AddressHelper v6;
+    v6.SetBase(Ipv6Address("2001:db8::"), Ipv6Prefix(64));
+    Ipv6InterfaceContainer ifs = v6.Assign(n.devices);
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        Ptr<IpoibNetDevice> d = DynamicCast<IpoibNetDevice>(n.devices.Get(i));
+        EXPECT_EQ(d->GetAddressMode(), IpoibNetDevice::EUI64);
+        const uint64_t id = d->GetIpoibAddress().GetGuid() ^ 0x0200000000000000ULL;
+        ASSERT_TRUE(Mac64Address::IsMatchingType(d->GetAddress()));
+        EXPECT_EQ(d->GetAddress().GetLength(), 8);
+        uint8_t mac[8];
+        Mac64Address::ConvertFrom(d->GetAddress()).CopyTo(mac);
+        uint8_t ll[16];
+        uint8_t gl[16];
+        ifs.GetLinkLocalAddress(i).GetBytes(ll);
+        ifs.GetAddress(i, 1).GetBytes(gl);
+        for (uint32_t b = 0; b < 8; ++b)
+        {
+            EXPECT_EQ(mac[b], uint8_t(id >> (56 - 8 * b))) << i;
+            EXPECT_EQ(ll[8 + b], uint8_t(id >> (56 - 8 * b))) << i;
+            EXPECT_EQ(gl[8 + b], uint8_t(id >> (56 - 8 * b))) << i;
+        }
+        EXPECT_EQ(Mac64Address::ConvertFrom(d->GetBroadcast()),
+                  Mac64Address("ff:ff:ff:ff:ff:ff:ff:ff"));
+        EXPECT_EQ(d->GetMulticast(Ipv6Address("ff02::1:ff00:1")), d->GetBroadcast());
+        EXPECT_EQ(d->GetMulticast(Ipv4Address("224.0.0.1")), d->GetBroadcast());
+        // IpoibHelper gave every IPoIB QP the broadcast group's QPN, the QPN unicast packets
+        // carry in this mode.
+        EXPECT_EQ(d->GetQueuePair()->GetQpNum(),
+                  DynamicCast<IpoibNetDevice>(n.devices.Get(0))->GetQueuePair()->GetQpNum());
+    }
+}
+
+namespace
+{
+
+/// An ICMPv6 message a device handed up.
+struct Icmpv6Rx
+{
+    Time at;          ///< when
+    uint32_t device;  ///< index of the receiving device
+    uint8_t type;     ///< ICMPv6 type
+    Ipv6Address src;  ///< IPv6 source
+    Ipv6Address dst;  ///< IPv6 destination
+    uint32_t ipBytes; ///< IPv6 packet size
+};
+
+/**
+ * Record the ICMPv6 messages in the IPv6 packets device @p device hands up.
+ * @param log the record
+ * @param device its index
+ * @param p the packet (MacRx)
+ */
+void
+LogIcmpv6(std::vector<Icmpv6Rx>* log, uint32_t device, Ptr<const Packet> p)
+{
+    uint8_t version = 0;
+    if (p->GetSize() < 40 + 1 || (p->CopyData(&version, 1), version >> 4) != 6)
+    {
+        return;
+    }
+    Ptr<Packet> c = p->Copy();
+    Ipv6Header h;
+    c->RemoveHeader(h);
+    if (h.GetNextHeader() == Icmpv6L4Protocol::PROT_NUMBER)
+    {
+        uint8_t type = 0;
+        c->CopyData(&type, 1);
+        log->push_back(
+            {Simulator::Now(), device, type, h.GetSource(), h.GetDestination(), p->GetSize()});
+    }
+}
+
+} // namespace
+
+/*
+ * Neighbour discovery over IB (Eui64 mode), with ns-3's defaults: DAD on, addresses from
+ * the ordinary Ipv6AddressHelper, no static neighbour entries. By the time the UDP echo
+ * starts (1.5 s, after DadTimeout 1 s) every address has passed DAD (each host solicited
+ * its link-local and its global address from the unspecified address, to the broadcast
+ * group) and the neighbour caches know nobody. The first echo request then waits for
+ * address resolution: host 0 multicasts a neighbour solicitation (to host 3's
+ * solicited-node group, i.e. the broadcast group: hosts 1, 2 and 3 receive it) and host 3
+ * answers with a unicast advertisement. Both are IPv6 packets of 40 + 24 (NS/NA) + 16
+ * (link-layer address option: type, length, 8-byte address, 6 bytes pad) = 80 bytes, so
+ * the first RTT is 2 t1(80) + 2 t1(148) (SolicitationJitter 0: ns-3 sends the solicitation
+ * at once). The next echoes find the neighbour: their RTT is 2 t1 of a 148-byte IP packet
+ * as in Ipv6EchoAndPing6RttEqualTheAnalyticValue.
+ */
+TEST_F(IpoibTest, Eui64NeighbourDiscoveryResolvesOverIb)
+{
+    // ns-3 delays each solicitation by up to 10 ms (whole milliseconds) by default: none.
+    Config::SetDefault("ns3::Icmpv6L4Protocol::SolicitationJitter",
+                       StringValue("ns3::ConstantRandomVariable[Constant=0.0]"));
+    IpoibNet n = BuildIpoib(4, true); // hosts 0,1 on leaf 0; 2,3 on leaf 1
+    Ipv6AddressHelper v6;
+    v6.SetBase(Ipv6Address("2001:db8::"), Ipv6Prefix(64));
+    Ipv6InterfaceContainer ifs = v6.Assign(n.devices);
+    std::vector<Icmpv6Rx> log;
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        n.devices.Get(i)->TraceConnectWithoutContext("MacRx",
+                                                     MakeBoundCallback(&LogIcmpv6, &log, i));
+    }
+    const Time start = MilliSeconds(1500);
+    UdpEchoServerHelper server(9);
+    server.Install(n.fabric.hosts.Get(3)).Start(Seconds(0));
+    UdpEchoClientHelper client(ifs.GetAddress(3, 1), 9);
+    client.SetAttribute("MaxPackets", UintegerValue(3));
+    client.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+    client.SetAttribute("PacketSize", UintegerValue(100));
+    ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
+    c.Start(start);
+    std::vector<Time> rtts;
+    Time sentAt;
+    c.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
+                                                   *t = Simulator::Now();
+                                               }).Bind(&sentAt));
+    c.Get(0)->TraceConnectWithoutContext(
+        "Rx",
+        MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
+            v->push_back(Simulator::Now() - *t);
+        }).Bind(&rtts, &sentAt));
+    // Just before the echo: DAD is over, and the neighbour caches are empty.
+    uint32_t preferred = 0;
+    uint32_t cached = 0;
+    Simulator::Schedule(start - NanoSeconds(1), [&]() {
+        for (uint32_t i = 0; i < 4; ++i)
+        {
+            Ptr<Ipv6L3Protocol> ip = n.fabric.hosts.Get(i)->GetObject<Ipv6L3Protocol>();
+            Ptr<Ipv6Interface> iface =
+                ip->GetInterface(ip->GetInterfaceForDevice(n.devices.Get(i)));
+            for (uint32_t a = 0; a < iface->GetNAddresses(); ++a)
+            {
+                preferred += iface->GetAddress(a).GetState() == Ipv6InterfaceAddress::PREFERRED;
+            }
+            for (uint32_t j = 0; j < 4; ++j)
+            {
+                cached += iface->GetNdiscCache()->Lookup(ifs.GetAddress(j, 1)) != nullptr;
+                cached += iface->GetNdiscCache()->Lookup(ifs.GetLinkLocalAddress(j)) != nullptr;
+            }
+        }
+    });
+    Simulator::Stop(start + MilliSeconds(5));
+    Simulator::Run();
+    EXPECT_EQ(preferred, 4u * 2u); // link-local and global address of each host
+    EXPECT_EQ(cached, 0u);
+    // DAD: every host solicited both its addresses from ::, each seen by the 3 others.
+    std::vector<uint32_t> dadNs(4, 0);
+    std::vector<uint32_t> ns(4, 0);
+    std::vector<uint32_t> na(4, 0);
+    for (const Icmpv6Rx& m : log)
+    {
+        if (m.at < start)
+        {
+            if (m.type == Icmpv6Header::ICMPV6_ND_NEIGHBOR_SOLICITATION && m.src.IsAny())
+            {
+                ++dadNs[m.device];
+            }
+            continue;
+        }
+        if (m.type == Icmpv6Header::ICMPV6_ND_NEIGHBOR_SOLICITATION)
+        {
+            ++ns[m.device];
+            EXPECT_EQ(m.src, ifs.GetAddress(0, 1));
+            EXPECT_TRUE(m.dst.IsSolicitedMulticast());
+            EXPECT_EQ(m.ipBytes, 80u);
+        }
+        else if (m.type == Icmpv6Header::ICMPV6_ND_NEIGHBOR_ADVERTISEMENT)
+        {
+            ++na[m.device];
+            EXPECT_EQ(m.src, ifs.GetAddress(3, 1));
+            EXPECT_EQ(m.dst, ifs.GetAddress(0, 1));
+            EXPECT_EQ(m.ipBytes, 80u);
+        }
+    }
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        EXPECT_EQ(dadNs[i], 3u * 2u) << "host " << i;
+    }
+    EXPECT_EQ(ns, (std::vector<uint32_t>{0, 1, 1, 1}));
+    EXPECT_EQ(na, (std::vector<uint32_t>{1, 0, 0, 0}));
+    // Host 0 learnt host 3's 8-byte address.
+    Ptr<Ipv6L3Protocol> ip0 = n.fabric.hosts.Get(0)->GetObject<Ipv6L3Protocol>();
+    NdiscCache::Entry* e = ip0->GetInterface(ip0->GetInterfaceForDevice(n.devices.Get(0)))
+                               ->GetNdiscCache()
+                               ->Lookup(ifs.GetAddress(3, 1));
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->IsReachable());
+    uint8_t learnt[Address::MAX_SIZE];
+    uint8_t own[Address::MAX_SIZE];
+    e->GetMacAddress().CopyTo(learnt);
+    n.devices.Get(3)->GetAddress().CopyTo(own);
+    EXPECT_EQ(std::memcmp(learnt, own, 8), 0);
+    uint32_t k = 0;
+    const Time oneWay = AnalyticOneWay(n, 3, 40 + 8 + 100, &k);
+    EXPECT_EQ(k, 3u);
+    const Time ndOneWay = AnalyticOneWay(n, 3, 40 + 24 + 16, &k);
+    ASSERT_EQ(rtts.size(), 3u);
+    EXPECT_EQ(rtts[0], ndOneWay * 2 + oneWay * 2); // NS, NA, echo request and reply
+    EXPECT_EQ(rtts[1], oneWay * 2);
+    EXPECT_EQ(rtts[2], oneWay * 2);
+    std::cout << "IPv6 with neighbour discovery over IPoIB (Eui64), " << k
+              << " switches: first UDP echo RTT " << rtts[0].GetNanoSeconds() << " ns ("
+              << (ndOneWay * 2 + oneWay * 2).GetNanoSeconds() << " analytic), then "
+              << rtts[1].GetNanoSeconds() << " ns measured, " << (oneWay * 2).GetNanoSeconds()
+              << " ns analytic\n";
+}
+
+/*
+ * ARP over IPoIB in Eui64 mode, which ns-3's ArpHeader accepts also when built with
+ * asserts (8-byte hardware addresses): no IB_SKIP_IF_NS3_ARP_ASSERTS. An ARP packet is
+ * 8 + 2 x (8 + 4) = 32 bytes (56 with 20-byte addresses). UDP echo from host 0 to host 3
+ * as in ArpResolvesOverTheBroadcastGroup: two ARP requests reach every other member,
+ * host 0's ARP cache holds host 3's 8-byte address. The first echo's RTT is 4 t1(32) + 2
+ * t1(128) (host 3 asks for host 0 too; ARP RequestJitter 0), the 2nd and 3rd echo's
+ * 2 t1 of a 128-byte IP packet (EchoRttEqualsTheAnalyticValue); then V4Ping, whose
+ * RTT is 2 t1 of an 84-byte IP packet (PingRttEqualsTheAnalyticValue).
+ */
+TEST_F(IpoibTest, Eui64ArpResolvesAndPingRttEqualsTheAnalyticValue)
+{
+    IpoibNet n = BuildIpoib(4, true);
+    std::vector<uint32_t> rx(4, 0);
+    std::vector<uint32_t> arpBytes;
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        n.devices.Get(i)->TraceConnectWithoutContext(
+            "MacRx",
+            MakeCallback(+[](uint32_t* c, Ptr<const Packet>) { ++*c; }).Bind(&rx[i]));
+    }
+    n.devices.Get(1)->TraceConnectWithoutContext(
+        "MacRx",
+        MakeCallback(+[](std::vector<uint32_t>* v, Ptr<const Packet> p) {
+            v->push_back(p->GetSize());
+        }).Bind(&arpBytes));
+    ApplicationContainer apps = InstallEcho(n, 0, 3, 3);
+    std::vector<Time> rtts;
+    Time sentAt;
+    apps.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
+                                                      *t = Simulator::Now();
+                                                  }).Bind(&sentAt));
+    apps.Get(0)->TraceConnectWithoutContext(
+        "Rx",
+        MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
+            v->push_back(Simulator::Now() - *t);
+        }).Bind(&rtts, &sentAt));
+#ifdef IB_HAVE_V4PING_PING6
+    V4PingHelper ping(n.interfaces.GetAddress(3));
+    ping.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+    ApplicationContainer p = ping.Install(n.fabric.hosts.Get(0));
+    p.Start(MicroSeconds(3500));
+    p.Stop(MicroSeconds(5000)); // pings at 3.5 and 4.5 ms
+    std::vector<Time> pingRtts;
+    p.Get(0)->TraceConnectWithoutContext("Rtt", MakeCallback(+[](std::vector<Time>* v, Time rtt) {
+                                                    v->push_back(rtt);
+                                                }).Bind(&pingRtts));
+#endif
+    Simulator::Stop(MilliSeconds(6));
+    Simulator::Run();
+    // Hosts 1 and 2 only see the two ARP requests (host 0's for host 3, host 3's for
+    // host 0), of 32 bytes each.
+    EXPECT_EQ(rx[1], 2u);
+    EXPECT_EQ(rx[2], 2u);
+    EXPECT_EQ(arpBytes, (std::vector<uint32_t>{32, 32}));
+    Ptr<Ipv4L3Protocol> ip = n.fabric.hosts.Get(0)->GetObject<Ipv4L3Protocol>();
+    Ptr<ArpCache> cache =
+        ip->GetInterface(ip->GetInterfaceForDevice(n.devices.Get(0)))->GetArpCache();
+    ArpCache::Entry* e = cache->Lookup(n.interfaces.GetAddress(3));
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->IsAlive());
+    EXPECT_EQ(e->GetMacAddress().GetLength(), 8);
+    EXPECT_EQ(Mac64Address::ConvertFrom(e->GetMacAddress()),
+              Mac64Address::ConvertFrom(n.devices.Get(3)->GetAddress()));
+    uint32_t k = 0;
+    const Time echoOneWay = AnalyticOneWay(n, 3, 20 + 8 + 100, &k);
+    EXPECT_EQ(k, 3u);
+    ASSERT_EQ(rtts.size(), 3u);
+    // ARP request and reply for host 3, then for host 0 before the first echo reply.
+    const Time arpOneWay = AnalyticOneWay(n, 3, 32, &k);
+    EXPECT_EQ(rtts[0], arpOneWay * 4 + echoOneWay * 2);
+    EXPECT_EQ(rtts[1], echoOneWay * 2);
+    EXPECT_EQ(rtts[2], echoOneWay * 2);
+    std::cout << "UDP echo over IPoIB (Eui64), ARP first, " << k << " switches: RTT "
+              << rtts[1].GetNanoSeconds() << " ns measured, " << (echoOneWay * 2).GetNanoSeconds()
+              << " ns analytic\n";
+#ifdef IB_HAVE_V4PING_PING6
+    const Time pingOneWay = AnalyticOneWay(n, 3, 20 + 8 + 56, &k);
+    ASSERT_EQ(pingRtts.size(), 2u);
+    EXPECT_EQ(pingRtts[0], pingOneWay * 2);
+    EXPECT_EQ(pingRtts[1], pingOneWay * 2);
+    std::cout << "ping over IPoIB (Eui64): RTT " << pingRtts[0].GetNanoSeconds() << " ns measured, "
+              << (pingOneWay * 2).GetNanoSeconds() << " ns analytic\n";
+#endif
+}
+
+/*
+ * TCP in Eui64 mode, with FlowMonitor: BulkSend of 10000 full segments (MSS 4040, see
+ * TcpGoodputIsLinkRateMinusHeaderOverheads) from host 0 to host 1. Between 1 and 3 ms the
+ * goodput is R * MSS / W (97.82 Gb/s); the transfer ends by 6 ms, and FlowMonitor (its
+ * tags ride on the packets the receiving device takes from its FIFO) sees both directions
+ * with every packet received: the data flow carries 10000 IP packets of 4092 bytes plus
+ * the connection's SYN, ACK and FIN segments, none above 4092 bytes.
+ */
+TEST_F(IpoibTest, Eui64TcpGoodputAndFlowMonitor)
+{
+    IpoibNet n = BuildIpoib(2, true);
+    const uint32_t mtu = n.devices.Get(0)->GetMtu();
+    ASSERT_EQ(mtu, 4092u);
+    const uint32_t mss = mtu - 20 - 32;
+    const uint32_t segments = 10000;
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
+    PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 5000));
+    ApplicationContainer s = sink.Install(n.fabric.hosts.Get(1));
+    BulkSendHelper bulk("ns3::TcpSocketFactory",
+                        InetSocketAddress(n.interfaces.GetAddress(1), 5000));
+    bulk.SetAttribute("SendSize", UintegerValue(mss * 16));
+    bulk.SetAttribute("MaxBytes", UintegerValue(uint64_t(mss) * segments));
+    ApplicationContainer b = bulk.Install(n.fabric.hosts.Get(0));
+    s.Start(Seconds(0));
+    b.Start(MicroSeconds(10));
+    FlowMonitorHelper fmh;
+    Ptr<FlowMonitor> fm = fmh.Install(n.fabric.hosts);
+    Ptr<PacketSink> ps = DynamicCast<PacketSink>(s.Get(0));
+    uint64_t at1 = 0;
+    uint64_t at2 = 0;
+    Simulator::Schedule(MilliSeconds(1), [&]() { at1 = ps->GetTotalRx(); });
+    Simulator::Schedule(MilliSeconds(3), [&]() { at2 = ps->GetTotalRx(); });
+    Simulator::Stop(MilliSeconds(6));
+    Simulator::Run();
+    const double goodput = (at2 - at1) * 8.0 / 2e-3;
+    const double rate = n.fabric.HostPort(0)->GetDataRate().GetBitRate();
+    const double expected = rate * mss / (8 + 12 + 8 + 4 + mtu + 4 + 2);
+    EXPECT_NEAR(goodput / expected, 1.0, 0.03)
+        << "goodput " << goodput / 1e9 << " Gb/s, expected " << expected / 1e9 << " Gb/s";
+    EXPECT_EQ(ps->GetTotalRx(), uint64_t(mss) * segments);
+    const auto stats = fm->GetFlowStats();
+    ASSERT_EQ(stats.size(), 2u);
+    Ptr<Ipv4FlowClassifier> cls = DynamicCast<Ipv4FlowClassifier>(fmh.GetClassifier());
+    bool sawData = false;
+    for (const auto& [id, st] : stats)
+    {
+        EXPECT_EQ(st.rxPackets, st.txPackets) << "flow " << id;
+        EXPECT_EQ(st.lostPackets, 0u) << "flow " << id;
+        const Ipv4FlowClassifier::FiveTuple t = cls->FindFlow(id);
+        if (t.sourceAddress == n.interfaces.GetAddress(0))
+        {
+            sawData = true;
+            EXPECT_GE(st.rxPackets, segments + 3); // data, SYN, handshake ACK, FIN
+            EXPECT_GE(st.rxBytes, uint64_t(segments) * mtu);
+            EXPECT_LE(st.rxBytes, uint64_t(segments) * mtu + (st.rxPackets - segments) * mtu);
+        }
+    }
+    EXPECT_TRUE(sawData);
+    std::cout << "TCP over IPoIB (Eui64): goodput " << goodput / 1e9 << " Gb/s measured, "
+              << expected / 1e9 << " Gb/s = R * MSS / W\n";
+}
+
+/*
+ * Stateless address autoconfiguration over IPoIB (Eui64 mode): host 0 is an IPv6 router
+ * on the IPoIB subnet (forwarding on, ns-3's Radvd announcing 2001:db8:1::/64 from
+ * 10 ms); hosts 1-3 have only their link-local addresses. Each of them builds
+ * 2001:db8:1::<interface identifier> from the Router Advertisement (ns-3's
+ * Ipv6L3Protocol::AddAutoconfiguredAddress, from the device's Mac64Address), passes DAD,
+ * and a UDP echo from host 1 to host 3's autoconfigured address (neighbour discovery
+ * first) then has the RTT of EchoRtt over IPv6 (2 t1 of a 148-byte IP packet).
+ */
+TEST_F(IpoibTest, Eui64RouterAdvertisementAutoconfiguresAddresses)
+{
+    Config::SetDefault("ns3::Icmpv6L4Protocol::SolicitationJitter",
+                       StringValue("ns3::ConstantRandomVariable[Constant=0.0]"));
+    IpoibNet n = BuildIpoib(4, true); // hosts 1 (leaf 0) and 3 (leaf 1): 3 switches
+    Ipv6AddressHelper v6;
+    v6.SetBase(Ipv6Address("2001:db8:1::"), Ipv6Prefix(64));
+    NetDeviceContainer router(n.devices.Get(0));
+    NetDeviceContainer others;
+    for (uint32_t i = 1; i < 4; ++i)
+    {
+        others.Add(n.devices.Get(i));
+    }
+    Ipv6InterfaceContainer r = v6.AssignWithoutOnLink(router);
+    r.SetForwarding(0, true);
+    v6.AssignWithoutAddress(others);
+    RadvdHelper radvd;
+    radvd.AddAnnouncedPrefix(r.GetInterfaceIndex(0), Ipv6Address("2001:db8:1::"), 64);
+    ApplicationContainer ra = radvd.Install(n.fabric.hosts.Get(0));
+    ra.Start(MilliSeconds(10));
+    ra.Stop(Seconds(4));
+    // Hosts 1-3's expected addresses: the prefix and the device's interface identifier.
+    std::vector<Ipv6Address> expected(4);
+    for (uint32_t i = 1; i < 4; ++i)
+    {
+        const uint64_t id = DynamicCast<IpoibNetDevice>(n.devices.Get(i))->GetInterfaceId();
+        uint8_t b[16] = {0x20, 0x01, 0x0d, 0xb8, 0x00, 0x01};
+        for (uint32_t k = 0; k < 8; ++k)
+        {
+            b[8 + k] = uint8_t(id >> (56 - 8 * k));
+        }
+        expected[i] = Ipv6Address(b);
+    }
+    const Time start = MilliSeconds(2500);
+    uint32_t autoconfigured = 0;
+    Simulator::Schedule(start - NanoSeconds(1), [&]() {
+        for (uint32_t i = 1; i < 4; ++i)
+        {
+            Ptr<Ipv6L3Protocol> ip = n.fabric.hosts.Get(i)->GetObject<Ipv6L3Protocol>();
+            const uint32_t itf = ip->GetInterfaceForDevice(n.devices.Get(i));
+            for (uint32_t a = 0; a < ip->GetNAddresses(itf); ++a)
+            {
+                const Ipv6InterfaceAddress ia = ip->GetAddress(itf, a);
+                if (ia.GetAddress() == expected[i] &&
+                    ia.GetState() == Ipv6InterfaceAddress::PREFERRED)
+                {
+                    ++autoconfigured;
+                }
+            }
+        }
+    });
+    UdpEchoServerHelper server(9);
+    server.Install(n.fabric.hosts.Get(3)).Start(Seconds(0));
+    UdpEchoClientHelper client(expected[3], 9);
+    client.SetAttribute("MaxPackets", UintegerValue(3));
+    client.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+    client.SetAttribute("PacketSize", UintegerValue(100));
+    ApplicationContainer c = client.Install(n.fabric.hosts.Get(1));
+    c.Start(start);
+    std::vector<Time> rtts;
+    Time sentAt;
+    c.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
+                                                   *t = Simulator::Now();
+                                               }).Bind(&sentAt));
+    c.Get(0)->TraceConnectWithoutContext(
+        "Rx",
+        MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
+            v->push_back(Simulator::Now() - *t);
+        }).Bind(&rtts, &sentAt));
+    Simulator::Stop(start + MilliSeconds(5));
+    Simulator::Run();
+    EXPECT_EQ(autoconfigured, 3u);
+    ASSERT_EQ(rtts.size(), 3u);
+    // Host 1 to host 3 crosses 3 switches, as host 0 to host 3 (AnalyticOneWay's source).
+    EXPECT_EQ(
+        n.fabric.subnetManager->GetPathRecord(n.fabric.HostPort(1), n.fabric.HostPort(3)).hops,
+        3u);
+    uint32_t k = 0;
+    const Time oneWay = AnalyticOneWay(n, 3, 40 + 8 + 100, &k);
+    const Time ndOneWay = AnalyticOneWay(n, 3, 40 + 24 + 16, &k);
+    EXPECT_EQ(rtts[0], ndOneWay * 2 + oneWay * 2); // neighbour discovery first
+    EXPECT_EQ(rtts[1], oneWay * 2);
+    EXPECT_EQ(rtts[2], oneWay * 2);
+    std::cout << "IPv6 SLAAC over IPoIB (Eui64), 3 switches: UDP echo RTT "
+              << rtts[0].GetNanoSeconds() << " ns (with ND), then " << rtts[1].GetNanoSeconds()
+              << " ns measured, " << (oneWay * 2).GetNanoSeconds() << " ns analytic\n";
 }
 
 #ifdef IB_TSHARK_TESTS
