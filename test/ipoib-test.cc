@@ -1387,6 +1387,109 @@ TEST_F(IpoibTest, TsharkDecodesIpv6InsideIpoib)
     EXPECT_EQ(rep, 2u) << out;
     EXPECT_EQ(nd, 0u) << out;
 }
+
+/*
+ * Eui64 mode in tshark: UDP echo over IPv4 (ARP first) and over IPv6 (neighbour discovery
+ * first, DAD before) from host 0 to host 3, host 0's pcap. The wire format is that of
+ * Ipoib20 (IPoIB header, IP packet), so the UDP packets decode as in the two tests above.
+ * Wireshark 4.0 decodes ARP with hardware size 8 (hardware type 1, "Ethernet", as ns-3
+ * writes it) and shows the 8-byte sender/target addresses, e.g. 0202c90300000001; it
+ * decodes the link-layer address option of length 2 (16 bytes) as an EUI-64
+ * (icmpv6.opt.src_linkaddr_eui64 / target_linkaddr_eui64, 02:02:c9:03:00:00:00:01) with
+ * 6 bytes of padding. Host 0's port sees the 8 DAD solicitations (from ::, its own 2 and
+ * the others' 6; ns-3 puts a source link-layer option in them too), one solicitation of
+ * host 3's solicited-node group and host 3's advertisement.
+ */
+TEST_F(IpoibTest, TsharkDecodesEui64ArpAndNeighbourDiscovery)
+{
+    if (RunCommand("command -v tshark").empty())
+    {
+        GTEST_SKIP() << "tshark is not installed: cannot check the IPoIB decoding";
+    }
+    Config::SetDefault("ns3::Icmpv6L4Protocol::SolicitationJitter",
+                       StringValue("ns3::ConstantRandomVariable[Constant=0.0]"));
+    char tmpl[] = "/tmp/ipoib64-pcap-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    std::string v6src;
+    std::string v6dst;
+    {
+        IpoibNet n = BuildIpoib(4, true);
+        Ipv6AddressHelper v6;
+        v6.SetBase(Ipv6Address("2001:db8::"), Ipv6Prefix(64));
+        Ipv6InterfaceContainer ifs = v6.Assign(n.devices);
+        std::ostringstream a;
+        std::ostringstream b;
+        a << ifs.GetAddress(0, 1);
+        b << ifs.GetAddress(3, 1);
+        v6src = a.str();
+        v6dst = b.str();
+        n.fabricHelper->GetIbHelper().EnablePcap(dir + "/ipoib64", n.fabric.hostPorts);
+        InstallEcho(n, 0, 3, 1);
+        UdpEchoServerHelper server(10);
+        server.Install(n.fabric.hosts.Get(3)).Start(Seconds(0));
+        UdpEchoClientHelper client(ifs.GetAddress(3, 1), 10);
+        client.SetAttribute("MaxPackets", UintegerValue(1));
+        client.SetAttribute("PacketSize", UintegerValue(100));
+        client.Install(n.fabric.hosts.Get(0)).Start(MilliSeconds(1500));
+        Simulator::Stop(MilliSeconds(1510));
+        Simulator::Run();
+        Simulator::Destroy();
+    }
+    std::string file = RunCommand("ls '" + dir + "'/ipoib64-host-0-*.pcap");
+    file = file.substr(0, file.find('\n'));
+    ASSERT_FALSE(file.empty()) << RunCommand("ls '" + dir + "'");
+    const std::string out =
+        RunCommand("tshark -n -r '" + file + "' " +
+                   "-T fields -E separator=, -E occurrence=f -e frame.protocols -e arp.opcode "
+                   "-e arp.hw.size -e arp.src.hw -e icmpv6.type -e icmpv6.opt.length "
+                   "-e icmpv6.opt.src_linkaddr_eui64 -e icmpv6.opt.target_linkaddr_eui64 "
+                   "-e ipv6.src -e ipv6.dst 2>&1");
+    if (!getenv("IPOIB_KEEP_PCAP"))
+    {
+        RunCommand("rm -rf '" + dir + "'");
+    }
+    const std::string h0 = "0202c90300000001"; // host 0's interface identifier
+    const std::string h3 = "0202c90300000004";
+    const std::string h0c = "02:02:c9:03:00:00:00:01";
+    const std::string h3c = "02:02:c9:03:00:00:00:04";
+    std::map<std::string, uint32_t> seen;
+    std::stringstream ss(out);
+    std::string line;
+    while (std::getline(ss, line))
+    {
+        const std::string proto = line.substr(0, line.find(','));
+        if (line.find("udp") != std::string::npos)
+        {
+            ++seen[proto];
+        }
+        else if (proto == "erf:infiniband:ethertype:arp")
+        {
+            ++seen[line];
+        }
+        else if (line.find(",135,2,") != std::string::npos &&
+                 line.find(",::,") != std::string::npos)
+        {
+            ++seen["dad"];
+        }
+        else if (line.find(",135,") != std::string::npos || line.find(",136,") != std::string::npos)
+        {
+            ++seen[line];
+        }
+    }
+    const std::string arp = "erf:infiniband:ethertype:arp,";
+    const std::string icmp = "erf:infiniband:ethertype:ipv6:icmpv6,,,,";
+    EXPECT_EQ(seen[arp + "1,8," + h0 + ",,,,,,"], 1u) << out; // request for host 3
+    EXPECT_EQ(seen[arp + "2,8," + h3 + ",,,,,,"], 1u) << out; // reply
+    EXPECT_EQ(seen[arp + "1,8," + h3 + ",,,,,,"], 1u) << out; // request for host 0
+    EXPECT_EQ(seen[arp + "2,8," + h0 + ",,,,,,"], 1u) << out; // reply
+    EXPECT_EQ(seen["dad"], 8u) << out;
+    EXPECT_EQ(seen[icmp + "135,2," + h0c + ",," + v6src + ",ff02::1:ff00:4"], 1u) << out;
+    EXPECT_EQ(seen[icmp + "136,2,," + h3c + "," + v6dst + "," + v6src], 1u) << out;
+    EXPECT_EQ(seen["erf:infiniband:ethertype:ip:udp:data"], 2u) << out;
+    EXPECT_EQ(seen["erf:infiniband:ethertype:ipv6:udp:data"], 2u) << out;
+    EXPECT_EQ(seen.size(), 4u + 1u + 2u + 2u) << out; // nothing else ARP, ND or UDP
+}
 #endif
 
 namespace
