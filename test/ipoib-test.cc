@@ -1072,7 +1072,9 @@ TEST_F(IpoibTest, Eui64ArpResolvesAndPingRttEqualsTheAnalyticValue)
     EXPECT_EQ(rtts[0], arpOneWay * 4 + echoOneWay * 2);
     EXPECT_EQ(rtts[1], echoOneWay * 2);
     EXPECT_EQ(rtts[2], echoOneWay * 2);
-    std::cout << "UDP echo over IPoIB (Eui64), ARP first, " << k << " switches: RTT "
+    std::cout << "UDP echo over IPoIB (Eui64), " << k << " switches: first RTT (ARP) "
+              << rtts[0].GetNanoSeconds() << " ns, "
+              << (arpOneWay * 4 + echoOneWay * 2).GetNanoSeconds() << " ns analytic; then "
               << rtts[1].GetNanoSeconds() << " ns measured, " << (echoOneWay * 2).GetNanoSeconds()
               << " ns analytic\n";
 #ifdef IB_HAVE_V4PING_PING6
