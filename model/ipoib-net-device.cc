@@ -85,7 +85,7 @@ IpoibNetDevice::GetTypeId()
                 "payloads are not RFC 4391's. Set before the device is used (IpoibHelper::"
                 "SetDeviceAttribute).",
                 EnumValue(IpoibNetDevice::IPOIB20),
-                MakeEnumAccessor(&IpoibNetDevice::m_addressMode),
+                MakeEnumAccessor(&IpoibNetDevice::SetAddressMode, &IpoibNetDevice::GetAddressMode),
                 MakeEnumChecker(IpoibNetDevice::IPOIB20, "Ipoib20", IpoibNetDevice::EUI64, "Eui64"))
             .AddAttribute("SendBuffers",
                           "Registered send buffers (send queue depth of the UD QP).",
@@ -307,6 +307,17 @@ IpoibNetDevice::AddressMode
 IpoibNetDevice::GetAddressMode() const
 {
     return m_addressMode;
+}
+
+void
+IpoibNetDevice::SetAddressMode(AddressMode mode)
+{
+    NS_LOG_FUNCTION(this << mode);
+    NS_ABORT_MSG_IF(m_qp && mode != m_addressMode,
+                    "IpoibNetDevice: HardwareAddressMode cannot change after Setup() (the IP "
+                    "stacks already hold the device's address): set it before, e.g. with "
+                    "IpoibHelper::SetDeviceAttribute");
+    m_addressMode = mode;
 }
 
 Mac64Address

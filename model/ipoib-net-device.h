@@ -140,6 +140,11 @@ class IpoibNetDevice : public NetDevice
     /// @return the hardware address mode (attribute HardwareAddressMode)
     AddressMode GetAddressMode() const;
     /**
+     * Set the hardware address mode (attribute HardwareAddressMode); only before Setup().
+     * @param mode the mode
+     */
+    void SetAddressMode(AddressMode mode);
+    /**
      * @param guid a port GUID (EUI-64)
      * @return its modified EUI-64 interface identifier (U/L bit inverted) as a
      *         Mac64Address: the device address of a port in Eui64 mode

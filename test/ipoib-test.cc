@@ -1248,6 +1248,35 @@ TEST_F(IpoibTest, Eui64RouterAdvertisementAutoconfiguresAddresses)
               << " ns measured, " << (oneWay * 2).GetNanoSeconds() << " ns analytic\n";
 }
 
+/*
+ * Eui64 mode's user errors abort with a message: changing the mode after Setup(), and a
+ * device whose unicast QPN (the broadcast group's, SetBroadcastGroup) is not the
+ * destination's IPoIB QPN (an Eui64 address carries no QPN; IpoibHelper makes them
+ * equal, so this takes a deliberate SetBroadcastGroup).
+ */
+TEST_F(IpoibTest, Eui64MisuseAbortsWithAMessage)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            IpoibNet n = BuildIpoib(2, true);
+            n.devices.Get(0)->SetAttribute("HardwareAddressMode",
+                                           EnumValue(IpoibNetDevice::IPOIB20));
+        },
+        "HardwareAddressMode cannot change after Setup");
+    EXPECT_DEATH(
+        {
+            IpoibNet n = BuildIpoib(2, true);
+            // Host 1 answers host 0's ARP request (unicast) to QPN + 1.
+            Ptr<IpoibNetDevice> d = DynamicCast<IpoibNetDevice>(n.devices.Get(1));
+            d->SetBroadcastGroup(0xC000, d->GetQueuePair()->GetQpNum() + 1);
+            InstallEcho(n, 0, 1, 1);
+            Simulator::Stop(MilliSeconds(1));
+            Simulator::Run();
+        },
+        "the IPoIB QP of node .* has QPN");
+}
+
 #ifdef IB_TSHARK_TESTS
 /*
  * The host ports' pcap (ERF link type, as ibdump writes) carries the UD packets with the
