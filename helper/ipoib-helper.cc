@@ -106,8 +106,9 @@ IpoibHelper::Install(const IbFabric& fabric) const
                                 << fabric.hosts.Get(i)->GetId() << " got QPN "
                                 << dev->GetQueuePair()->GetQpNum() << " instead of the group QPN "
                                 << groupQpn
-                                << " (QPs created on its HCA while Install ran?): install IPoIB "
-                                   "before creating other QPs on the HCAs");
+                                << "; IbHca numbers QPs consecutively, so its HCA got QPs "
+                                   "from elsewhere during Install (an HCA shared by two hosts "
+                                   "of the fabric?): give every host its own IbHca");
         dev->SetBroadcastGroup(m_mlid, groupQpn);
         devices.Add(dev);
         members.push_back(dev->GetIbPort());

@@ -3,7 +3,9 @@
  *
  * IP over InfiniBand: ARP over the IPoIB broadcast group, ping and UDP echo RTTs against
  * the model's timing, TCP goodput against the wire overheads, tshark decoding of the IB pcap, and
- * the determinism of a simulation with an IB and an Ethernet fabric side by side.
+ * the determinism of a simulation with an IB and an Ethernet fabric side by side; in both
+ * hardware address modes (Ipoib20: IPv6 with static neighbours; Eui64: ARP on any ns-3
+ * build, IPv6 neighbour discovery, DAD and SLAAC).
  */
 
 #include "ns3/applications-module.h"
