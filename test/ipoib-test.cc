@@ -163,6 +163,26 @@ InstallEcho(IpoibNet& n, uint32_t from, uint32_t to, uint32_t count)
 
 } // namespace
 
+namespace
+{
+
+/**
+ * The hardware address modes a test that needs ARP runs in: Eui64 always, Ipoib20 unless
+ * this ns-3 asserts on ARP with 20-byte addresses (see IB_SKIP_IF_NS3_ARP_ASSERTS).
+ * @return false for Ipoib20, true for Eui64
+ */
+std::vector<bool>
+ArpModes()
+{
+#ifdef IB_NS3_CORE_ASSERTS
+    return {true};
+#else
+    return {false, true};
+#endif
+}
+
+} // namespace
+
 TEST_F(IpoibTest, AddressIs20BytesWithQpnAndGid)
 {
     IB_SKIP_IF_NS3_ARP_ASSERTS();
@@ -263,43 +283,56 @@ TEST_F(IpoibTest, ArpResolvesOverTheBroadcastGroup)
               DynamicCast<IpoibNetDevice>(n.devices.Get(3))->GetQueuePair()->GetQpNum());
 }
 
+/*
+ * IB MTU 2048: IP MTU 2044, and a 5000-byte UDP echo is fragmented by IPv4 into packets
+ * of at most 2044 bytes each way; in both hardware address modes (see ArpModes).
+ */
 TEST_F(IpoibTest, MtuIsIbMtuMinus4AndLargerDatagramsAreFragmented)
 {
-    IB_SKIP_IF_NS3_ARP_ASSERTS();
-    IpoibNet n;
-    n.fabricHelper = std::make_unique<IbFabricHelper>();
-    n.fabricHelper->SetDeviceAttribute("Mtu", UintegerValue(2048));
-    n.fabric = n.fabricHelper->Build(IbTopologyBuilder::FatTree2Level(4, 2));
-    IpoibHelper ipoib;
-    n.devices = ipoib.Install(n.fabric);
-    InternetStackHelper stack;
-    stack.Install(n.fabric.hosts);
-    Ipv4AddressHelper addr("10.1.0.0", "255.255.0.0");
-    n.interfaces = addr.Assign(n.devices);
-    EXPECT_EQ(n.devices.Get(0)->GetMtu(), 2044);
-    // A 5000-byte UDP echo: 3 IPv4 fragments of at most 2044 bytes each way.
-    UdpEchoServerHelper server(9);
-    server.Install(n.fabric.hosts.Get(1)).Start(Seconds(0));
-    UdpEchoClientHelper client(n.interfaces.GetAddress(1), 9);
-    client.SetAttribute("MaxPackets", UintegerValue(1));
-    client.SetAttribute("PacketSize", UintegerValue(5000));
-    ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
-    c.Start(MicroSeconds(10));
-    uint32_t echoed = 0;
-    c.Get(0)->TraceConnectWithoutContext("Rx", MakeCallback(+[](uint32_t* k, Ptr<const Packet> p) {
-                                                   *k += p->GetSize();
-                                               }).Bind(&echoed));
-    uint32_t largest = 0;
-    n.devices.Get(0)->TraceConnectWithoutContext(
-        "MacTx",
-        MakeCallback(+[](uint32_t* m, Ptr<const Packet> p) {
-            *m = std::max(*m, p->GetSize());
-        }).Bind(&largest));
-    Simulator::Stop(MilliSeconds(1));
-    Simulator::Run();
-    EXPECT_EQ(echoed, 5000u);
-    EXPECT_LE(largest, 2044u);
-    EXPECT_GT(largest, 2000u);
+    for (bool eui64 : ArpModes())
+    {
+        IbHelper::ResetLidAllocation();
+        IpoibNet n;
+        n.fabricHelper = std::make_unique<IbFabricHelper>();
+        n.fabricHelper->SetDeviceAttribute("Mtu", UintegerValue(2048));
+        n.fabric = n.fabricHelper->Build(IbTopologyBuilder::FatTree2Level(4, 2));
+        IpoibHelper ipoib;
+        if (eui64)
+        {
+            ipoib.SetDeviceAttribute("HardwareAddressMode", EnumValue(IpoibNetDevice::EUI64));
+        }
+        n.devices = ipoib.Install(n.fabric);
+        InternetStackHelper stack;
+        stack.Install(n.fabric.hosts);
+        Ipv4AddressHelper addr("10.1.0.0", "255.255.0.0");
+        n.interfaces = addr.Assign(n.devices);
+        EXPECT_EQ(n.devices.Get(0)->GetMtu(), 2044);
+        // A 5000-byte UDP echo: 3 IPv4 fragments of at most 2044 bytes each way.
+        UdpEchoServerHelper server(9);
+        server.Install(n.fabric.hosts.Get(1)).Start(Seconds(0));
+        UdpEchoClientHelper client(n.interfaces.GetAddress(1), 9);
+        client.SetAttribute("MaxPackets", UintegerValue(1));
+        client.SetAttribute("PacketSize", UintegerValue(5000));
+        ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
+        c.Start(MicroSeconds(10));
+        uint32_t echoed = 0;
+        c.Get(0)->TraceConnectWithoutContext("Rx",
+                                             MakeCallback(+[](uint32_t* k, Ptr<const Packet> p) {
+                                                 *k += p->GetSize();
+                                             }).Bind(&echoed));
+        uint32_t largest = 0;
+        n.devices.Get(0)->TraceConnectWithoutContext(
+            "MacTx",
+            MakeCallback(+[](uint32_t* m, Ptr<const Packet> p) {
+                *m = std::max(*m, p->GetSize());
+            }).Bind(&largest));
+        Simulator::Stop(MilliSeconds(1));
+        Simulator::Run();
+        EXPECT_EQ(echoed, 5000u) << "Eui64 " << eui64;
+        EXPECT_LE(largest, 2044u);
+        EXPECT_GT(largest, 2000u);
+        Simulator::Destroy();
+    }
 }
 
 namespace
@@ -692,41 +725,46 @@ TEST_F(IpoibTest, TcpGoodputIsLinkRateMinusHeaderOverheads)
  * UDP datagrams from host 0 to host 1; host 1's IB port fails the CRC of the 5th packet
  * it receives (the ARP request, then the 4th datagram). FlowMonitor must then count the
  * other 19 as received (a packet without its tags is invisible to it), with their sizes.
+ * In both hardware address modes (see ArpModes).
  */
 TEST_F(IpoibTest, FlowMonitorTagsSurviveAPacketLostInTheFabric)
 {
-    IB_SKIP_IF_NS3_ARP_ASSERTS();
-    IpoibNet n = BuildIpoib(2);
-    Ptr<ReceiveListErrorModel> em = CreateObject<ReceiveListErrorModel>();
-    em->SetList({4});
-    n.fabric.HostPort(1)->SetReceiveErrorModel(em);
-    uint64_t phyDrops = 0;
-    n.fabric.HostPort(1)->TraceConnectWithoutContext(
-        "PhyRxDrop",
-        MakeCallback(+[](uint64_t* c, Ptr<const Packet>) { ++*c; }).Bind(&phyDrops));
-    const uint32_t count = 20;
-    const uint32_t size = 200;
-    PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 9));
-    ApplicationContainer s = sink.Install(n.fabric.hosts.Get(1));
-    UdpClientHelper client(n.interfaces.GetAddress(1), 9);
-    client.SetAttribute("MaxPackets", UintegerValue(count));
-    client.SetAttribute("Interval", TimeValue(MicroSeconds(5)));
-    client.SetAttribute("PacketSize", UintegerValue(size));
-    ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
-    s.Start(Seconds(0));
-    c.Start(MicroSeconds(10));
-    FlowMonitorHelper fmh;
-    Ptr<FlowMonitor> fm = fmh.Install(n.fabric.hosts);
-    Simulator::Stop(MilliSeconds(1));
-    Simulator::Run();
-    EXPECT_EQ(phyDrops, 1u);
-    EXPECT_EQ(DynamicCast<PacketSink>(s.Get(0))->GetTotalRx(), uint64_t(count - 1) * size);
-    const auto stats = fm->GetFlowStats();
-    ASSERT_EQ(stats.size(), 1u);
-    const FlowMonitor::FlowStats& st = stats.begin()->second;
-    EXPECT_EQ(st.txPackets, count);
-    EXPECT_EQ(st.rxPackets, count - 1);
-    EXPECT_EQ(st.rxBytes, uint64_t(count - 1) * (size + 8 + 20));
+    for (bool eui64 : ArpModes())
+    {
+        IbHelper::ResetLidAllocation();
+        IpoibNet n = BuildIpoib(2, eui64);
+        Ptr<ReceiveListErrorModel> em = CreateObject<ReceiveListErrorModel>();
+        em->SetList({4});
+        n.fabric.HostPort(1)->SetReceiveErrorModel(em);
+        uint64_t phyDrops = 0;
+        n.fabric.HostPort(1)->TraceConnectWithoutContext(
+            "PhyRxDrop",
+            MakeCallback(+[](uint64_t* c, Ptr<const Packet>) { ++*c; }).Bind(&phyDrops));
+        const uint32_t count = 20;
+        const uint32_t size = 200;
+        PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 9));
+        ApplicationContainer s = sink.Install(n.fabric.hosts.Get(1));
+        UdpClientHelper client(n.interfaces.GetAddress(1), 9);
+        client.SetAttribute("MaxPackets", UintegerValue(count));
+        client.SetAttribute("Interval", TimeValue(MicroSeconds(5)));
+        client.SetAttribute("PacketSize", UintegerValue(size));
+        ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
+        s.Start(Seconds(0));
+        c.Start(MicroSeconds(10));
+        FlowMonitorHelper fmh;
+        Ptr<FlowMonitor> fm = fmh.Install(n.fabric.hosts);
+        Simulator::Stop(MilliSeconds(1));
+        Simulator::Run();
+        EXPECT_EQ(phyDrops, 1u);
+        EXPECT_EQ(DynamicCast<PacketSink>(s.Get(0))->GetTotalRx(), uint64_t(count - 1) * size);
+        const auto stats = fm->GetFlowStats();
+        ASSERT_EQ(stats.size(), 1u);
+        const FlowMonitor::FlowStats& st = stats.begin()->second;
+        EXPECT_EQ(st.txPackets, count) << "Eui64 " << eui64;
+        EXPECT_EQ(st.rxPackets, count - 1) << "Eui64 " << eui64;
+        EXPECT_EQ(st.rxBytes, uint64_t(count - 1) * (size + 8 + 20));
+        Simulator::Destroy();
+    }
 }
 
 /*
@@ -1536,14 +1574,20 @@ using FlowResults = std::map<std::string, std::tuple<uint64_t, int64_t, int64_t,
  * sends 256 KB over TCP to host i+1 on each fabric at once.
  * @param ibBytes receives the bytes the IPoIB devices sent
  * @param ethBytes receives the bytes the hosts' Ethernet devices sent
+ * @param eui64 IPoIB in HardwareAddressMode Eui64 instead of Ipoib20
  * @return the FlowMonitor results
  */
 FlowResults
-RunSideBySide(uint64_t* ibBytes, uint64_t* ethBytes)
+RunSideBySide(uint64_t* ibBytes, uint64_t* ethBytes, bool eui64)
 {
     IbHelper::ResetLidAllocation();
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
     IbEthernetSideBySideHelper helper;
+    if (eui64)
+    {
+        helper.GetIpoibHelper().SetDeviceAttribute("HardwareAddressMode",
+                                                   EnumValue(IpoibNetDevice::EUI64));
+    }
     IbEthernetSideBySide s = helper.Build(IbTopologyBuilder::FatTree2Level(4, 4));
     EXPECT_EQ(s.routers.GetN(), s.ib.switches.GetN());
     const uint32_t n = s.GetNHosts();
@@ -1604,33 +1648,35 @@ RunSideBySide(uint64_t* ibBytes, uint64_t* ethBytes)
 
 TEST_F(IpoibTest, SideBySideFlowsUseTheirFabricAndRunsAreDeterministic)
 {
-    IB_SKIP_IF_NS3_ARP_ASSERTS();
-    uint64_t ib1 = 0;
-    uint64_t eth1 = 0;
-    const FlowResults a = RunSideBySide(&ib1, &eth1);
-    // 4 hosts x 2 fabrics data flows + their ACK flows.
-    EXPECT_EQ(a.size(), 16u);
-    uint32_t ibFlows = 0;
-    uint32_t ethFlows = 0;
-    for (const auto& [key, st] : a)
+    for (bool eui64 : ArpModes())
     {
-        const bool ib = key.rfind("10.1.", 0) == 0;
-        (ib ? ibFlows : ethFlows)++;
-        if (std::get<0>(st) > 100000)
+        uint64_t ib1 = 0;
+        uint64_t eth1 = 0;
+        const FlowResults a = RunSideBySide(&ib1, &eth1, eui64);
+        // 4 hosts x 2 fabrics data flows + their ACK flows.
+        EXPECT_EQ(a.size(), 16u) << "Eui64 " << eui64;
+        uint32_t ibFlows = 0;
+        uint32_t ethFlows = 0;
+        for (const auto& [key, st] : a)
         {
-            // A data flow: everything arrived (256 KB + 52 bytes of headers per segment).
-            EXPECT_GT(std::get<0>(st), 256u * 1024) << key;
-            EXPECT_EQ(std::get<3>(st), 0u) << key;
+            const bool ib = key.rfind("10.1.", 0) == 0;
+            (ib ? ibFlows : ethFlows)++;
+            if (std::get<0>(st) > 100000)
+            {
+                // A data flow: everything arrived (256 KB + 52 bytes of headers per segment).
+                EXPECT_GT(std::get<0>(st), 256u * 1024) << key;
+                EXPECT_EQ(std::get<3>(st), 0u) << key;
+            }
         }
+        EXPECT_EQ(ibFlows, 8u);
+        EXPECT_EQ(ethFlows, 8u);
+        EXPECT_GT(ib1, 4u * 256 * 1024);
+        EXPECT_GT(eth1, 4u * 256 * 1024);
+        uint64_t ib2 = 0;
+        uint64_t eth2 = 0;
+        const FlowResults b = RunSideBySide(&ib2, &eth2, eui64);
+        EXPECT_EQ(a, b) << "Eui64 " << eui64;
+        EXPECT_EQ(ib1, ib2);
+        EXPECT_EQ(eth1, eth2);
     }
-    EXPECT_EQ(ibFlows, 8u);
-    EXPECT_EQ(ethFlows, 8u);
-    EXPECT_GT(ib1, 4u * 256 * 1024);
-    EXPECT_GT(eth1, 4u * 256 * 1024);
-    uint64_t ib2 = 0;
-    uint64_t eth2 = 0;
-    const FlowResults b = RunSideBySide(&ib2, &eth2);
-    EXPECT_EQ(a, b);
-    EXPECT_EQ(ib1, ib2);
-    EXPECT_EQ(eth1, eth2);
 }
