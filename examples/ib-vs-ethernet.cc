@@ -14,6 +14,8 @@
  *   ./ib-vs-ethernet --hosts=16 --radix=8 --bytes=2000000 --speed=HDR
  *   ./ib-vs-ethernet --pcap=true      (ib-vs-ethernet-ib-*.pcap, ib-vs-ethernet-eth-*.pcap)
  *   ./ib-vs-ethernet --flowmonXml=flows.xml   (FlowMonitor's per-flow statistics)
+ *   ./ib-vs-ethernet --addressMode=Eui64   (IPoIB with 8-byte hardware addresses: ARP
+ *                                          works also on an ns-3 built with asserts)
  *
  * Prints, per fabric, the completion time of the workload, its aggregate throughput and
  * FlowMonitor statistics of the data flows.
@@ -66,6 +68,7 @@ main(int argc, char* argv[])
     bool pcap = false;
     double stopS = 1.0;
     std::string flowmonXml;
+    std::string addressMode = "Ipoib20";
     CommandLine cmd(__FILE__);
     cmd.AddValue("hosts", "number of hosts", hosts);
     cmd.AddValue("radix", "switch radix of the two-level fat tree", radix);
@@ -77,7 +80,13 @@ main(int argc, char* argv[])
     cmd.AddValue("flowmonXml",
                  "write FlowMonitor's per-flow statistics to this XML file",
                  flowmonXml);
+    cmd.AddValue("addressMode",
+                 "IPoIB hardware address mode (IpoibNetDevice::HardwareAddressMode): Ipoib20 "
+                 "(RFC 4391, 20 bytes) or Eui64 (8 bytes)",
+                 addressMode);
     cmd.Parse(argc, argv);
+    NS_ABORT_MSG_UNLESS(addressMode == "Ipoib20" || addressMode == "Eui64",
+                        "--addressMode=" << addressMode << ": use Ipoib20 or Eui64");
 
     IbLinkRate::Speed sp;
     NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, sp),
@@ -90,6 +99,7 @@ main(int argc, char* argv[])
                        StringValue("ns3::ConstantRandomVariable[Constant=0.0]"));
 
     IbEthernetSideBySideHelper helper;
+    helper.GetIpoibHelper().SetDeviceAttribute("HardwareAddressMode", StringValue(addressMode));
     IbEthernetSideBySide s =
         helper.Build(IbTopologyBuilder::FatTree2Level(radix, hosts, 1.0, sp, 4));
     const uint32_t n = s.GetNHosts();

@@ -100,7 +100,15 @@ IpoibHelper::Install(const IbFabric& fabric) const
         Ptr<IpoibNetDevice> dev = m_deviceFactory.Create<IpoibNetDevice>();
         fabric.hosts.Get(i)->AddDevice(dev);
         dev->Setup(hca, fabric.subnetManager, 1);
-        NS_ASSERT(dev->GetQueuePair()->GetQpNum() == groupQpn);
+        // Broadcast packets carry this QPN, and in Eui64 mode unicast packets too.
+        NS_ABORT_MSG_UNLESS(dev->GetQueuePair()->GetQpNum() == groupQpn,
+                            "IpoibHelper::Install: the IPoIB QP of node "
+                                << fabric.hosts.Get(i)->GetId() << " got QPN "
+                                << dev->GetQueuePair()->GetQpNum() << " instead of the group QPN "
+                                << groupQpn
+                                << "; IbHca numbers QPs consecutively, so its HCA got QPs "
+                                   "from elsewhere during Install (an HCA shared by two hosts "
+                                   "of the fabric?): give every host its own IbHca");
         dev->SetBroadcastGroup(m_mlid, groupQpn);
         devices.Add(dev);
         members.push_back(dev->GetIbPort());
@@ -145,6 +153,7 @@ IpoibHelper::AssignIpv6(Ipv6AddressHelper& ipv6, const NetDeviceContainer& devic
 {
     NS_LOG_FUNCTION(&ipv6);
     std::vector<Ptr<IpoibNetDevice>> devs;
+    uint32_t eui64 = 0;
     for (uint32_t i = 0; i < devices.GetN(); ++i)
     {
         Ptr<IpoibNetDevice> d = DynamicCast<IpoibNetDevice>(devices.Get(i));
@@ -153,15 +162,29 @@ IpoibHelper::AssignIpv6(Ipv6AddressHelper& ipv6, const NetDeviceContainer& devic
                                                                << " of the container is not "
                                                                   "an IpoibNetDevice installed by "
                                                                   "IpoibHelper::Install");
+        eui64 += d->GetAddressMode() == IpoibNetDevice::EUI64 ? 1 : 0;
         Ptr<Node> node = d->GetNode();
         NS_ABORT_MSG_UNLESS(node && node->GetObject<Ipv6L3Protocol>() &&
                                 node->GetObject<Icmpv6L4Protocol>(),
                             "IpoibHelper::AssignIpv6: node "
                                 << (node ? node->GetId() : 0)
                                 << " has no IPv6 stack: install InternetStackHelper first");
-        // Before Assign adds addresses: it schedules DAD for each one.
-        node->GetObject<Icmpv6L4Protocol>()->SetAttribute("DAD", BooleanValue(false));
         devs.push_back(d);
+    }
+    if (eui64 > 0)
+    {
+        // Neighbour discovery works with 8-byte addresses: the ordinary assignment.
+        NS_ABORT_MSG_UNLESS(eui64 == devs.size(),
+                            "IpoibHelper::AssignIpv6: " << eui64 << " of the " << devs.size()
+                                                        << " devices have HardwareAddressMode="
+                                                           "Eui64, the others Ipoib20: give "
+                                                           "the devices of one subnet one mode");
+        return ipv6.Assign(devices);
+    }
+    for (const auto& d : devs)
+    {
+        // Before Assign adds addresses: it schedules DAD for each one.
+        d->GetNode()->GetObject<Icmpv6L4Protocol>()->SetAttribute("DAD", BooleanValue(false));
     }
     for (const auto& d : devs)
     {

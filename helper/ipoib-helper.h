@@ -30,7 +30,13 @@ class IpoibNetDevice;
  * IpoibNetDevice on port 1, and creates the IPoIB broadcast group: multicast LID
  * BroadcastMlid programmed into every switch's MFT by IbMulticastGroup. All IPoIB queue
  * pairs of the fabric get the same QP number (placeholder UD QPs are created on HCAs
- * that already used more QP numbers), because broadcast packets carry it.
+ * that already used more QP numbers), because broadcast packets carry it, and in Eui64
+ * mode unicast packets too.
+ *
+ * The hardware address mode is an attribute of the devices:
+ * SetDeviceAttribute("HardwareAddressMode", EnumValue(IpoibNetDevice::EUI64)) gives IPv6
+ * neighbour discovery and ARP with 8-byte addresses on any ns-3 build (see
+ * IpoibNetDevice).
  */
 class IpoibHelper
 {
@@ -62,7 +68,10 @@ class IpoibHelper
     NetDeviceContainer Install(const IbFabric& fabric) const;
 
     /**
-     * IPv6 on IPoIB devices, with ns-3 3.37 (use instead of Ipv6AddressHelper::Assign):
+     * IPv6 on IPoIB devices in Ipoib20 mode (IpoibNetDevice's HardwareAddressMode), with
+     * ns-3 3.37 (use instead of Ipv6AddressHelper::Assign). In Eui64 mode none of this is
+     * needed: Ipv6AddressHelper::Assign works as on any device, with neighbour discovery
+     * and DAD, and this function just calls it.
      *
      * 1. Assigns addresses with @p ipv6 (its network, prefix 64), while the devices present
      *    their RFC 4391 interface identifier (IpoibNetDevice::SetPresentInterfaceId): the

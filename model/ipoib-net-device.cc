@@ -14,6 +14,7 @@
 
 #include "ns3/abort.h"
 #include "ns3/channel.h"
+#include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/mac64-address.h"
 #include "ns3/node.h"
@@ -44,6 +45,9 @@ constexpr uint32_t kGrhBytes = 40;
  */
 constexpr std::size_t kMaxSentFifo = 65536;
 
+/// The universal/local bit of an EUI-64 (RFC 4291 appendix A), in a 64-bit integer.
+constexpr uint64_t kUniversalLocalBit = 0x0200000000000000ULL;
+
 } // namespace
 
 TypeId
@@ -70,6 +74,19 @@ IpoibNetDevice::GetTypeId()
                           UintegerValue(0xFFFF),
                           MakeUintegerAccessor(&IpoibNetDevice::m_pkey),
                           MakeUintegerChecker<uint16_t>())
+            .AddAttribute(
+                "HardwareAddressMode",
+                "The device's ns-3 hardware address. Ipoib20: the 20-byte RFC 4391 address "
+                "(flags, QPN, GID), carried by ARP as Linux ipoib does; IPv6 only through "
+                "IpoibHelper::AssignIpv6, and ARP only with an ns-3 built without asserts. "
+                "Eui64: the port's 8-byte IPv6 interface identifier (GUID with the "
+                "universal/local bit inverted) as a Mac64Address; ARP and IPv6 neighbour "
+                "discovery, DAD and SLAAC work unmodified on any ns-3 build, but their "
+                "payloads are not RFC 4391's. Set before the device is used (IpoibHelper::"
+                "SetDeviceAttribute).",
+                EnumValue(IpoibNetDevice::IPOIB20),
+                MakeEnumAccessor(&IpoibNetDevice::SetAddressMode, &IpoibNetDevice::GetAddressMode),
+                MakeEnumChecker(IpoibNetDevice::IPOIB20, "Ipoib20", IpoibNetDevice::EUI64, "Eui64"))
             .AddAttribute("SendBuffers",
                           "Registered send buffers (send queue depth of the UD QP).",
                           UintegerValue(256),
@@ -110,6 +127,7 @@ IpoibNetDevice::IpoibNetDevice()
       m_slotSize(0),
       m_recvSlotSize(0),
       m_presentInterfaceId(false),
+      m_addressMode(IPOIB20),
       m_mlid(0),
       m_groupQpn(0),
       m_mtu(0),
@@ -219,6 +237,13 @@ IpoibNetDevice::Setup(Ptr<IbHca> hca, Ptr<IbSubnetManager> sm, uint8_t port)
     }
     NS_ABORT_MSG_IF(guid == 0,
                     "IpoibNetDevice::Setup: the port is not part of the subnet manager's fabric");
+    NS_ABORT_MSG_IF(m_addressMode == EUI64 && ((guid >> 56) & 0x01) != 0,
+                    "IpoibNetDevice::Setup: HardwareAddressMode=Eui64 needs a GUID with the "
+                    "individual/group bit (0x01 of its first byte) clear, as IEEE-assigned "
+                    "EUI-64s have it; GUID 0x"
+                        << std::hex << guid << std::dec
+                        << " would be a group address: give the CA another GUID or use "
+                           "Ipoib20");
     m_address = IpoibAddress::FromGuid(m_qp->GetQpNum(), guid);
     if (m_groupQpn == 0)
     {
@@ -275,7 +300,38 @@ IpoibNetDevice::GetInterfaceId() const
 {
     // RFC 4391 section 8: the EUI-64 is the port GUID; the interface identifier inverts
     // its universal/local bit (RFC 4291 appendix A).
-    return m_address.GetGuid() ^ 0x0200000000000000ULL;
+    return m_address.GetGuid() ^ kUniversalLocalBit;
+}
+
+IpoibNetDevice::AddressMode
+IpoibNetDevice::GetAddressMode() const
+{
+    return m_addressMode;
+}
+
+void
+IpoibNetDevice::SetAddressMode(AddressMode mode)
+{
+    NS_LOG_FUNCTION(this << mode);
+    NS_ABORT_MSG_IF(m_qp && mode != m_addressMode,
+                    "IpoibNetDevice: HardwareAddressMode cannot change after Setup() (the IP "
+                    "stacks already hold the device's address): set it before, e.g. with "
+                    "IpoibHelper::SetDeviceAttribute");
+    m_addressMode = mode;
+}
+
+Mac64Address
+IpoibNetDevice::InterfaceIdAddress(uint64_t guid)
+{
+    const uint64_t id = guid ^ kUniversalLocalBit;
+    uint8_t b[8];
+    for (uint32_t i = 0; i < 8; ++i)
+    {
+        b[i] = static_cast<uint8_t>(id >> (56 - 8 * i));
+    }
+    Mac64Address m;
+    m.CopyFrom(b);
+    return m;
 }
 
 uint64_t
@@ -291,9 +347,8 @@ IpoibNetDevice::GetTxQueueDrops() const
 }
 
 const IpoibNetDevice::Route&
-IpoibNetDevice::Resolve(const IpoibAddress& dst)
+IpoibNetDevice::Resolve(uint64_t guid, uint32_t qpn)
 {
-    const uint64_t guid = dst.GetGuid();
     auto it = m_routes.find(guid);
     if (it == m_routes.end())
     {
@@ -310,17 +365,48 @@ IpoibNetDevice::Resolve(const IpoibAddress& dst)
                 r.dlid = pr.dlid;
                 r.sl = pr.sl;
                 r.port = dstPort;
+                if (m_addressMode == EUI64)
+                {
+                    CheckPeerQpn(dstPort, qpn);
+                }
             }
         }
         it = m_routes.emplace(guid, r).first;
     }
     Route& r = it->second;
-    if (r.valid && r.fifoQpn != dst.GetQpn())
+    if (r.valid && r.fifoQpn != qpn)
     {
-        r.fifoQpn = dst.GetQpn();
-        r.fifo = PeerFifo(r.port, dst.GetQpn());
+        r.fifoQpn = qpn;
+        r.fifo = PeerFifo(r.port, qpn);
     }
     return r;
+}
+
+void
+IpoibNetDevice::CheckPeerQpn(Ptr<IbNetDevice> dstPort, uint32_t qpn) const
+{
+    Ptr<Node> node = dstPort->GetNode();
+    if (!node || !m_node || node->GetSystemId() != m_node->GetSystemId())
+    {
+        return; // another MPI rank: IpoibHelper gave its device the same QPN
+    }
+    for (uint32_t i = 0; i < node->GetNDevices(); ++i)
+    {
+        Ptr<IpoibNetDevice> peer = DynamicCast<IpoibNetDevice>(node->GetDevice(i));
+        if (peer && peer->m_qp && peer->m_port == dstPort)
+        {
+            NS_ABORT_MSG_IF(peer->m_qp->GetQpNum() != qpn,
+                            "IpoibNetDevice (HardwareAddressMode=Eui64) on node "
+                                << m_node->GetId() << " sends unicast packets to QPN " << qpn
+                                << " (its broadcast group's QPN), but the IPoIB QP of node "
+                                << node->GetId() << " has QPN " << peer->m_qp->GetQpNum()
+                                << ": an Eui64 address carries no QPN, so every IPoIB device "
+                                   "of the subnet needs the same QPN. Install them with one "
+                                   "IpoibHelper::Install (which guarantees it) or call "
+                                   "SetBroadcastGroup with their common QPN");
+            return;
+        }
+    }
 }
 
 std::shared_ptr<IpoibNetDevice::SentFifo>
@@ -419,14 +505,51 @@ bool
 IpoibNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber)
 {
     NS_LOG_FUNCTION(this << packet << dest << protocolNumber);
-    if (!m_qp || !IpoibAddress::IsMatchingType(dest))
+    // The destination: a group (the broadcast group), or a GUID and a QPN.
+    bool group = false;
+    uint64_t guid = 0;
+    uint32_t qpn = 0;
+    if (!m_qp)
     {
         m_macTxDropTrace(packet);
         return false;
     }
-    const IpoibAddress dst = IpoibAddress::ConvertFrom(dest);
+    if (m_addressMode == EUI64)
+    {
+        if (!Mac64Address::IsMatchingType(dest))
+        {
+            NS_LOG_WARN("not an 8-byte (Eui64 mode) address: " << dest << ": dropped");
+            m_macTxDropTrace(packet);
+            return false;
+        }
+        // Not Mac64Address::ConvertFrom: an address that neighbour discovery learnt from a
+        // link-layer address option is a typeless Address of 14 bytes (the option's 16
+        // bytes minus type and length), and ConvertFrom would copy all of them.
+        uint8_t b[Address::MAX_SIZE];
+        dest.CopyTo(b);
+        group = (b[0] & 0x01) != 0; // the individual/group bit
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            guid = (guid << 8) | b[i];
+        }
+        guid ^= kUniversalLocalBit;
+        qpn = m_groupQpn;
+    }
+    else
+    {
+        if (!IpoibAddress::IsMatchingType(dest))
+        {
+            NS_LOG_WARN("not a 20-byte IPoIB address: " << dest << ": dropped");
+            m_macTxDropTrace(packet);
+            return false;
+        }
+        const IpoibAddress dst = IpoibAddress::ConvertFrom(dest);
+        group = dst.IsMulticast();
+        guid = dst.GetGuid();
+        qpn = dst.GetQpn();
+    }
     TxItem item;
-    if (dst.IsMulticast())
+    if (group)
     {
         item.dlid = m_mlid;
         item.sl = 0;
@@ -441,17 +564,17 @@ IpoibNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolN
     }
     else
     {
-        const Route& r = Resolve(dst);
+        const Route& r = Resolve(guid, qpn);
         if (!r.valid)
         {
-            NS_LOG_WARN("cannot resolve " << dst << ": dropped");
+            NS_LOG_WARN("cannot resolve " << dest << ": dropped");
             ++m_unresolvedDrops;
             m_macTxDropTrace(packet);
             return false;
         }
         item.dlid = r.dlid;
         item.sl = r.sl;
-        item.qpn = dst.GetQpn();
+        item.qpn = qpn;
         item.fifo = r.fifo;
     }
     if (m_txQueue.size() >= m_txQueueSize)
@@ -567,11 +690,13 @@ IpoibNetDevice::RecvDone(const IbWorkCompletion& wc)
     PostRecvSlot(slot);
     IpoibHeader h;
     p->RemoveHeader(h);
-    const IpoibAddress from = IpoibAddress::FromGuid(wc.srcQp, src.guid);
+    const Address from = m_addressMode == EUI64
+                             ? Address(InterfaceIdAddress(src.guid))
+                             : Address(IpoibAddress::FromGuid(wc.srcQp, src.guid));
     m_macRxTrace(p);
     if (!m_promiscCallback.IsNull())
     {
-        m_promiscCallback(this, p, h.GetEtherType(), from, m_address, PACKET_HOST);
+        m_promiscCallback(this, p, h.GetEtherType(), from, GetAddress(), PACKET_HOST);
     }
     if (!m_rxCallback.IsNull())
     {
@@ -602,23 +727,32 @@ IpoibNetDevice::GetChannel() const
 void
 IpoibNetDevice::SetAddress(Address address)
 {
+    if (m_addressMode == EUI64 && Mac64Address::IsMatchingType(address))
+    {
+        uint8_t b[Address::MAX_SIZE];
+        address.CopyTo(b);
+        uint64_t id = 0;
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            id = (id << 8) | b[i];
+        }
+        m_address = IpoibAddress::FromGuid(m_address.GetQpn(), id ^ kUniversalLocalBit);
+        return;
+    }
+    NS_ABORT_MSG_UNLESS(IpoibAddress::IsMatchingType(address),
+                        "IpoibNetDevice::SetAddress: "
+                            << address
+                            << " is neither a 20-byte IpoibAddress nor (HardwareAddressMode="
+                               "Eui64) a Mac64Address");
     m_address = IpoibAddress::ConvertFrom(address);
 }
 
 Address
 IpoibNetDevice::GetAddress() const
 {
-    if (m_presentInterfaceId)
+    if (m_presentInterfaceId || m_addressMode == EUI64)
     {
-        uint8_t b[8];
-        const uint64_t id = GetInterfaceId();
-        for (uint32_t i = 0; i < 8; ++i)
-        {
-            b[i] = static_cast<uint8_t>(id >> (56 - 8 * i));
-        }
-        Mac64Address m;
-        m.CopyFrom(b);
-        return m;
+        return InterfaceIdAddress(m_address.GetGuid());
     }
     return m_address;
 }
@@ -664,6 +798,12 @@ IpoibNetDevice::IsBroadcast() const
 Address
 IpoibNetDevice::GetBroadcast() const
 {
+    if (m_addressMode == EUI64)
+    {
+        // Any address with the individual/group bit set maps to the broadcast group.
+        static const Mac64Address broadcast("ff:ff:ff:ff:ff:ff:ff:ff");
+        return broadcast;
+    }
     return IpoibAddress::GetBroadcast(m_pkey);
 }
 
@@ -677,13 +817,13 @@ Address
 IpoibNetDevice::GetMulticast(Ipv4Address multicastGroup) const
 {
     // Every group uses the broadcast group (see the class description).
-    return IpoibAddress::GetBroadcast(m_pkey);
+    return GetBroadcast();
 }
 
 Address
 IpoibNetDevice::GetMulticast(Ipv6Address addr) const
 {
-    return IpoibAddress::GetBroadcast(m_pkey);
+    return GetBroadcast();
 }
 
 bool

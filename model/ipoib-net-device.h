@@ -8,6 +8,7 @@
 #include "ib-verbs.h"
 #include "ipoib-address.h"
 
+#include "ns3/mac64-address.h"
 #include "ns3/net-device.h"
 #include "ns3/nstime.h"
 #include "ns3/traced-callback.h"
@@ -38,11 +39,22 @@ class Packet;
  *   reserved) and travels as one UD SEND Only message: LRH, BTH, DETH, IPoIB header,
  *   IP packet, ICRC, VCRC. The HCA must be in DataMode so that the real bytes cross the
  *   fabric (and show in the ports' pcap).
- * - Hardware address: IpoibAddress, 20 bytes: flags, QPN, GID fe80::<node GUID>.
- * - IPv6: the interface identifier is the GUID with the universal/local bit inverted
- *   (RFC 4391); ns-3 3.37 needs IpoibHelper::AssignIpv6 to set the addresses up (see
- *   SetPresentInterfaceId) and cannot run neighbour discovery over 20-byte addresses.
- * - Unicast: the destination's address gives the QPN and the GUID; the subnet manager
+ * - Hardware address (attribute HardwareAddressMode):
+ *   - Ipoib20 (default): IpoibAddress, 20 bytes: flags, QPN, GID fe80::<node GUID>, as in
+ *     RFC 4391 (ARP payloads as Linux ipoib sends them). IPv6: the interface identifier is
+ *     the GUID with the universal/local bit inverted (RFC 4391); ns-3 3.37 needs
+ *     IpoibHelper::AssignIpv6 to set the addresses up (see SetPresentInterfaceId) and
+ *     cannot run neighbour discovery over 20-byte addresses; ARP works only with an ns-3
+ *     built without asserts.
+ *   - Eui64: the device's address is that interface identifier as an 8-byte
+ *     Mac64Address, which ns-3's ARP and neighbour discovery carry natively: IPv6
+ *     link-local autoconfiguration, DAD, neighbour discovery and SLAAC run unmodified,
+ *     and ARP works with any ns-3 build. The QPN is not part of the address: unicast
+ *     packets go to the QPN of the broadcast group (SetBroadcastGroup), which
+ *     IpoibHelper makes the IPoIB QPN of every host. Only the ARP and neighbour
+ *     discovery payloads differ from RFC 4391 (8-byte instead of 20-byte addresses): not
+ *     interoperable with a real IPoIB stack.
+ * - Unicast: the destination's address gives the GUID (and the QPN); the subnet manager
  *   resolves the GUID to the port's LID and answers the path record (SL); both are
  *   cached.
  * - Broadcast and multicast: sent once to the broadcast group's multicast LID (see
@@ -70,6 +82,13 @@ class Packet;
 class IpoibNetDevice : public NetDevice
 {
   public:
+    /// What the device presents as its hardware address (attribute HardwareAddressMode).
+    enum AddressMode
+    {
+        IPOIB20, //!< the 20-byte RFC 4391 address (IpoibAddress)
+        EUI64,   //!< the 8-byte interface identifier (Mac64Address)
+    };
+
     /**
      * @brief Get the TypeId.
      * @return the TypeId of this class
@@ -111,12 +130,26 @@ class IpoibNetDevice : public NetDevice
      * address (Ipv6Interface::DoSetup) and Ipv6AddressHelper's addresses from
      * GetAddress() and knows 1, 2, 6 and 8-byte addresses only: IpoibHelper::AssignIpv6
      * switches this on around Ipv6AddressHelper::Assign. Off by default; ARP and IPv6
-     * packets always carry the 20-byte address.
+     * packets always carry the 20-byte address. No effect in Eui64 mode (HardwareAddressMode),
+     * where GetAddress() always returns the interface identifier.
      * @param on present the interface identifier
      */
     void SetPresentInterfaceId(bool on);
     /// @return the IPv6 interface identifier (GUID with the U/L bit inverted)
     uint64_t GetInterfaceId() const;
+    /// @return the hardware address mode (attribute HardwareAddressMode)
+    AddressMode GetAddressMode() const;
+    /**
+     * Set the hardware address mode (attribute HardwareAddressMode); only before Setup().
+     * @param mode the mode
+     */
+    void SetAddressMode(AddressMode mode);
+    /**
+     * @param guid a port GUID (EUI-64)
+     * @return its modified EUI-64 interface identifier (U/L bit inverted) as a
+     *         Mac64Address: the device address of a port in Eui64 mode
+     */
+    static Mac64Address InterfaceIdAddress(uint64_t guid);
     /// @return packets dropped because the destination could not be resolved
     uint64_t GetUnresolvedDrops() const;
     /// @return packets dropped because the transmit FIFO was full
@@ -188,10 +221,18 @@ class IpoibNetDevice : public NetDevice
     };
 
     /**
-     * @param dst a unicast IPoIB address
+     * @param guid the GUID of a CA
+     * @param qpn the destination QPN on it
      * @return the route to its port 1 (LID, path record SL) and the FIFO of its device
      */
-    const Route& Resolve(const IpoibAddress& dst);
+    const Route& Resolve(uint64_t guid, uint32_t qpn);
+    /**
+     * Eui64 mode, once per destination: abort unless the IpoibNetDevice of @p dstPort (if
+     * it is on this MPI rank) has a QP with number @p qpn.
+     * @param dstPort a CA port
+     * @param qpn the QPN this device sends to
+     */
+    void CheckPeerQpn(Ptr<IbNetDevice> dstPort, uint32_t qpn) const;
     /**
      * @param dstPort a CA port
      * @param qpn a QPN of its HCA
@@ -255,6 +296,7 @@ class IpoibNetDevice : public NetDevice
     std::deque<TxItem> m_txQueue;                        //!< packets waiting for a buffer
     IpoibAddress m_address;                              //!< own address
     bool m_presentInterfaceId;                           //!< see SetPresentInterfaceId
+    AddressMode m_addressMode;                           //!< HardwareAddressMode
     uint16_t m_mlid;                                     //!< broadcast group MLID
     uint32_t m_groupQpn;                                 //!< QPN of broadcast group packets
     std::unordered_map<uint64_t, Route> m_routes;        //!< GUID -> route

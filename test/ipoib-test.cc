@@ -3,7 +3,9 @@
  *
  * IP over InfiniBand: ARP over the IPoIB broadcast group, ping and UDP echo RTTs against
  * the model's timing, TCP goodput against the wire overheads, tshark decoding of the IB pcap, and
- * the determinism of a simulation with an IB and an Ethernet fabric side by side.
+ * the determinism of a simulation with an IB and an Ethernet fabric side by side; in both
+ * hardware address modes (Ipoib20: IPv6 with static neighbours; Eui64: ARP on any ns-3
+ * build, IPv6 neighbour discovery, DAD and SLAAC).
  */
 
 #include "ns3/applications-module.h"
@@ -28,6 +30,7 @@
 #include "ns3/ipv4-flow-classifier.h"
 #include "ns3/ipv6-flow-classifier.h"
 #include "ns3/network-module.h"
+#include "ns3/radvd-helper.h"
 // V4Ping and Ping6 (ns-3 3.37's internet-apps) were deprecated in ns-3 3.38 for Ping and
 // later removed: the ping tests need them and skip, saying so, without them.
 #if __has_include("ns3/v4ping-helper.h") && __has_include("ns3/ping6-helper.h")
@@ -37,6 +40,7 @@
 #endif
 
 #include <cstdio>
+#include <cstring>
 #include <gtest/gtest.h>
 #include <map>
 #include <memory>
@@ -92,14 +96,23 @@ struct IpoibNet
     Ipv4InterfaceContainer interfaces;            ///< their IPv4 interfaces
 };
 
-/// A two-level fat tree of radix 4 (2 hosts per leaf), EDR 4x, IPoIB and IPv4.
+/**
+ * A two-level fat tree of radix 4 (2 hosts per leaf), EDR 4x, IPoIB and IPv4.
+ * @param hosts number of hosts
+ * @param eui64 IpoibNetDevice's HardwareAddressMode Eui64 instead of Ipoib20
+ * @return the network
+ */
 IpoibNet
-BuildIpoib(uint32_t hosts)
+BuildIpoib(uint32_t hosts, bool eui64 = false)
 {
     IpoibNet n;
     n.fabricHelper = std::make_unique<IbFabricHelper>();
     n.fabric = n.fabricHelper->Build(IbTopologyBuilder::FatTree2Level(4, hosts));
     IpoibHelper ipoib;
+    if (eui64)
+    {
+        ipoib.SetDeviceAttribute("HardwareAddressMode", EnumValue(IpoibNetDevice::EUI64));
+    }
     n.devices = ipoib.Install(n.fabric);
     InternetStackHelper stack;
     stack.Install(n.fabric.hosts);
@@ -146,6 +159,26 @@ InstallEcho(IpoibNet& n, uint32_t from, uint32_t to, uint32_t count)
     ApplicationContainer c = client.Install(n.fabric.hosts.Get(from));
     c.Start(MicroSeconds(10));
     return c;
+}
+
+} // namespace
+
+namespace
+{
+
+/**
+ * The hardware address modes a test that needs ARP runs in: Eui64 always, Ipoib20 unless
+ * this ns-3 asserts on ARP with 20-byte addresses (see IB_SKIP_IF_NS3_ARP_ASSERTS).
+ * @return false for Ipoib20, true for Eui64
+ */
+std::vector<bool>
+ArpModes()
+{
+#ifdef IB_NS3_CORE_ASSERTS
+    return {true};
+#else
+    return {false, true};
+#endif
 }
 
 } // namespace
@@ -250,43 +283,56 @@ TEST_F(IpoibTest, ArpResolvesOverTheBroadcastGroup)
               DynamicCast<IpoibNetDevice>(n.devices.Get(3))->GetQueuePair()->GetQpNum());
 }
 
+/*
+ * IB MTU 2048: IP MTU 2044, and a 5000-byte UDP echo is fragmented by IPv4 into packets
+ * of at most 2044 bytes each way; in both hardware address modes (see ArpModes).
+ */
 TEST_F(IpoibTest, MtuIsIbMtuMinus4AndLargerDatagramsAreFragmented)
 {
-    IB_SKIP_IF_NS3_ARP_ASSERTS();
-    IpoibNet n;
-    n.fabricHelper = std::make_unique<IbFabricHelper>();
-    n.fabricHelper->SetDeviceAttribute("Mtu", UintegerValue(2048));
-    n.fabric = n.fabricHelper->Build(IbTopologyBuilder::FatTree2Level(4, 2));
-    IpoibHelper ipoib;
-    n.devices = ipoib.Install(n.fabric);
-    InternetStackHelper stack;
-    stack.Install(n.fabric.hosts);
-    Ipv4AddressHelper addr("10.1.0.0", "255.255.0.0");
-    n.interfaces = addr.Assign(n.devices);
-    EXPECT_EQ(n.devices.Get(0)->GetMtu(), 2044);
-    // A 5000-byte UDP echo: 3 IPv4 fragments of at most 2044 bytes each way.
-    UdpEchoServerHelper server(9);
-    server.Install(n.fabric.hosts.Get(1)).Start(Seconds(0));
-    UdpEchoClientHelper client(n.interfaces.GetAddress(1), 9);
-    client.SetAttribute("MaxPackets", UintegerValue(1));
-    client.SetAttribute("PacketSize", UintegerValue(5000));
-    ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
-    c.Start(MicroSeconds(10));
-    uint32_t echoed = 0;
-    c.Get(0)->TraceConnectWithoutContext("Rx", MakeCallback(+[](uint32_t* k, Ptr<const Packet> p) {
-                                                   *k += p->GetSize();
-                                               }).Bind(&echoed));
-    uint32_t largest = 0;
-    n.devices.Get(0)->TraceConnectWithoutContext(
-        "MacTx",
-        MakeCallback(+[](uint32_t* m, Ptr<const Packet> p) {
-            *m = std::max(*m, p->GetSize());
-        }).Bind(&largest));
-    Simulator::Stop(MilliSeconds(1));
-    Simulator::Run();
-    EXPECT_EQ(echoed, 5000u);
-    EXPECT_LE(largest, 2044u);
-    EXPECT_GT(largest, 2000u);
+    for (bool eui64 : ArpModes())
+    {
+        IbHelper::ResetLidAllocation();
+        IpoibNet n;
+        n.fabricHelper = std::make_unique<IbFabricHelper>();
+        n.fabricHelper->SetDeviceAttribute("Mtu", UintegerValue(2048));
+        n.fabric = n.fabricHelper->Build(IbTopologyBuilder::FatTree2Level(4, 2));
+        IpoibHelper ipoib;
+        if (eui64)
+        {
+            ipoib.SetDeviceAttribute("HardwareAddressMode", EnumValue(IpoibNetDevice::EUI64));
+        }
+        n.devices = ipoib.Install(n.fabric);
+        InternetStackHelper stack;
+        stack.Install(n.fabric.hosts);
+        Ipv4AddressHelper addr("10.1.0.0", "255.255.0.0");
+        n.interfaces = addr.Assign(n.devices);
+        EXPECT_EQ(n.devices.Get(0)->GetMtu(), 2044);
+        // A 5000-byte UDP echo: 3 IPv4 fragments of at most 2044 bytes each way.
+        UdpEchoServerHelper server(9);
+        server.Install(n.fabric.hosts.Get(1)).Start(Seconds(0));
+        UdpEchoClientHelper client(n.interfaces.GetAddress(1), 9);
+        client.SetAttribute("MaxPackets", UintegerValue(1));
+        client.SetAttribute("PacketSize", UintegerValue(5000));
+        ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
+        c.Start(MicroSeconds(10));
+        uint32_t echoed = 0;
+        c.Get(0)->TraceConnectWithoutContext("Rx",
+                                             MakeCallback(+[](uint32_t* k, Ptr<const Packet> p) {
+                                                 *k += p->GetSize();
+                                             }).Bind(&echoed));
+        uint32_t largest = 0;
+        n.devices.Get(0)->TraceConnectWithoutContext(
+            "MacTx",
+            MakeCallback(+[](uint32_t* m, Ptr<const Packet> p) {
+                *m = std::max(*m, p->GetSize());
+            }).Bind(&largest));
+        Simulator::Stop(MilliSeconds(1));
+        Simulator::Run();
+        EXPECT_EQ(echoed, 5000u) << "Eui64 " << eui64;
+        EXPECT_LE(largest, 2044u);
+        EXPECT_GT(largest, 2000u);
+        Simulator::Destroy();
+    }
 }
 
 namespace
@@ -679,41 +725,46 @@ TEST_F(IpoibTest, TcpGoodputIsLinkRateMinusHeaderOverheads)
  * UDP datagrams from host 0 to host 1; host 1's IB port fails the CRC of the 5th packet
  * it receives (the ARP request, then the 4th datagram). FlowMonitor must then count the
  * other 19 as received (a packet without its tags is invisible to it), with their sizes.
+ * In both hardware address modes (see ArpModes).
  */
 TEST_F(IpoibTest, FlowMonitorTagsSurviveAPacketLostInTheFabric)
 {
-    IB_SKIP_IF_NS3_ARP_ASSERTS();
-    IpoibNet n = BuildIpoib(2);
-    Ptr<ReceiveListErrorModel> em = CreateObject<ReceiveListErrorModel>();
-    em->SetList({4});
-    n.fabric.HostPort(1)->SetReceiveErrorModel(em);
-    uint64_t phyDrops = 0;
-    n.fabric.HostPort(1)->TraceConnectWithoutContext(
-        "PhyRxDrop",
-        MakeCallback(+[](uint64_t* c, Ptr<const Packet>) { ++*c; }).Bind(&phyDrops));
-    const uint32_t count = 20;
-    const uint32_t size = 200;
-    PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 9));
-    ApplicationContainer s = sink.Install(n.fabric.hosts.Get(1));
-    UdpClientHelper client(n.interfaces.GetAddress(1), 9);
-    client.SetAttribute("MaxPackets", UintegerValue(count));
-    client.SetAttribute("Interval", TimeValue(MicroSeconds(5)));
-    client.SetAttribute("PacketSize", UintegerValue(size));
-    ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
-    s.Start(Seconds(0));
-    c.Start(MicroSeconds(10));
-    FlowMonitorHelper fmh;
-    Ptr<FlowMonitor> fm = fmh.Install(n.fabric.hosts);
-    Simulator::Stop(MilliSeconds(1));
-    Simulator::Run();
-    EXPECT_EQ(phyDrops, 1u);
-    EXPECT_EQ(DynamicCast<PacketSink>(s.Get(0))->GetTotalRx(), uint64_t(count - 1) * size);
-    const auto stats = fm->GetFlowStats();
-    ASSERT_EQ(stats.size(), 1u);
-    const FlowMonitor::FlowStats& st = stats.begin()->second;
-    EXPECT_EQ(st.txPackets, count);
-    EXPECT_EQ(st.rxPackets, count - 1);
-    EXPECT_EQ(st.rxBytes, uint64_t(count - 1) * (size + 8 + 20));
+    for (bool eui64 : ArpModes())
+    {
+        IbHelper::ResetLidAllocation();
+        IpoibNet n = BuildIpoib(2, eui64);
+        Ptr<ReceiveListErrorModel> em = CreateObject<ReceiveListErrorModel>();
+        em->SetList({4});
+        n.fabric.HostPort(1)->SetReceiveErrorModel(em);
+        uint64_t phyDrops = 0;
+        n.fabric.HostPort(1)->TraceConnectWithoutContext(
+            "PhyRxDrop",
+            MakeCallback(+[](uint64_t* c, Ptr<const Packet>) { ++*c; }).Bind(&phyDrops));
+        const uint32_t count = 20;
+        const uint32_t size = 200;
+        PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 9));
+        ApplicationContainer s = sink.Install(n.fabric.hosts.Get(1));
+        UdpClientHelper client(n.interfaces.GetAddress(1), 9);
+        client.SetAttribute("MaxPackets", UintegerValue(count));
+        client.SetAttribute("Interval", TimeValue(MicroSeconds(5)));
+        client.SetAttribute("PacketSize", UintegerValue(size));
+        ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
+        s.Start(Seconds(0));
+        c.Start(MicroSeconds(10));
+        FlowMonitorHelper fmh;
+        Ptr<FlowMonitor> fm = fmh.Install(n.fabric.hosts);
+        Simulator::Stop(MilliSeconds(1));
+        Simulator::Run();
+        EXPECT_EQ(phyDrops, 1u);
+        EXPECT_EQ(DynamicCast<PacketSink>(s.Get(0))->GetTotalRx(), uint64_t(count - 1) * size);
+        const auto stats = fm->GetFlowStats();
+        ASSERT_EQ(stats.size(), 1u);
+        const FlowMonitor::FlowStats& st = stats.begin()->second;
+        EXPECT_EQ(st.txPackets, count) << "Eui64 " << eui64;
+        EXPECT_EQ(st.rxPackets, count - 1) << "Eui64 " << eui64;
+        EXPECT_EQ(st.rxBytes, uint64_t(count - 1) * (size + 8 + 20));
+        Simulator::Destroy();
+    }
 }
 
 /*
@@ -767,6 +818,503 @@ TEST_F(IpoibTest, OnOffOverIpv4AndIpv6WithFlowMonitor)
         }
         Simulator::Destroy();
     }
+}
+
+/*
+ * HardwareAddressMode Eui64: the device address is the port's IPv6 interface identifier
+ * (GUID with the universal/local bit inverted) as an 8-byte Mac64Address, broadcast and
+ * multicast map to the all-ones Mac64Address, and ns-3's ordinary Ipv6AddressHelper
+ * derives fe80::<id> and <prefix>::<id> from it, as IpoibHelper::AssignIpv6 does in
+ * Ipoib20 mode.
+ */
+TEST_F(IpoibTest, Eui64AddressIsTheInterfaceIdentifier)
+{
+    IpoibNet n = BuildIpoib(4, true);
+    Ipv6AddressHelper v6;
+    v6.SetBase(Ipv6Address("2001:db8::"), Ipv6Prefix(64));
+    Ipv6InterfaceContainer ifs = v6.Assign(n.devices);
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        Ptr<IpoibNetDevice> d = DynamicCast<IpoibNetDevice>(n.devices.Get(i));
+        EXPECT_EQ(d->GetAddressMode(), IpoibNetDevice::EUI64);
+        const uint64_t id = d->GetIpoibAddress().GetGuid() ^ 0x0200000000000000ULL;
+        ASSERT_TRUE(Mac64Address::IsMatchingType(d->GetAddress()));
+        EXPECT_EQ(d->GetAddress().GetLength(), 8);
+        uint8_t mac[8];
+        Mac64Address::ConvertFrom(d->GetAddress()).CopyTo(mac);
+        uint8_t ll[16];
+        uint8_t gl[16];
+        ifs.GetLinkLocalAddress(i).GetBytes(ll);
+        ifs.GetAddress(i, 1).GetBytes(gl);
+        for (uint32_t b = 0; b < 8; ++b)
+        {
+            EXPECT_EQ(mac[b], uint8_t(id >> (56 - 8 * b))) << i;
+            EXPECT_EQ(ll[8 + b], uint8_t(id >> (56 - 8 * b))) << i;
+            EXPECT_EQ(gl[8 + b], uint8_t(id >> (56 - 8 * b))) << i;
+        }
+        EXPECT_EQ(Mac64Address::ConvertFrom(d->GetBroadcast()),
+                  Mac64Address("ff:ff:ff:ff:ff:ff:ff:ff"));
+        EXPECT_EQ(d->GetMulticast(Ipv6Address("ff02::1:ff00:1")), d->GetBroadcast());
+        EXPECT_EQ(d->GetMulticast(Ipv4Address("224.0.0.1")), d->GetBroadcast());
+        // IpoibHelper gave every IPoIB QP the broadcast group's QPN, the QPN unicast packets
+        // carry in this mode.
+        EXPECT_EQ(d->GetQueuePair()->GetQpNum(),
+                  DynamicCast<IpoibNetDevice>(n.devices.Get(0))->GetQueuePair()->GetQpNum());
+    }
+}
+
+namespace
+{
+
+/// An ICMPv6 message a device handed up.
+struct Icmpv6Rx
+{
+    Time at;          ///< when
+    uint32_t device;  ///< index of the receiving device
+    uint8_t type;     ///< ICMPv6 type
+    Ipv6Address src;  ///< IPv6 source
+    Ipv6Address dst;  ///< IPv6 destination
+    uint32_t ipBytes; ///< IPv6 packet size
+};
+
+/**
+ * Record the ICMPv6 messages in the IPv6 packets device @p device hands up.
+ * @param log the record
+ * @param device its index
+ * @param p the packet (MacRx)
+ */
+void
+LogIcmpv6(std::vector<Icmpv6Rx>* log, uint32_t device, Ptr<const Packet> p)
+{
+    uint8_t version = 0;
+    if (p->GetSize() < 40 + 1 || (p->CopyData(&version, 1), version >> 4) != 6)
+    {
+        return;
+    }
+    Ptr<Packet> c = p->Copy();
+    Ipv6Header h;
+    c->RemoveHeader(h);
+    if (h.GetNextHeader() == Icmpv6L4Protocol::PROT_NUMBER)
+    {
+        uint8_t type = 0;
+        c->CopyData(&type, 1);
+        log->push_back(
+            {Simulator::Now(), device, type, h.GetSource(), h.GetDestination(), p->GetSize()});
+    }
+}
+
+} // namespace
+
+/*
+ * Neighbour discovery over IB (Eui64 mode), with ns-3's defaults: DAD on, addresses from
+ * the ordinary Ipv6AddressHelper, no static neighbour entries. By the time the UDP echo
+ * starts (1.5 s, after DadTimeout 1 s) every address has passed DAD (each host solicited
+ * its link-local and its global address from the unspecified address, to the broadcast
+ * group) and the neighbour caches know nobody. The first echo request then waits for
+ * address resolution: host 0 multicasts a neighbour solicitation (to host 3's
+ * solicited-node group, i.e. the broadcast group: hosts 1, 2 and 3 receive it) and host 3
+ * answers with a unicast advertisement. Both are IPv6 packets of 40 + 24 (NS/NA) + 16
+ * (link-layer address option: type, length, 8-byte address, 6 bytes pad) = 80 bytes, so
+ * the first RTT is 2 t1(80) + 2 t1(148) (SolicitationJitter 0: ns-3 sends the solicitation
+ * at once). The next echoes find the neighbour: their RTT is 2 t1 of a 148-byte IP packet
+ * as in Ipv6EchoAndPing6RttEqualTheAnalyticValue.
+ */
+TEST_F(IpoibTest, Eui64NeighbourDiscoveryResolvesOverIb)
+{
+    // ns-3 delays each solicitation by up to 10 ms (whole milliseconds) by default: none.
+    Config::SetDefault("ns3::Icmpv6L4Protocol::SolicitationJitter",
+                       StringValue("ns3::ConstantRandomVariable[Constant=0.0]"));
+    IpoibNet n = BuildIpoib(4, true); // hosts 0,1 on leaf 0; 2,3 on leaf 1
+    Ipv6AddressHelper v6;
+    v6.SetBase(Ipv6Address("2001:db8::"), Ipv6Prefix(64));
+    Ipv6InterfaceContainer ifs = v6.Assign(n.devices);
+    std::vector<Icmpv6Rx> log;
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        n.devices.Get(i)->TraceConnectWithoutContext("MacRx",
+                                                     MakeBoundCallback(&LogIcmpv6, &log, i));
+    }
+    const Time start = MilliSeconds(1500);
+    UdpEchoServerHelper server(9);
+    server.Install(n.fabric.hosts.Get(3)).Start(Seconds(0));
+    UdpEchoClientHelper client(ifs.GetAddress(3, 1), 9);
+    client.SetAttribute("MaxPackets", UintegerValue(3));
+    client.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+    client.SetAttribute("PacketSize", UintegerValue(100));
+    ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
+    c.Start(start);
+    std::vector<Time> rtts;
+    Time sentAt;
+    c.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
+                                                   *t = Simulator::Now();
+                                               }).Bind(&sentAt));
+    c.Get(0)->TraceConnectWithoutContext(
+        "Rx",
+        MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
+            v->push_back(Simulator::Now() - *t);
+        }).Bind(&rtts, &sentAt));
+    // Just before the echo: DAD is over, and the neighbour caches are empty.
+    uint32_t preferred = 0;
+    uint32_t cached = 0;
+    Simulator::Schedule(start - NanoSeconds(1), [&]() {
+        for (uint32_t i = 0; i < 4; ++i)
+        {
+            Ptr<Ipv6L3Protocol> ip = n.fabric.hosts.Get(i)->GetObject<Ipv6L3Protocol>();
+            Ptr<Ipv6Interface> iface =
+                ip->GetInterface(ip->GetInterfaceForDevice(n.devices.Get(i)));
+            for (uint32_t a = 0; a < iface->GetNAddresses(); ++a)
+            {
+                preferred += iface->GetAddress(a).GetState() == Ipv6InterfaceAddress::PREFERRED;
+            }
+            for (uint32_t j = 0; j < 4; ++j)
+            {
+                cached += iface->GetNdiscCache()->Lookup(ifs.GetAddress(j, 1)) != nullptr;
+                cached += iface->GetNdiscCache()->Lookup(ifs.GetLinkLocalAddress(j)) != nullptr;
+            }
+        }
+    });
+    Simulator::Stop(start + MilliSeconds(5));
+    Simulator::Run();
+    EXPECT_EQ(preferred, 4u * 2u); // link-local and global address of each host
+    EXPECT_EQ(cached, 0u);
+    // DAD: every host solicited both its addresses from ::, each seen by the 3 others.
+    std::vector<uint32_t> dadNs(4, 0);
+    std::vector<uint32_t> ns(4, 0);
+    std::vector<uint32_t> na(4, 0);
+    for (const Icmpv6Rx& m : log)
+    {
+        if (m.at < start)
+        {
+            if (m.type == Icmpv6Header::ICMPV6_ND_NEIGHBOR_SOLICITATION && m.src.IsAny())
+            {
+                ++dadNs[m.device];
+            }
+            continue;
+        }
+        if (m.type == Icmpv6Header::ICMPV6_ND_NEIGHBOR_SOLICITATION)
+        {
+            ++ns[m.device];
+            EXPECT_EQ(m.src, ifs.GetAddress(0, 1));
+            EXPECT_TRUE(m.dst.IsSolicitedMulticast());
+            EXPECT_EQ(m.ipBytes, 80u);
+        }
+        else if (m.type == Icmpv6Header::ICMPV6_ND_NEIGHBOR_ADVERTISEMENT)
+        {
+            ++na[m.device];
+            EXPECT_EQ(m.src, ifs.GetAddress(3, 1));
+            EXPECT_EQ(m.dst, ifs.GetAddress(0, 1));
+            EXPECT_EQ(m.ipBytes, 80u);
+        }
+    }
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        EXPECT_EQ(dadNs[i], 3u * 2u) << "host " << i;
+    }
+    EXPECT_EQ(ns, (std::vector<uint32_t>{0, 1, 1, 1}));
+    EXPECT_EQ(na, (std::vector<uint32_t>{1, 0, 0, 0}));
+    // Host 0 learnt host 3's 8-byte address.
+    Ptr<Ipv6L3Protocol> ip0 = n.fabric.hosts.Get(0)->GetObject<Ipv6L3Protocol>();
+    NdiscCache::Entry* e = ip0->GetInterface(ip0->GetInterfaceForDevice(n.devices.Get(0)))
+                               ->GetNdiscCache()
+                               ->Lookup(ifs.GetAddress(3, 1));
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->IsReachable());
+    uint8_t learnt[Address::MAX_SIZE];
+    uint8_t own[Address::MAX_SIZE];
+    e->GetMacAddress().CopyTo(learnt);
+    n.devices.Get(3)->GetAddress().CopyTo(own);
+    EXPECT_EQ(std::memcmp(learnt, own, 8), 0);
+    uint32_t k = 0;
+    const Time oneWay = AnalyticOneWay(n, 3, 40 + 8 + 100, &k);
+    EXPECT_EQ(k, 3u);
+    const Time ndOneWay = AnalyticOneWay(n, 3, 40 + 24 + 16, &k);
+    ASSERT_EQ(rtts.size(), 3u);
+    EXPECT_EQ(rtts[0], ndOneWay * 2 + oneWay * 2); // NS, NA, echo request and reply
+    EXPECT_EQ(rtts[1], oneWay * 2);
+    EXPECT_EQ(rtts[2], oneWay * 2);
+    std::cout << "IPv6 with neighbour discovery over IPoIB (Eui64), " << k
+              << " switches: first UDP echo RTT " << rtts[0].GetNanoSeconds() << " ns ("
+              << (ndOneWay * 2 + oneWay * 2).GetNanoSeconds() << " analytic), then "
+              << rtts[1].GetNanoSeconds() << " ns measured, " << (oneWay * 2).GetNanoSeconds()
+              << " ns analytic\n";
+}
+
+/*
+ * ARP over IPoIB in Eui64 mode, which ns-3's ArpHeader accepts also when built with
+ * asserts (8-byte hardware addresses): no IB_SKIP_IF_NS3_ARP_ASSERTS. An ARP packet is
+ * 8 + 2 x (8 + 4) = 32 bytes (56 with 20-byte addresses). UDP echo from host 0 to host 3
+ * as in ArpResolvesOverTheBroadcastGroup: two ARP requests reach every other member,
+ * host 0's ARP cache holds host 3's 8-byte address. The first echo's RTT is 4 t1(32) + 2
+ * t1(128) (host 3 asks for host 0 too; ARP RequestJitter 0), the 2nd and 3rd echo's
+ * 2 t1 of a 128-byte IP packet (EchoRttEqualsTheAnalyticValue); then V4Ping, whose
+ * RTT is 2 t1 of an 84-byte IP packet (PingRttEqualsTheAnalyticValue).
+ */
+TEST_F(IpoibTest, Eui64ArpResolvesAndPingRttEqualsTheAnalyticValue)
+{
+    IpoibNet n = BuildIpoib(4, true);
+    std::vector<uint32_t> rx(4, 0);
+    std::vector<uint32_t> arpBytes;
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        n.devices.Get(i)->TraceConnectWithoutContext(
+            "MacRx",
+            MakeCallback(+[](uint32_t* c, Ptr<const Packet>) { ++*c; }).Bind(&rx[i]));
+    }
+    n.devices.Get(1)->TraceConnectWithoutContext(
+        "MacRx",
+        MakeCallback(+[](std::vector<uint32_t>* v, Ptr<const Packet> p) {
+            v->push_back(p->GetSize());
+        }).Bind(&arpBytes));
+    ApplicationContainer apps = InstallEcho(n, 0, 3, 3);
+    std::vector<Time> rtts;
+    Time sentAt;
+    apps.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
+                                                      *t = Simulator::Now();
+                                                  }).Bind(&sentAt));
+    apps.Get(0)->TraceConnectWithoutContext(
+        "Rx",
+        MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
+            v->push_back(Simulator::Now() - *t);
+        }).Bind(&rtts, &sentAt));
+#ifdef IB_HAVE_V4PING_PING6
+    V4PingHelper ping(n.interfaces.GetAddress(3));
+    ping.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+    ApplicationContainer p = ping.Install(n.fabric.hosts.Get(0));
+    p.Start(MicroSeconds(3500));
+    p.Stop(MicroSeconds(5000)); // pings at 3.5 and 4.5 ms
+    std::vector<Time> pingRtts;
+    p.Get(0)->TraceConnectWithoutContext("Rtt", MakeCallback(+[](std::vector<Time>* v, Time rtt) {
+                                                    v->push_back(rtt);
+                                                }).Bind(&pingRtts));
+#endif
+    Simulator::Stop(MilliSeconds(6));
+    Simulator::Run();
+    // Hosts 1 and 2 only see the two ARP requests (host 0's for host 3, host 3's for
+    // host 0), of 32 bytes each.
+    EXPECT_EQ(rx[1], 2u);
+    EXPECT_EQ(rx[2], 2u);
+    EXPECT_EQ(arpBytes, (std::vector<uint32_t>{32, 32}));
+    Ptr<Ipv4L3Protocol> ip = n.fabric.hosts.Get(0)->GetObject<Ipv4L3Protocol>();
+    Ptr<ArpCache> cache =
+        ip->GetInterface(ip->GetInterfaceForDevice(n.devices.Get(0)))->GetArpCache();
+    ArpCache::Entry* e = cache->Lookup(n.interfaces.GetAddress(3));
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->IsAlive());
+    EXPECT_EQ(e->GetMacAddress().GetLength(), 8);
+    EXPECT_EQ(Mac64Address::ConvertFrom(e->GetMacAddress()),
+              Mac64Address::ConvertFrom(n.devices.Get(3)->GetAddress()));
+    uint32_t k = 0;
+    const Time echoOneWay = AnalyticOneWay(n, 3, 20 + 8 + 100, &k);
+    EXPECT_EQ(k, 3u);
+    ASSERT_EQ(rtts.size(), 3u);
+    // ARP request and reply for host 3, then for host 0 before the first echo reply.
+    const Time arpOneWay = AnalyticOneWay(n, 3, 32, &k);
+    EXPECT_EQ(rtts[0], arpOneWay * 4 + echoOneWay * 2);
+    EXPECT_EQ(rtts[1], echoOneWay * 2);
+    EXPECT_EQ(rtts[2], echoOneWay * 2);
+    std::cout << "UDP echo over IPoIB (Eui64), " << k << " switches: first RTT (ARP) "
+              << rtts[0].GetNanoSeconds() << " ns, "
+              << (arpOneWay * 4 + echoOneWay * 2).GetNanoSeconds() << " ns analytic; then "
+              << rtts[1].GetNanoSeconds() << " ns measured, " << (echoOneWay * 2).GetNanoSeconds()
+              << " ns analytic\n";
+#ifdef IB_HAVE_V4PING_PING6
+    const Time pingOneWay = AnalyticOneWay(n, 3, 20 + 8 + 56, &k);
+    ASSERT_EQ(pingRtts.size(), 2u);
+    EXPECT_EQ(pingRtts[0], pingOneWay * 2);
+    EXPECT_EQ(pingRtts[1], pingOneWay * 2);
+    std::cout << "ping over IPoIB (Eui64): RTT " << pingRtts[0].GetNanoSeconds() << " ns measured, "
+              << (pingOneWay * 2).GetNanoSeconds() << " ns analytic\n";
+#endif
+}
+
+/*
+ * TCP in Eui64 mode, with FlowMonitor: BulkSend of 10000 full segments (MSS 4040, see
+ * TcpGoodputIsLinkRateMinusHeaderOverheads) from host 0 to host 1. Between 1 and 3 ms the
+ * goodput is R * MSS / W (97.82 Gb/s); the transfer ends by 6 ms, and FlowMonitor (its
+ * tags ride on the packets the receiving device takes from its FIFO) sees both directions
+ * with every packet received: the data flow carries 10000 IP packets of 4092 bytes plus
+ * the connection's SYN, ACK and FIN segments, none above 4092 bytes.
+ */
+TEST_F(IpoibTest, Eui64TcpGoodputAndFlowMonitor)
+{
+    IpoibNet n = BuildIpoib(2, true);
+    const uint32_t mtu = n.devices.Get(0)->GetMtu();
+    ASSERT_EQ(mtu, 4092u);
+    const uint32_t mss = mtu - 20 - 32;
+    const uint32_t segments = 10000;
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
+    PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 5000));
+    ApplicationContainer s = sink.Install(n.fabric.hosts.Get(1));
+    BulkSendHelper bulk("ns3::TcpSocketFactory",
+                        InetSocketAddress(n.interfaces.GetAddress(1), 5000));
+    bulk.SetAttribute("SendSize", UintegerValue(mss * 16));
+    bulk.SetAttribute("MaxBytes", UintegerValue(uint64_t(mss) * segments));
+    ApplicationContainer b = bulk.Install(n.fabric.hosts.Get(0));
+    s.Start(Seconds(0));
+    b.Start(MicroSeconds(10));
+    FlowMonitorHelper fmh;
+    Ptr<FlowMonitor> fm = fmh.Install(n.fabric.hosts);
+    Ptr<PacketSink> ps = DynamicCast<PacketSink>(s.Get(0));
+    uint64_t at1 = 0;
+    uint64_t at2 = 0;
+    Simulator::Schedule(MilliSeconds(1), [&]() { at1 = ps->GetTotalRx(); });
+    Simulator::Schedule(MilliSeconds(3), [&]() { at2 = ps->GetTotalRx(); });
+    Simulator::Stop(MilliSeconds(6));
+    Simulator::Run();
+    const double goodput = (at2 - at1) * 8.0 / 2e-3;
+    const double rate = n.fabric.HostPort(0)->GetDataRate().GetBitRate();
+    const double expected = rate * mss / (8 + 12 + 8 + 4 + mtu + 4 + 2);
+    EXPECT_NEAR(goodput / expected, 1.0, 0.03)
+        << "goodput " << goodput / 1e9 << " Gb/s, expected " << expected / 1e9 << " Gb/s";
+    EXPECT_EQ(ps->GetTotalRx(), uint64_t(mss) * segments);
+    const auto stats = fm->GetFlowStats();
+    ASSERT_EQ(stats.size(), 2u);
+    Ptr<Ipv4FlowClassifier> cls = DynamicCast<Ipv4FlowClassifier>(fmh.GetClassifier());
+    bool sawData = false;
+    for (const auto& [id, st] : stats)
+    {
+        EXPECT_EQ(st.rxPackets, st.txPackets) << "flow " << id;
+        EXPECT_EQ(st.lostPackets, 0u) << "flow " << id;
+        const Ipv4FlowClassifier::FiveTuple t = cls->FindFlow(id);
+        if (t.sourceAddress == n.interfaces.GetAddress(0))
+        {
+            sawData = true;
+            EXPECT_GE(st.rxPackets, segments + 3); // data, SYN, handshake ACK, FIN
+            EXPECT_GE(st.rxBytes, uint64_t(segments) * mtu);
+            EXPECT_LE(st.rxBytes, uint64_t(segments) * mtu + (st.rxPackets - segments) * mtu);
+        }
+    }
+    EXPECT_TRUE(sawData);
+    std::cout << "TCP over IPoIB (Eui64): goodput " << goodput / 1e9 << " Gb/s measured, "
+              << expected / 1e9 << " Gb/s = R * MSS / W\n";
+}
+
+/*
+ * Stateless address autoconfiguration over IPoIB (Eui64 mode): host 0 is an IPv6 router
+ * on the IPoIB subnet (forwarding on, ns-3's Radvd announcing 2001:db8:1::/64 from
+ * 10 ms); hosts 1-3 have only their link-local addresses. Each of them builds
+ * 2001:db8:1::<interface identifier> from the Router Advertisement (ns-3's
+ * Ipv6L3Protocol::AddAutoconfiguredAddress, from the device's Mac64Address), passes DAD,
+ * and a UDP echo from host 1 to host 3's autoconfigured address (neighbour discovery
+ * first) then has the RTT of EchoRtt over IPv6 (2 t1 of a 148-byte IP packet).
+ */
+TEST_F(IpoibTest, Eui64RouterAdvertisementAutoconfiguresAddresses)
+{
+    Config::SetDefault("ns3::Icmpv6L4Protocol::SolicitationJitter",
+                       StringValue("ns3::ConstantRandomVariable[Constant=0.0]"));
+    IpoibNet n = BuildIpoib(4, true); // hosts 1 (leaf 0) and 3 (leaf 1): 3 switches
+    Ipv6AddressHelper v6;
+    v6.SetBase(Ipv6Address("2001:db8:1::"), Ipv6Prefix(64));
+    NetDeviceContainer router(n.devices.Get(0));
+    NetDeviceContainer others;
+    for (uint32_t i = 1; i < 4; ++i)
+    {
+        others.Add(n.devices.Get(i));
+    }
+    Ipv6InterfaceContainer r = v6.AssignWithoutOnLink(router);
+    r.SetForwarding(0, true);
+    v6.AssignWithoutAddress(others);
+    RadvdHelper radvd;
+    radvd.AddAnnouncedPrefix(r.GetInterfaceIndex(0), Ipv6Address("2001:db8:1::"), 64);
+    ApplicationContainer ra = radvd.Install(n.fabric.hosts.Get(0));
+    ra.Start(MilliSeconds(10));
+    ra.Stop(Seconds(4));
+    // Hosts 1-3's expected addresses: the prefix and the device's interface identifier.
+    std::vector<Ipv6Address> expected(4);
+    for (uint32_t i = 1; i < 4; ++i)
+    {
+        const uint64_t id = DynamicCast<IpoibNetDevice>(n.devices.Get(i))->GetInterfaceId();
+        uint8_t b[16] = {0x20, 0x01, 0x0d, 0xb8, 0x00, 0x01};
+        for (uint32_t k = 0; k < 8; ++k)
+        {
+            b[8 + k] = uint8_t(id >> (56 - 8 * k));
+        }
+        expected[i] = Ipv6Address(b);
+    }
+    const Time start = MilliSeconds(2500);
+    uint32_t autoconfigured = 0;
+    Simulator::Schedule(start - NanoSeconds(1), [&]() {
+        for (uint32_t i = 1; i < 4; ++i)
+        {
+            Ptr<Ipv6L3Protocol> ip = n.fabric.hosts.Get(i)->GetObject<Ipv6L3Protocol>();
+            const uint32_t itf = ip->GetInterfaceForDevice(n.devices.Get(i));
+            for (uint32_t a = 0; a < ip->GetNAddresses(itf); ++a)
+            {
+                const Ipv6InterfaceAddress ia = ip->GetAddress(itf, a);
+                if (ia.GetAddress() == expected[i] &&
+                    ia.GetState() == Ipv6InterfaceAddress::PREFERRED)
+                {
+                    ++autoconfigured;
+                }
+            }
+        }
+    });
+    UdpEchoServerHelper server(9);
+    server.Install(n.fabric.hosts.Get(3)).Start(Seconds(0));
+    UdpEchoClientHelper client(expected[3], 9);
+    client.SetAttribute("MaxPackets", UintegerValue(3));
+    client.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+    client.SetAttribute("PacketSize", UintegerValue(100));
+    ApplicationContainer c = client.Install(n.fabric.hosts.Get(1));
+    c.Start(start);
+    std::vector<Time> rtts;
+    Time sentAt;
+    c.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
+                                                   *t = Simulator::Now();
+                                               }).Bind(&sentAt));
+    c.Get(0)->TraceConnectWithoutContext(
+        "Rx",
+        MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
+            v->push_back(Simulator::Now() - *t);
+        }).Bind(&rtts, &sentAt));
+    Simulator::Stop(start + MilliSeconds(5));
+    Simulator::Run();
+    EXPECT_EQ(autoconfigured, 3u);
+    ASSERT_EQ(rtts.size(), 3u);
+    // Host 1 to host 3 crosses 3 switches, as host 0 to host 3 (AnalyticOneWay's source).
+    EXPECT_EQ(
+        n.fabric.subnetManager->GetPathRecord(n.fabric.HostPort(1), n.fabric.HostPort(3)).hops,
+        3u);
+    uint32_t k = 0;
+    const Time oneWay = AnalyticOneWay(n, 3, 40 + 8 + 100, &k);
+    const Time ndOneWay = AnalyticOneWay(n, 3, 40 + 24 + 16, &k);
+    EXPECT_EQ(rtts[0], ndOneWay * 2 + oneWay * 2); // neighbour discovery first
+    EXPECT_EQ(rtts[1], oneWay * 2);
+    EXPECT_EQ(rtts[2], oneWay * 2);
+    std::cout << "IPv6 SLAAC over IPoIB (Eui64), 3 switches: UDP echo RTT "
+              << rtts[0].GetNanoSeconds() << " ns (with ND), then " << rtts[1].GetNanoSeconds()
+              << " ns measured, " << (oneWay * 2).GetNanoSeconds() << " ns analytic\n";
+}
+
+/*
+ * Eui64 mode's user errors abort with a message: changing the mode after Setup(), and a
+ * device whose unicast QPN (the broadcast group's, SetBroadcastGroup) is not the
+ * destination's IPoIB QPN (an Eui64 address carries no QPN; IpoibHelper makes them
+ * equal, so this takes a deliberate SetBroadcastGroup).
+ */
+TEST_F(IpoibTest, Eui64MisuseAbortsWithAMessage)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            IpoibNet n = BuildIpoib(2, true);
+            n.devices.Get(0)->SetAttribute("HardwareAddressMode",
+                                           EnumValue(IpoibNetDevice::IPOIB20));
+        },
+        "HardwareAddressMode cannot change after Setup");
+    EXPECT_DEATH(
+        {
+            IpoibNet n = BuildIpoib(2, true);
+            // Host 1 answers host 0's ARP request (unicast) to QPN + 1.
+            Ptr<IpoibNetDevice> d = DynamicCast<IpoibNetDevice>(n.devices.Get(1));
+            d->SetBroadcastGroup(0xC000, d->GetQueuePair()->GetQpNum() + 1);
+            InstallEcho(n, 0, 1, 1);
+            Simulator::Stop(MilliSeconds(1));
+            Simulator::Run();
+        },
+        "the IPoIB QP of node .* has QPN");
 }
 
 #ifdef IB_TSHARK_TESTS
@@ -910,6 +1458,109 @@ TEST_F(IpoibTest, TsharkDecodesIpv6InsideIpoib)
     EXPECT_EQ(rep, 2u) << out;
     EXPECT_EQ(nd, 0u) << out;
 }
+
+/*
+ * Eui64 mode in tshark: UDP echo over IPv4 (ARP first) and over IPv6 (neighbour discovery
+ * first, DAD before) from host 0 to host 3, host 0's pcap. The wire format is that of
+ * Ipoib20 (IPoIB header, IP packet), so the UDP packets decode as in the two tests above.
+ * Wireshark 4.0 decodes ARP with hardware size 8 (hardware type 1, "Ethernet", as ns-3
+ * writes it) and shows the 8-byte sender/target addresses, e.g. 0202c90300000001; it
+ * decodes the link-layer address option of length 2 (16 bytes) as an EUI-64
+ * (icmpv6.opt.src_linkaddr_eui64 / target_linkaddr_eui64, 02:02:c9:03:00:00:00:01) with
+ * 6 bytes of padding. Host 0's port sees the 8 DAD solicitations (from ::, its own 2 and
+ * the others' 6; ns-3 puts a source link-layer option in them too), one solicitation of
+ * host 3's solicited-node group and host 3's advertisement.
+ */
+TEST_F(IpoibTest, TsharkDecodesEui64ArpAndNeighbourDiscovery)
+{
+    if (RunCommand("command -v tshark").empty())
+    {
+        GTEST_SKIP() << "tshark is not installed: cannot check the IPoIB decoding";
+    }
+    Config::SetDefault("ns3::Icmpv6L4Protocol::SolicitationJitter",
+                       StringValue("ns3::ConstantRandomVariable[Constant=0.0]"));
+    char tmpl[] = "/tmp/ipoib64-pcap-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    std::string v6src;
+    std::string v6dst;
+    {
+        IpoibNet n = BuildIpoib(4, true);
+        Ipv6AddressHelper v6;
+        v6.SetBase(Ipv6Address("2001:db8::"), Ipv6Prefix(64));
+        Ipv6InterfaceContainer ifs = v6.Assign(n.devices);
+        std::ostringstream a;
+        std::ostringstream b;
+        a << ifs.GetAddress(0, 1);
+        b << ifs.GetAddress(3, 1);
+        v6src = a.str();
+        v6dst = b.str();
+        n.fabricHelper->GetIbHelper().EnablePcap(dir + "/ipoib64", n.fabric.hostPorts);
+        InstallEcho(n, 0, 3, 1);
+        UdpEchoServerHelper server(10);
+        server.Install(n.fabric.hosts.Get(3)).Start(Seconds(0));
+        UdpEchoClientHelper client(ifs.GetAddress(3, 1), 10);
+        client.SetAttribute("MaxPackets", UintegerValue(1));
+        client.SetAttribute("PacketSize", UintegerValue(100));
+        client.Install(n.fabric.hosts.Get(0)).Start(MilliSeconds(1500));
+        Simulator::Stop(MilliSeconds(1510));
+        Simulator::Run();
+        Simulator::Destroy();
+    }
+    std::string file = RunCommand("ls '" + dir + "'/ipoib64-host-0-*.pcap");
+    file = file.substr(0, file.find('\n'));
+    ASSERT_FALSE(file.empty()) << RunCommand("ls '" + dir + "'");
+    const std::string out =
+        RunCommand("tshark -n -r '" + file + "' " +
+                   "-T fields -E separator=, -E occurrence=f -e frame.protocols -e arp.opcode "
+                   "-e arp.hw.size -e arp.src.hw -e icmpv6.type -e icmpv6.opt.length "
+                   "-e icmpv6.opt.src_linkaddr_eui64 -e icmpv6.opt.target_linkaddr_eui64 "
+                   "-e ipv6.src -e ipv6.dst 2>&1");
+    if (!getenv("IPOIB_KEEP_PCAP"))
+    {
+        RunCommand("rm -rf '" + dir + "'");
+    }
+    const std::string h0 = "0202c90300000001"; // host 0's interface identifier
+    const std::string h3 = "0202c90300000004";
+    const std::string h0c = "02:02:c9:03:00:00:00:01";
+    const std::string h3c = "02:02:c9:03:00:00:00:04";
+    std::map<std::string, uint32_t> seen;
+    std::stringstream ss(out);
+    std::string line;
+    while (std::getline(ss, line))
+    {
+        const std::string proto = line.substr(0, line.find(','));
+        if (line.find("udp") != std::string::npos)
+        {
+            ++seen[proto];
+        }
+        else if (proto == "erf:infiniband:ethertype:arp")
+        {
+            ++seen[line];
+        }
+        else if (line.find(",135,2,") != std::string::npos &&
+                 line.find(",::,") != std::string::npos)
+        {
+            ++seen["dad"];
+        }
+        else if (line.find(",135,") != std::string::npos || line.find(",136,") != std::string::npos)
+        {
+            ++seen[line];
+        }
+    }
+    const std::string arp = "erf:infiniband:ethertype:arp,";
+    const std::string icmp = "erf:infiniband:ethertype:ipv6:icmpv6,,,,";
+    EXPECT_EQ(seen[arp + "1,8," + h0 + ",,,,,,"], 1u) << out; // request for host 3
+    EXPECT_EQ(seen[arp + "2,8," + h3 + ",,,,,,"], 1u) << out; // reply
+    EXPECT_EQ(seen[arp + "1,8," + h3 + ",,,,,,"], 1u) << out; // request for host 0
+    EXPECT_EQ(seen[arp + "2,8," + h0 + ",,,,,,"], 1u) << out; // reply
+    EXPECT_EQ(seen["dad"], 8u) << out;
+    EXPECT_EQ(seen[icmp + "135,2," + h0c + ",," + v6src + ",ff02::1:ff00:4"], 1u) << out;
+    EXPECT_EQ(seen[icmp + "136,2,," + h3c + "," + v6dst + "," + v6src], 1u) << out;
+    EXPECT_EQ(seen["erf:infiniband:ethertype:ip:udp:data"], 2u) << out;
+    EXPECT_EQ(seen["erf:infiniband:ethertype:ipv6:udp:data"], 2u) << out;
+    EXPECT_EQ(seen.size(), 4u + 1u + 2u + 2u) << out; // nothing else ARP, ND or UDP
+}
 #endif
 
 namespace
@@ -923,14 +1574,20 @@ using FlowResults = std::map<std::string, std::tuple<uint64_t, int64_t, int64_t,
  * sends 256 KB over TCP to host i+1 on each fabric at once.
  * @param ibBytes receives the bytes the IPoIB devices sent
  * @param ethBytes receives the bytes the hosts' Ethernet devices sent
+ * @param eui64 IPoIB in HardwareAddressMode Eui64 instead of Ipoib20
  * @return the FlowMonitor results
  */
 FlowResults
-RunSideBySide(uint64_t* ibBytes, uint64_t* ethBytes)
+RunSideBySide(uint64_t* ibBytes, uint64_t* ethBytes, bool eui64)
 {
     IbHelper::ResetLidAllocation();
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
     IbEthernetSideBySideHelper helper;
+    if (eui64)
+    {
+        helper.GetIpoibHelper().SetDeviceAttribute("HardwareAddressMode",
+                                                   EnumValue(IpoibNetDevice::EUI64));
+    }
     IbEthernetSideBySide s = helper.Build(IbTopologyBuilder::FatTree2Level(4, 4));
     EXPECT_EQ(s.routers.GetN(), s.ib.switches.GetN());
     const uint32_t n = s.GetNHosts();
@@ -991,33 +1648,35 @@ RunSideBySide(uint64_t* ibBytes, uint64_t* ethBytes)
 
 TEST_F(IpoibTest, SideBySideFlowsUseTheirFabricAndRunsAreDeterministic)
 {
-    IB_SKIP_IF_NS3_ARP_ASSERTS();
-    uint64_t ib1 = 0;
-    uint64_t eth1 = 0;
-    const FlowResults a = RunSideBySide(&ib1, &eth1);
-    // 4 hosts x 2 fabrics data flows + their ACK flows.
-    EXPECT_EQ(a.size(), 16u);
-    uint32_t ibFlows = 0;
-    uint32_t ethFlows = 0;
-    for (const auto& [key, st] : a)
+    for (bool eui64 : ArpModes())
     {
-        const bool ib = key.rfind("10.1.", 0) == 0;
-        (ib ? ibFlows : ethFlows)++;
-        if (std::get<0>(st) > 100000)
+        uint64_t ib1 = 0;
+        uint64_t eth1 = 0;
+        const FlowResults a = RunSideBySide(&ib1, &eth1, eui64);
+        // 4 hosts x 2 fabrics data flows + their ACK flows.
+        EXPECT_EQ(a.size(), 16u) << "Eui64 " << eui64;
+        uint32_t ibFlows = 0;
+        uint32_t ethFlows = 0;
+        for (const auto& [key, st] : a)
         {
-            // A data flow: everything arrived (256 KB + 52 bytes of headers per segment).
-            EXPECT_GT(std::get<0>(st), 256u * 1024) << key;
-            EXPECT_EQ(std::get<3>(st), 0u) << key;
+            const bool ib = key.rfind("10.1.", 0) == 0;
+            (ib ? ibFlows : ethFlows)++;
+            if (std::get<0>(st) > 100000)
+            {
+                // A data flow: everything arrived (256 KB + 52 bytes of headers per segment).
+                EXPECT_GT(std::get<0>(st), 256u * 1024) << key;
+                EXPECT_EQ(std::get<3>(st), 0u) << key;
+            }
         }
+        EXPECT_EQ(ibFlows, 8u);
+        EXPECT_EQ(ethFlows, 8u);
+        EXPECT_GT(ib1, 4u * 256 * 1024);
+        EXPECT_GT(eth1, 4u * 256 * 1024);
+        uint64_t ib2 = 0;
+        uint64_t eth2 = 0;
+        const FlowResults b = RunSideBySide(&ib2, &eth2, eui64);
+        EXPECT_EQ(a, b) << "Eui64 " << eui64;
+        EXPECT_EQ(ib1, ib2);
+        EXPECT_EQ(eth1, eth2);
     }
-    EXPECT_EQ(ibFlows, 8u);
-    EXPECT_EQ(ethFlows, 8u);
-    EXPECT_GT(ib1, 4u * 256 * 1024);
-    EXPECT_GT(eth1, 4u * 256 * 1024);
-    uint64_t ib2 = 0;
-    uint64_t eth2 = 0;
-    const FlowResults b = RunSideBySide(&ib2, &eth2);
-    EXPECT_EQ(a, b);
-    EXPECT_EQ(ib1, ib2);
-    EXPECT_EQ(eth1, eth2);
 }
