@@ -142,6 +142,31 @@ RunCommand(const std::string& cmd)
 }
 
 /**
+ * Decode host 0's pcap (written under @p dir with file prefix @p prefix) with tshark,
+ * then delete @p dir unless IPOIB_KEEP_PCAP is set.
+ * @param dir the pcap folder
+ * @param prefix the pcap file prefix
+ * @param options tshark's options after -n -r FILE
+ * @return tshark's output (with its errors), or "" if there is no such pcap
+ */
+std::string
+TsharkHost0Pcap(const std::string& dir, const std::string& prefix, const std::string& options)
+{
+    std::string file = RunCommand("ls '" + dir + "'/" + prefix + "-host-0-*.pcap");
+    file = file.substr(0, file.find('\n'));
+    std::string out;
+    if (!file.empty())
+    {
+        out = RunCommand("tshark -n -r '" + file + "' " + options + " 2>&1");
+    }
+    if (!getenv("IPOIB_KEEP_PCAP"))
+    {
+        RunCommand("rm -rf '" + dir + "'");
+    }
+    return out;
+}
+
+/**
  * UDP echo from host @p from to host @p to: @p count packets of 100 bytes, 1 ms apart
  * from 10 us.
  * @return the client application
@@ -1344,16 +1369,11 @@ TEST_F(IpoibTest, TsharkDecodesIpInsideIpoib)
         Simulator::Destroy(); // (and n's end) closes the pcap files
     }
     // The pcap helper names files after the node's name ("host-0") and device index.
-    std::string file = RunCommand("ls '" + dir + "'/ipoib-host-0-*.pcap");
-    file = file.substr(0, file.find('\n'));
-    ASSERT_FALSE(file.empty()) << RunCommand("ls '" + dir + "'");
-    const std::string out = RunCommand("tshark -n -r '" + file + "' " +
-                                       "-T fields -E separator=, -e frame.protocols "
-                                       "-e ip.src -e ip.dst -e arp.opcode 2>&1");
-    if (!getenv("IPOIB_KEEP_PCAP"))
-    {
-        RunCommand("rm -rf '" + dir + "'");
-    }
+    const std::string out = TsharkHost0Pcap(dir,
+                                            "ipoib",
+                                            "-T fields -E separator=, -e frame.protocols "
+                                            "-e ip.src -e ip.dst -e arp.opcode");
+    ASSERT_FALSE(out.empty()) << "no pcap of host 0 in " << dir;
     std::stringstream ss(out);
     std::string line;
     uint32_t arp = 0;
@@ -1420,16 +1440,11 @@ TEST_F(IpoibTest, TsharkDecodesIpv6InsideIpoib)
         Simulator::Run();
         Simulator::Destroy();
     }
-    std::string file = RunCommand("ls '" + dir + "'/ipoib6-host-0-*.pcap");
-    file = file.substr(0, file.find('\n'));
-    ASSERT_FALSE(file.empty()) << RunCommand("ls '" + dir + "'");
-    const std::string out = RunCommand("tshark -n -r '" + file + "' " +
-                                       "-T fields -E separator=, -e frame.protocols "
-                                       "-e ipv6.src -e ipv6.dst -e icmpv6.type 2>&1");
-    if (!getenv("IPOIB_KEEP_PCAP"))
-    {
-        RunCommand("rm -rf '" + dir + "'");
-    }
+    const std::string out = TsharkHost0Pcap(dir,
+                                            "ipoib6",
+                                            "-T fields -E separator=, -e frame.protocols "
+                                            "-e ipv6.src -e ipv6.dst -e icmpv6.type");
+    ASSERT_FALSE(out.empty()) << "no pcap of host 0 in " << dir;
     std::stringstream ss(out);
     std::string line;
     uint32_t req = 0;
@@ -1507,19 +1522,14 @@ TEST_F(IpoibTest, TsharkDecodesEui64ArpAndNeighbourDiscovery)
         Simulator::Run();
         Simulator::Destroy();
     }
-    std::string file = RunCommand("ls '" + dir + "'/ipoib64-host-0-*.pcap");
-    file = file.substr(0, file.find('\n'));
-    ASSERT_FALSE(file.empty()) << RunCommand("ls '" + dir + "'");
     const std::string out =
-        RunCommand("tshark -n -r '" + file + "' " +
-                   "-T fields -E separator=, -E occurrence=f -e frame.protocols -e arp.opcode "
-                   "-e arp.hw.size -e arp.src.hw -e icmpv6.type -e icmpv6.opt.length "
-                   "-e icmpv6.opt.src_linkaddr_eui64 -e icmpv6.opt.target_linkaddr_eui64 "
-                   "-e ipv6.src -e ipv6.dst 2>&1");
-    if (!getenv("IPOIB_KEEP_PCAP"))
-    {
-        RunCommand("rm -rf '" + dir + "'");
-    }
+        TsharkHost0Pcap(dir,
+                        "ipoib64",
+                        "-T fields -E separator=, -E occurrence=f -e frame.protocols -e arp.opcode "
+                        "-e arp.hw.size -e arp.src.hw -e icmpv6.type -e icmpv6.opt.length "
+                        "-e icmpv6.opt.src_linkaddr_eui64 -e icmpv6.opt.target_linkaddr_eui64 "
+                        "-e ipv6.src -e ipv6.dst");
+    ASSERT_FALSE(out.empty()) << "no pcap of host 0 in " << dir;
     const std::string h0 = "0202c90300000001"; // host 0's interface identifier
     const std::string h3 = "0202c90300000004";
     const std::string h0c = "02:02:c9:03:00:00:00:01";
