@@ -132,16 +132,21 @@ DataParallelTrainingApplication::GetRank() const
     return m_rank;
 }
 
+double
+DataParallelTrainingApplication::FlopsDerivedComputeSeconds() const
+{
+    NS_ABORT_MSG_IF(m_gpuFlops <= 0,
+                    "DataParallelTrainingApplication: FlopsPerSample is set, GpuFlops "
+                    "must be positive too");
+    return m_flopsPerSample * m_batchPerGpu / m_gpuFlops;
+}
+
 Time
 DataParallelTrainingApplication::GetForwardTime() const
 {
     if (m_flopsPerSample > 0)
     {
-        NS_ABORT_MSG_IF(m_gpuFlops <= 0,
-                        "DataParallelTrainingApplication: FlopsPerSample is set, GpuFlops "
-                        "must be positive too");
-        const double total = m_flopsPerSample * m_batchPerGpu / m_gpuFlops;
-        return Seconds(total / (1.0 + m_bwdRatio));
+        return Seconds(FlopsDerivedComputeSeconds() / (1.0 + m_bwdRatio));
     }
     return m_forward;
 }
@@ -151,11 +156,7 @@ DataParallelTrainingApplication::GetBackwardTime() const
 {
     if (m_flopsPerSample > 0)
     {
-        NS_ABORT_MSG_IF(m_gpuFlops <= 0,
-                        "DataParallelTrainingApplication: FlopsPerSample is set, GpuFlops "
-                        "must be positive too");
-        const double total = m_flopsPerSample * m_batchPerGpu / m_gpuFlops;
-        return Seconds(total * m_bwdRatio / (1.0 + m_bwdRatio));
+        return Seconds(FlopsDerivedComputeSeconds() * m_bwdRatio / (1.0 + m_bwdRatio));
     }
     return m_backward;
 }

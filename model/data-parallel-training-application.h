@@ -79,6 +79,8 @@ class DataParallelTrainingApplication : public Application
     void DoDispose() override;
 
   private:
+    /// @return forward + backward seconds from FlopsPerSample x BatchPerGpu / GpuFlops
+    double FlopsDerivedComputeSeconds() const;
     void StartApplication() override;
     void StopApplication() override;
 
