@@ -288,6 +288,7 @@ IbNetDevice::DoDispose()
     }
     m_drainQueue.Clear();
     m_refreshEvent.Cancel();
+    m_refreshPending = false;
     m_drainEvent.Cancel();
     m_ibRxCallback = MakeNullCallback<void, Ptr<IbNetDevice>, Ptr<Packet>, uint8_t, uint32_t>();
     m_rxCallback =
@@ -990,8 +991,11 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
         RxVl& r = m_rx[vl];
         r.abr = (r.abr + blocks) & 0xFFF;
         r.active = true;
-        if (m_refreshEvent.IsExpired())
+        if (!m_refreshPending)
         {
+            // A flag, not m_refreshEvent.IsExpired(): that looks the event up in the
+            // scheduler, a cache miss per received packet on a large fabric.
+            m_refreshPending = true;
             const Time period =
                 m_fcRefresh.IsZero() ? IbLinkRate::FlowControlRefreshPeriod(m_speed) : m_fcRefresh;
             m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
@@ -1132,6 +1136,7 @@ IbNetDevice::RefreshFlowControl()
     const Time period =
         m_fcRefresh.IsZero() ? IbLinkRate::FlowControlRefreshPeriod(m_speed) : m_fcRefresh;
     bool any = false;
+    m_refreshPending = false;
     for (uint8_t vl = 0; vl < m_numDataVls; ++vl)
     {
         RxVl& r = m_rx[vl];
@@ -1148,6 +1153,7 @@ IbNetDevice::RefreshFlowControl()
     }
     if (any)
     {
+        m_refreshPending = true;
         m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
     }
 }

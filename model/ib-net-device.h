@@ -454,6 +454,7 @@ class IbNetDevice : public NetDevice
     // Receive state
     std::array<RxVl, 16> m_rx;                            //!< per-VL receive state
     EventId m_refreshEvent;                               //!< periodic flow-control refresh
+    bool m_refreshPending{false}; //!< m_refreshEvent is scheduled
     IbFifo<std::pair<Ptr<Packet>, uint8_t>> m_drainQueue; //!< host receive queue
     EventId m_drainEvent;                                 //!< drain of the head of m_drainQueue
     uint64_t m_rxCrcErrors;                               //!< CRC failures
