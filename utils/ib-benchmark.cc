@@ -55,6 +55,7 @@ struct Result
     uint64_t packetHops{0};
     uint64_t events{0};
     double wallSeconds{0};
+    double cpuSeconds{0}; ///< CPU time of the run (wall time counts other processes too)
     double simSeconds{0};
     long maxRssKb{0};
 
@@ -104,9 +105,11 @@ TimedRun(Time stop, Result& r)
 {
     Simulator::Stop(stop);
     const uint64_t events0 = Simulator::GetEventCount();
+    const double cpu0 = CpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     const auto t1 = std::chrono::steady_clock::now();
+    r.cpuSeconds = CpuSeconds() - cpu0;
     r.events = Simulator::GetEventCount() - events0;
     r.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
     r.simSeconds = stop.GetSeconds();
@@ -120,7 +123,8 @@ Print(const Result& r)
               << std::setw(12) << r.packetHops << std::setw(10) << std::fixed
               << std::setprecision(3) << r.wallSeconds << std::setw(14) << std::setprecision(0)
               << r.HopsPerSecond() << std::setw(10) << std::setprecision(2) << r.EventsPerHop()
-              << std::setw(10) << r.maxRssKb / 1024 << "\n";
+              << std::setw(10) << r.maxRssKb / 1024 << std::setw(10) << std::setprecision(3)
+              << r.cpuSeconds << "\n";
 }
 
 void
@@ -135,11 +139,12 @@ AppendCsv(const std::string& file, const Result& r)
     std::ofstream out(file, std::ios::app);
     if (header)
     {
-        out << "scenario,model,packet_hops,wall_s,sim_s,hops_per_s,events_per_hop,max_rss_mb\n";
+        out << "scenario,model,packet_hops,wall_s,sim_s,hops_per_s,events_per_hop,max_rss_mb,"
+               "cpu_s\n";
     }
     out << r.scenario << "," << r.model << "," << r.packetHops << "," << r.wallSeconds << ","
         << r.simSeconds << "," << r.HopsPerSecond() << "," << r.EventsPerHop() << ","
-        << r.maxRssKb / 1024 << "\n";
+        << r.maxRssKb / 1024 << "," << r.cpuSeconds << "\n";
 }
 
 // ------------------------------------------------------------------------- scheduler
@@ -464,6 +469,7 @@ BenchAllreduce(uint32_t hosts, uint64_t bytes, const std::string& csv)
     const double cpu = CpuSeconds() - cpu0;
     uint64_t hostPackets = 0;
     Result r;
+    r.cpuSeconds = cpu;
     r.scenario = "allreduce";
     r.model = "ib-" + std::to_string(hosts) + "-hosts";
     r.packetHops = FabricPacketHops(f, &hostPackets) - hops0;
@@ -475,15 +481,14 @@ BenchAllreduce(uint32_t hosts, uint64_t bytes, const std::string& csv)
     Print(r);
     AppendCsv(csv, r);
     const double setup = std::chrono::duration<double>(t1 - t0).count();
-    std::cout << "allreduce: ring, " << hosts << " hosts, " << bytes << " B float sum: "
-              << hostPackets << " packets (data and ACKs) sent by hosts, " << r.packetHops
-              << " packet-hops, simulated " << std::fixed << std::setprecision(1)
+    std::cout << "allreduce: ring, " << hosts << " hosts, " << bytes
+              << " B float sum: " << hostPackets << " packets (data and ACKs) sent by hosts, "
+              << r.packetHops << " packet-hops, simulated " << std::fixed << std::setprecision(1)
               << sim.GetMicroSeconds() << " us in " << std::setprecision(2) << r.wallSeconds
               << " s wall, " << cpu << " s CPU (" << std::setprecision(0)
-              << hostPackets / r.wallSeconds
-              << " packets/s, " << r.wallSeconds / r.packetHops * 1e9
-              << " ns per packet-hop); build, route and warm-up " << std::setprecision(2)
-              << setup << " s; total " << setup + r.wallSeconds << " s; peak resident memory "
+              << hostPackets / r.wallSeconds << " packets/s, " << r.wallSeconds / r.packetHops * 1e9
+              << " ns per packet-hop); build, route and warm-up " << std::setprecision(2) << setup
+              << " s; total " << setup + r.wallSeconds << " s; peak resident memory "
               << r.maxRssKb / 1024 << " MB\n";
     Simulator::Destroy();
     Names::Clear();
@@ -532,8 +537,10 @@ main(int argc, char* argv[])
     uint64_t scalingHops = 2000000;
     uint64_t allreduceBytes = 64ull << 20;
     CommandLine cmd(__FILE__);
-    cmd.AddValue("scenario", "scheduler, link-chain, fat-tree, scaling, build, allreduce or all (all "
-                 "leaves out allreduce, which takes minutes)", scenario);
+    cmd.AddValue("scenario",
+                 "scheduler, link-chain, fat-tree, scaling, build, allreduce or all (all "
+                 "leaves out allreduce, which takes minutes)",
+                 scenario);
     cmd.AddValue("switches", "switches (IB) / routers (p2p) in the link chain", hops);
     cmd.AddValue("simMs", "simulated milliseconds per chain run", simMs);
     cmd.AddValue("payload", "payload bytes per packet", payload);
@@ -557,7 +564,8 @@ main(int argc, char* argv[])
 
     std::cout << std::left << std::setw(12) << "scenario" << std::setw(22) << "model" << std::right
               << std::setw(12) << "pkt-hops" << std::setw(10) << "wall s" << std::setw(14)
-              << "hops/s" << std::setw(10) << "ev/hop" << std::setw(10) << "rss MB"
+              << "hops/s" << std::setw(10) << "ev/hop" << std::setw(10) << "rss MB" << std::setw(10)
+              << "cpu s"
               << "\n";
     std::vector<Result> results;
     auto run = [&](const Result& r) {
@@ -603,15 +611,22 @@ main(int argc, char* argv[])
         }
         double lo = 1e300;
         double hi = 0;
+        double cpuLo = 1e300;
+        double cpuHi = 0;
         for (const auto& r : sweep)
         {
             const double ns = r.wallSeconds / r.packetHops * 1e9;
             lo = std::min(lo, ns);
             hi = std::max(hi, ns);
+            const double cpuNs = r.cpuSeconds / r.packetHops * 1e9;
+            cpuLo = std::min(cpuLo, cpuNs);
+            cpuHi = std::max(cpuHi, cpuNs);
         }
         std::cout << "scaling: wall time per packet-hop from " << std::fixed << std::setprecision(0)
-                  << lo << " to " << hi << " ns over 16..1024 hosts (" << std::setprecision(1)
-                  << (hi / lo - 1) * 100 << " % spread)\n";
+                  << lo << " to " << hi << " ns (" << std::setprecision(1) << (hi / lo - 1) * 100
+                  << " % spread), CPU time per packet-hop from " << std::setprecision(0) << cpuLo
+                  << " to " << cpuHi << " ns (" << std::setprecision(1) << (cpuHi / cpuLo - 1) * 100
+                  << " % spread)\n";
     }
     if (scenario == "all" || scenario == "build")
     {
