@@ -10,6 +10,7 @@
 #include "ib-lrh-header.h"
 #include "ib-packet.h"
 #include "ib-rwh-header.h"
+#include "ib-switch.h"
 
 #include "ns3/data-rate.h"
 #include "ns3/error-model.h"
@@ -254,6 +255,7 @@ IbNetDevice::DoDispose()
     m_receiveErrorModel = nullptr;
     m_txCurrent = TxItem();
     m_txReadyCallback.Nullify();
+    m_switch = nullptr;
     for (auto& v : m_vl)
     {
         v.tx.queue.Clear();
@@ -516,12 +518,14 @@ void
 IbNetDevice::SetIbReceiveCallback(IbReceiveCallback cb)
 {
     m_ibRxCallback = cb;
+    m_switch = nullptr;
 }
 
 void
 IbNetDevice::SetTxReadyCallback(TxReadyCallback cb)
 {
     m_txReadyCallback = cb;
+    m_switch = nullptr;
 }
 
 void
@@ -878,9 +882,16 @@ IbNetDevice::TrySend()
     m_promiscSnifferTrace(item.packet);
     Simulator::Schedule(txEnd, &IbNetDevice::TransmitComplete, this);
     m_channel->Transmit(item.packet, this, headerEnd, txEnd, false);
-    if (emptied && vl != VL15 && !m_txReadyCallback.IsNull())
+    if (emptied && vl != VL15)
     {
-        m_txReadyCallback(this, static_cast<uint8_t>(vl));
+        if (m_switch != nullptr)
+        {
+            m_switch->TxReady(m_switchPort, this, static_cast<uint8_t>(vl));
+        }
+        else if (!m_txReadyCallback.IsNull())
+        {
+            m_txReadyCallback(this, static_cast<uint8_t>(vl));
+        }
     }
 }
 
@@ -1002,6 +1013,11 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
     }
     m_snifferTrace(packet);
     m_promiscSnifferTrace(packet);
+    if (m_switch != nullptr)
+    {
+        m_switch->Receive(m_switchPort, this, packet, vl, blocks);
+        return;
+    }
     if (!m_ibRxCallback.IsNull())
     {
         m_ibRxCallback(this, packet, vl, blocks);
@@ -1092,9 +1108,16 @@ IbNetDevice::ReceiveFlowControl(Ptr<Packet> packet)
         t.stalled = false;
         m_creditStallTrace(vl, waited);
     }
-    if (t.queue.Empty() && !m_txReadyCallback.IsNull())
+    if (t.queue.Empty())
     {
-        m_txReadyCallback(this, vl);
+        if (m_switch != nullptr)
+        {
+            m_switch->TxReady(m_switchPort, this, vl);
+        }
+        else if (!m_txReadyCallback.IsNull())
+        {
+            m_txReadyCallback(this, vl);
+        }
     }
     if (!m_txBusy)
     {

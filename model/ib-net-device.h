@@ -23,6 +23,7 @@ namespace ns3
 {
 
 class IbChannel;
+class IbSwitch;
 class ErrorModel;
 class Packet;
 
@@ -281,6 +282,11 @@ class IbNetDevice : public NetDevice
     void DoInitialize() override;
 
   private:
+    /// IbSwitch::AddPort sets m_switch: packets and TX-ready notices of switch ports go
+    /// to the switch by a direct call instead of through two Callback objects (fewer
+    /// cache misses per packet on large fabrics). Set*Callback clears it.
+    friend class IbSwitch;
+
     /// A packet waiting in a transmit queue.
     struct TxItem
     {
@@ -430,6 +436,8 @@ class IbNetDevice : public NetDevice
     Time m_lrhTime;                      //!< time the LRH takes on the wire (cut-through delivery)
     Ptr<IbChannel> m_channel;            //!< attached cable
     Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model
+    IbSwitch* m_switch{nullptr};         //!< owning switch, called directly (see IbSwitch)
+    uint8_t m_switchPort{0};             //!< this port's number on m_switch
     IbReceiveCallback m_ibRxCallback;    //!< switch-style consumer
     TxReadyCallback m_txReadyCallback;   //!< switch notification
     DataRate m_rxDrainRate;              //!< host receive drain rate (0 = immediate)

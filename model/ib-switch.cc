@@ -97,6 +97,8 @@ IbSwitch::AddPort(Ptr<IbNetDevice> port)
     port->SetSwitchPortMode(m_latency, m_cutThrough);
     port->SetIbReceiveCallback(MakeCallback(&IbSwitch::Receive, this).Bind(n));
     port->SetTxReadyCallback(MakeCallback(&IbSwitch::TxReady, this).Bind(n));
+    port->m_switch = this; // the same calls, without the Callback indirection
+    port->m_switchPort = n;
     m_input.resize(m_ports.size() * 16);
     m_requests.resize(m_ports.size() * 16);
     return n;

@@ -150,6 +150,9 @@ class IbSwitch : public Object
     void DoDispose() override;
 
   private:
+    /// Switch ports call Receive and TxReady directly (see IbNetDevice::m_switch).
+    friend class IbNetDevice;
+
     /// A packet waiting in an input buffer.
     struct InEntry
     {
