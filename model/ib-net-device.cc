@@ -7,6 +7,7 @@
 #include "ib-channel.h"
 #include "ib-crc-trailer.h"
 #include "ib-flow-control-header.h"
+#include "ib-hca.h"
 #include "ib-lrh-header.h"
 #include "ib-packet.h"
 #include "ib-rwh-header.h"
@@ -256,6 +257,7 @@ IbNetDevice::DoDispose()
     m_txCurrent = TxItem();
     m_txReadyCallback.Nullify();
     m_switch = nullptr;
+    m_hca = nullptr;
     for (auto& v : m_vl)
     {
         v.tx.queue.Clear();
@@ -519,6 +521,7 @@ IbNetDevice::SetIbReceiveCallback(IbReceiveCallback cb)
 {
     m_ibRxCallback = cb;
     m_switch = nullptr;
+    m_hca = nullptr;
 }
 
 void
@@ -526,6 +529,7 @@ IbNetDevice::SetTxReadyCallback(TxReadyCallback cb)
 {
     m_txReadyCallback = cb;
     m_switch = nullptr;
+    m_hca = nullptr;
 }
 
 void
@@ -886,7 +890,11 @@ IbNetDevice::TrySend()
     {
         if (m_switch != nullptr)
         {
-            m_switch->TxReady(m_switchPort, this, static_cast<uint8_t>(vl));
+            m_switch->TxReady(m_ownerPort, this, static_cast<uint8_t>(vl));
+        }
+        else if (m_hca != nullptr)
+        {
+            m_hca->TxReady(m_ownerPort, this, static_cast<uint8_t>(vl));
         }
         else if (!m_txReadyCallback.IsNull())
         {
@@ -1015,7 +1023,12 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
     m_promiscSnifferTrace(packet);
     if (m_switch != nullptr)
     {
-        m_switch->Receive(m_switchPort, this, packet, vl, blocks);
+        m_switch->Receive(m_ownerPort, this, packet, vl, blocks);
+        return;
+    }
+    if (m_hca != nullptr)
+    {
+        m_hca->Receive(m_ownerPort, this, packet, vl, blocks);
         return;
     }
     if (!m_ibRxCallback.IsNull())
@@ -1112,7 +1125,11 @@ IbNetDevice::ReceiveFlowControl(Ptr<Packet> packet)
     {
         if (m_switch != nullptr)
         {
-            m_switch->TxReady(m_switchPort, this, vl);
+            m_switch->TxReady(m_ownerPort, this, vl);
+        }
+        else if (m_hca != nullptr)
+        {
+            m_hca->TxReady(m_ownerPort, this, vl);
         }
         else if (!m_txReadyCallback.IsNull())
         {

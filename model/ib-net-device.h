@@ -23,6 +23,7 @@ namespace ns3
 {
 
 class IbChannel;
+class IbHca;
 class IbSwitch;
 class ErrorModel;
 class Packet;
@@ -282,10 +283,11 @@ class IbNetDevice : public NetDevice
     void DoInitialize() override;
 
   private:
-    /// IbSwitch::AddPort sets m_switch: packets and TX-ready notices of switch ports go
-    /// to the switch by a direct call instead of through two Callback objects (fewer
-    /// cache misses per packet on large fabrics). Set*Callback clears it.
+    /// IbSwitch::AddPort and IbHca::AddPort set m_switch or m_hca: packets and TX-ready
+    /// notices go to the owner by a direct call instead of through two Callback objects
+    /// (fewer cache misses per packet on large fabrics). Set*Callback clears them.
     friend class IbSwitch;
+    friend class IbHca;
 
     /// A packet waiting in a transmit queue.
     struct TxItem
@@ -437,7 +439,8 @@ class IbNetDevice : public NetDevice
     Ptr<IbChannel> m_channel;            //!< attached cable
     Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model
     IbSwitch* m_switch{nullptr};         //!< owning switch, called directly (see IbSwitch)
-    uint8_t m_switchPort{0};             //!< this port's number on m_switch
+    IbHca* m_hca{nullptr};               //!< owning HCA, called directly (see IbHca)
+    uint8_t m_ownerPort{0};              //!< this port's number on m_switch or m_hca
     IbReceiveCallback m_ibRxCallback;    //!< switch-style consumer
     TxReadyCallback m_txReadyCallback;   //!< switch notification
     DataRate m_rxDrainRate;              //!< host receive drain rate (0 = immediate)

@@ -98,7 +98,7 @@ IbSwitch::AddPort(Ptr<IbNetDevice> port)
     port->SetIbReceiveCallback(MakeCallback(&IbSwitch::Receive, this).Bind(n));
     port->SetTxReadyCallback(MakeCallback(&IbSwitch::TxReady, this).Bind(n));
     port->m_switch = this; // the same calls, without the Callback indirection
-    port->m_switchPort = n;
+    port->m_ownerPort = n;
     m_input.resize(m_ports.size() * 16);
     m_requests.resize(m_ports.size() * 16);
     return n;
