@@ -7,11 +7,11 @@
  * (CollectiveTcpTransport), and one of the algorithms ring, tree or hd.
  *
  *   ./ib-allreduce                                   16 hosts, ring, IB HDR, 8 B .. 64 MB
+ *   ./ib-allreduce --hosts=1024 --radix=16 --levels=3 -b=64M -e=64M \
+ *       --scheduler=ns3::HeapScheduler              a large fabric (see the doc's Performance)
  *   ./ib-allreduce --algo=hd --hosts=32 --radix=8 -b=1K -e=16M -f=4
  *   ./ib-allreduce --fabric=tcp                     TCP over 200 Gb/s point-to-point links
  *   ./ib-allreduce --check=true --e=1M              real bytes, results verified
- *   ./ib-allreduce --hosts=1024 --radix=16 --levels=3 -b=64M -e=64M \
- *       --scheduler=ns3::HeapScheduler              a large fabric (see the doc's Performance)
  *
  * Columns as nccl-tests prints them: size (bytes), count (elements), type, redop, time
  * (us, mean of --iters operations after one warm-up that also opens the connections),
@@ -97,12 +97,12 @@ main(int argc, char* argv[])
     cmd.AddValue("op", "sum prod min max band bor bxor", opName);
     cmd.AddValue("iters", "timed operations per size", iters);
     cmd.AddValue("chunk", "ChunkSize of the communicator, bytes", chunk);
-    cmd.AddValue("check", "carry real bytes and verify the sum (slower)", check);
     cmd.AddValue("scheduler",
                  "ns-3 event scheduler (same results, different speed): ns3::MapScheduler "
                  "(ns-3's default) or ns3::HeapScheduler (about 13 % less CPU at 1024 hosts, "
-                 "more below 100)",
+                 "more on small fabrics)",
                  scheduler);
+    cmd.AddValue("check", "carry real bytes and verify the sum (slower)", check);
     cmd.Parse(argc, argv);
     GlobalValue::Bind("SchedulerType", StringValue(scheduler));
 
