@@ -104,7 +104,11 @@ main(int argc, char* argv[])
                  scheduler);
     cmd.AddValue("check", "carry real bytes and verify the sum (slower)", check);
     cmd.Parse(argc, argv);
-    GlobalValue::Bind("SchedulerType", StringValue(scheduler));
+    NS_ABORT_MSG_UNLESS(GlobalValue::BindFailSafe("SchedulerType", StringValue(scheduler)),
+                        "--scheduler=" << scheduler
+                                       << " is not an ns-3 scheduler type; use "
+                                          "ns3::MapScheduler, ns3::HeapScheduler, "
+                                          "ns3::ListScheduler or ns3::CalendarScheduler");
 
     if (maxBytes.empty())
     {

@@ -547,8 +547,8 @@ main(int argc, char* argv[])
     cmd.AddValue("fatTreeUs", "simulated microseconds of the fat-tree runs", fatTreeUs);
     cmd.AddValue("csv", "append results to this CSV file", csv);
     cmd.AddValue("hosts",
-                 "scaling: run only this fabric size (a power of two from 16 to 4096) instead of "
-                 "16, 64, 256 and 1024; allreduce: ranks (default 1024)",
+                 "scaling: run only this many hosts (at most 1024: radix-16 3-level fat tree) "
+                 "instead of 16, 64, 256 and 1024; allreduce: ranks (default 1024)",
                  hostsOverride);
     cmd.AddValue("scalingHops", "scaling: target packet-hops per fabric size", scalingHops);
     cmd.AddValue("allreduceBytes", "allreduce: bytes per rank", allreduceBytes);
@@ -560,7 +560,11 @@ main(int argc, char* argv[])
                  "also run the point-to-point + IPv4 model (false: IB only, to profile)",
                  p2pToo);
     cmd.Parse(argc, argv);
-    GlobalValue::Bind("SchedulerType", StringValue(scheduler));
+    NS_ABORT_MSG_UNLESS(GlobalValue::BindFailSafe("SchedulerType", StringValue(scheduler)),
+                        "--scheduler=" << scheduler
+                                       << " is not an ns-3 scheduler type; use "
+                                          "ns3::MapScheduler, ns3::HeapScheduler, "
+                                          "ns3::ListScheduler or ns3::CalendarScheduler");
 
     std::cout << std::left << std::setw(12) << "scenario" << std::setw(22) << "model" << std::right
               << std::setw(12) << "pkt-hops" << std::setw(10) << "wall s" << std::setw(14)
