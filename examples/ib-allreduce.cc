@@ -8,6 +8,8 @@
  * aggregation in the IB switches (sharp).
  *
  *   ./ib-allreduce                                   16 hosts, ring, IB HDR, 8 B .. 64 MB
+ *   ./ib-allreduce --hosts=1024 --radix=16 --levels=3 -b=64M -e=64M \
+ *       --scheduler=ns3::HeapScheduler              a large fabric (see the doc's Performance)
  *   ./ib-allreduce --algo=hd --hosts=32 --radix=8 -b=1K -e=16M -f=4
  *   ./ib-allreduce --fabric=tcp                     TCP over 200 Gb/s point-to-point links
  *   ./ib-allreduce --check=true --e=1M              real bytes, results verified
@@ -80,6 +82,7 @@ main(int argc, char* argv[])
     uint32_t iters = 1;
     uint64_t chunk = 256 * 1024;
     bool check = false;
+    std::string scheduler = "ns3::MapScheduler";
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("algo", "allreduce algorithm: ring, tree, hd, rd, sharp (IB only)", algo);
@@ -97,12 +100,22 @@ main(int argc, char* argv[])
     cmd.AddValue("op", "sum prod min max band bor bxor", opName);
     cmd.AddValue("iters", "timed operations per size", iters);
     cmd.AddValue("chunk", "ChunkSize of the communicator, bytes", chunk);
+    cmd.AddValue("scheduler",
+                 "ns-3 event scheduler (same results, different speed): ns3::MapScheduler "
+                 "(ns-3's default) or ns3::HeapScheduler (about 13 % less CPU at 1024 hosts, "
+                 "more on small fabrics)",
+                 scheduler);
     cmd.AddValue("check", "carry real bytes and verify the sum (slower)", check);
     uint64_t satThreshold = 4096;
     cmd.AddValue("satThreshold",
                  "sharp: larger operations use streaming aggregation (bytes)",
                  satThreshold);
     cmd.Parse(argc, argv);
+    NS_ABORT_MSG_UNLESS(GlobalValue::BindFailSafe("SchedulerType", StringValue(scheduler)),
+                        "--scheduler=" << scheduler
+                                       << " is not an ns-3 scheduler type; use "
+                                          "ns3::MapScheduler, ns3::HeapScheduler, "
+                                          "ns3::ListScheduler or ns3::CalendarScheduler");
 
     if (maxBytes.empty())
     {

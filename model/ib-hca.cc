@@ -164,6 +164,8 @@ IbHca::AddPort(Ptr<IbNetDevice> port)
     m_ports.push_back(std::move(ps));
     port->SetIbReceiveCallback(MakeCallback(&IbHca::Receive, this).Bind(n));
     port->SetTxReadyCallback(MakeCallback(&IbHca::TxReady, this).Bind(n));
+    port->m_hca = this; // the same calls, without the Callback indirection
+    port->m_ownerPort = n;
     return n;
 }
 

@@ -159,6 +159,8 @@ class IbHca : public Object
 
   private:
     friend class IbQueuePair;
+    /// HCA ports call Receive and TxReady directly (see IbNetDevice::m_hca).
+    friend class IbNetDevice;
 
     /// Transmit scheduling state of one port.
     struct PortState

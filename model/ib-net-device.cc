@@ -7,9 +7,11 @@
 #include "ib-channel.h"
 #include "ib-crc-trailer.h"
 #include "ib-flow-control-header.h"
+#include "ib-hca.h"
 #include "ib-lrh-header.h"
 #include "ib-packet.h"
 #include "ib-rwh-header.h"
+#include "ib-switch.h"
 
 #include "ns3/data-rate.h"
 #include "ns3/error-model.h"
@@ -235,37 +237,9 @@ IbNetDevice::GetTypeId()
 }
 
 IbNetDevice::IbNetDevice()
-    : m_speed(IbLinkRate::EDR),
-      m_width(4),
-      m_rate(IbLinkRate::GetDataRate(IbLinkRate::EDR, 4)),
-      m_stepsPerByte(0.0),
-      m_txCarry(0.0),
-      m_mtu(4096),
-      m_numDataVls(8),
-      m_vlBufferSize(65536),
-      m_creditUpdateBytes(8192),
-      m_txQueueMaxPackets(256),
-      m_rawSl(0),
-      m_arbiterLimit(0),
-      m_arbitratedMask(0),
-      m_ifIndex(0),
-      m_lid(0),
-      m_linkUp(false),
-      m_configured(false),
-      m_txNonEmpty(0),
-      m_fcPending(0),
-      m_txBusy(false),
-      m_cutThrough(false),
-      m_capacityBlocks(0),
-      m_updateBlocks(1),
-      m_maxPacketBlocks(0),
-      m_rxCrcErrors(0),
-      m_fcSent(0),
-      m_txPackets(0),
-      m_txBytes(0)
+    : m_rate(IbLinkRate::GetDataRate(IbLinkRate::EDR, 4))
 {
     NS_LOG_FUNCTION(this);
-    m_sl2vl.fill(0);
 }
 
 IbNetDevice::~IbNetDevice()
@@ -282,12 +256,15 @@ IbNetDevice::DoDispose()
     m_receiveErrorModel = nullptr;
     m_txCurrent = TxItem();
     m_txReadyCallback.Nullify();
-    for (auto& t : m_tx)
+    m_switch = nullptr;
+    m_hca = nullptr;
+    for (auto& v : m_vl)
     {
-        t.queue.Clear();
+        v.tx.queue.Clear();
     }
     m_drainQueue.Clear();
     m_refreshEvent.Cancel();
+    m_refreshPending = false;
     m_drainEvent.Cancel();
     m_ibRxCallback = MakeNullCallback<void, Ptr<IbNetDevice>, Ptr<Packet>, uint8_t, uint32_t>();
     m_rxCallback =
@@ -543,12 +520,16 @@ void
 IbNetDevice::SetIbReceiveCallback(IbReceiveCallback cb)
 {
     m_ibRxCallback = cb;
+    m_switch = nullptr;
+    m_hca = nullptr;
 }
 
 void
 IbNetDevice::SetTxReadyCallback(TxReadyCallback cb)
 {
     m_txReadyCallback = cb;
+    m_switch = nullptr;
+    m_hca = nullptr;
 }
 
 void
@@ -559,7 +540,7 @@ IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
                               Time earliestStart)
 {
     NS_LOG_FUNCTION(this << packet << unsigned(vl));
-    TxVl& q = m_tx[vl];
+    TxVl& q = m_vl[vl].tx;
     TxItem item;
     item.packet = packet;
     item.bytes = packet->GetSize();
@@ -659,14 +640,14 @@ uint32_t
 IbNetDevice::GetTxQueueLength(uint8_t vl) const
 {
     NS_ASSERT(vl < 16);
-    return m_tx[vl].queue.Size();
+    return m_vl[vl].tx.queue.Size();
 }
 
 Time
 IbNetDevice::GetCreditStallTime(uint8_t vl) const
 {
     NS_ASSERT(vl < 16);
-    const TxVl& t = m_tx[vl];
+    const TxVl& t = m_vl[vl].tx;
     return t.stalled ? t.stallTotal + (Simulator::Now() - t.stallStart) : t.stallTotal;
 }
 
@@ -674,14 +655,14 @@ uint32_t
 IbNetDevice::GetRxBufferUsed(uint8_t vl) const
 {
     NS_ASSERT(vl < 16);
-    return m_rx[vl].usedBlocks * IbPacket::BLOCK_SIZE;
+    return m_vl[vl].rx.usedBlocks * IbPacket::BLOCK_SIZE;
 }
 
 uint32_t
 IbNetDevice::GetAvailableCredits(uint8_t vl) const
 {
     NS_ASSERT(vl < MAX_DATA_VLS);
-    const uint16_t c = (m_tx[vl].fccl - m_tx[vl].fctbs) & 0xFFF;
+    const uint16_t c = (m_vl[vl].tx.fccl - m_vl[vl].tx.fctbs) & 0xFFF;
     return c <= 2048 ? c : 0;
 }
 
@@ -788,7 +769,7 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
                         << GetVlArbLow()
                         << "', so the packet could never be sent. Add an entry such as "
                         << unsigned(vl) << ":4, or map the SL elsewhere with SlToVlTable.");
-    TxVl& q = m_tx[vl];
+    TxVl& q = m_vl[vl].tx;
     if (q.queue.Size() >= m_txQueueMaxPackets)
     {
         NS_LOG_LOGIC("VL" << unsigned(vl) << " transmit queue full");
@@ -813,14 +794,14 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
 bool
 IbNetDevice::HasCredits(uint8_t vl, uint32_t blocks) const
 {
-    const TxVl& t = m_tx[vl];
+    const TxVl& t = m_vl[vl].tx;
     return ((t.fccl - (t.fctbs + blocks)) & 0xFFF) <= 2048;
 }
 
 uint16_t
 IbNetDevice::ComputeFccl(uint8_t vl) const
 {
-    const RxVl& r = m_rx[vl];
+    const RxVl& r = m_vl[vl].rx;
     const uint32_t freeBlocks = m_capacityBlocks - r.usedBlocks;
     return static_cast<uint16_t>((r.abr + std::min<uint32_t>(freeBlocks, 2048)) & 0xFFF);
 }
@@ -855,7 +836,7 @@ IbNetDevice::TrySend()
         for (uint32_t mask = m_txNonEmpty; mask != 0; mask &= mask - 1)
         {
             const uint8_t v = LowestBit(mask);
-            TxVl& t = m_tx[v];
+            TxVl& t = m_vl[v].tx;
             headBlocks[v] = t.queue.Front().blocks;
             if (HasCredits(v, headBlocks[v]))
             {
@@ -874,7 +855,7 @@ IbNetDevice::TrySend()
         vl = m_arbiter.Select(eligible, headBlocks);
         NS_ASSERT_MSG(vl >= 0, "Configure() guarantees every used VL is arbitrated");
     }
-    TxVl& t = m_tx[vl];
+    TxVl& t = m_vl[vl].tx;
     m_txCurrent = t.queue.Pop();
     const TxItem& item = m_txCurrent;
     const bool emptied = t.queue.Empty();
@@ -905,9 +886,20 @@ IbNetDevice::TrySend()
     m_promiscSnifferTrace(item.packet);
     Simulator::Schedule(txEnd, &IbNetDevice::TransmitComplete, this);
     m_channel->Transmit(item.packet, this, headerEnd, txEnd, false);
-    if (emptied && vl != VL15 && !m_txReadyCallback.IsNull())
+    if (emptied && vl != VL15)
     {
-        m_txReadyCallback(this, static_cast<uint8_t>(vl));
+        if (m_switch != nullptr)
+        {
+            m_switch->TxReady(m_ownerPort, this, static_cast<uint8_t>(vl));
+        }
+        else if (m_hca != nullptr)
+        {
+            m_hca->TxReady(m_ownerPort, this, static_cast<uint8_t>(vl));
+        }
+        else if (!m_txReadyCallback.IsNull())
+        {
+            m_txReadyCallback(this, static_cast<uint8_t>(vl));
+        }
     }
 }
 
@@ -934,7 +926,7 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
     NS_ASSERT(!m_txBusy);
     IbFlowControlHeader fc;
     fc.SetOp(op);
-    fc.SetFctbs(m_tx[vl].fctbs);
+    fc.SetFctbs(m_vl[vl].tx.fctbs);
     fc.SetVl(vl);
     fc.SetFccl(ComputeFccl(vl));
     Ptr<Packet> p = Create<Packet>();
@@ -943,8 +935,8 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
     const bool backToBack = m_txFreeAt >= now;
     const Time start = backToBack ? m_txFreeAt : now;
     m_txFreeAt = start + SerializationTime(fc.GetSerializedSize(), backToBack);
-    m_rx[vl].freedBlocks = 0;
-    m_rx[vl].lastFcSent = now;
+    m_vl[vl].rx.freedBlocks = 0;
+    m_vl[vl].rx.lastFcSent = now;
     ++m_fcSent;
     m_fcTxTrace(p);
     m_channel->Transmit(p, this, m_txFreeAt - now, m_txFreeAt - now, true);
@@ -987,11 +979,14 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
                         "IbNetDevice on node " << m_node->GetId() << " received a packet on VL"
                                                << unsigned(vl)
                                                << " but has NumDataVls=" << unsigned(m_numDataVls));
-        RxVl& r = m_rx[vl];
+        RxVl& r = m_vl[vl].rx;
         r.abr = (r.abr + blocks) & 0xFFF;
         r.active = true;
-        if (m_refreshEvent.IsExpired())
+        if (!m_refreshPending)
         {
+            // A flag, not m_refreshEvent.IsExpired(): that looks the event up in the
+            // scheduler, a cache miss per received packet on a large fabric.
+            m_refreshPending = true;
             const Time period =
                 m_fcRefresh.IsZero() ? IbLinkRate::FlowControlRefreshPeriod(m_speed) : m_fcRefresh;
             m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
@@ -1006,8 +1001,8 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
         m_phyRxDropTrace(packet);
         if (flowControlled)
         {
-            m_rx[vl].freedBlocks += blocks;
-            if (m_rx[vl].freedBlocks >= m_updateBlocks)
+            m_vl[vl].rx.freedBlocks += blocks;
+            if (m_vl[vl].rx.freedBlocks >= m_updateBlocks)
             {
                 RequestFlowControl(vl);
             }
@@ -1016,7 +1011,7 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
     }
     if (flowControlled)
     {
-        RxVl& r = m_rx[vl];
+        RxVl& r = m_vl[vl].rx;
         r.usedBlocks += blocks;
         NS_ASSERT_MSG(r.usedBlocks <= m_capacityBlocks,
                       "credit accounting broken: VL" << unsigned(vl) << " buffer holds "
@@ -1026,6 +1021,16 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
     }
     m_snifferTrace(packet);
     m_promiscSnifferTrace(packet);
+    if (m_switch != nullptr)
+    {
+        m_switch->Receive(m_ownerPort, this, packet, vl, blocks);
+        return;
+    }
+    if (m_hca != nullptr)
+    {
+        m_hca->Receive(m_ownerPort, this, packet, vl, blocks);
+        return;
+    }
     if (!m_ibRxCallback.IsNull())
     {
         m_ibRxCallback(this, packet, vl, blocks);
@@ -1075,7 +1080,7 @@ IbNetDevice::ReleaseRxBuffer(uint8_t vl, uint32_t blocks)
         return; // VL15 has no flow control and no accounted buffer
     }
     NS_ASSERT(vl < MAX_DATA_VLS);
-    RxVl& r = m_rx[vl];
+    RxVl& r = m_vl[vl].rx;
     NS_ASSERT_MSG(r.usedBlocks >= blocks,
                   "VL" << unsigned(vl) << ": releasing " << blocks << " blocks but only "
                        << r.usedBlocks << " are in use");
@@ -1106,8 +1111,8 @@ IbNetDevice::ReceiveFlowControl(Ptr<Packet> packet)
                                            << " but has NumDataVls=" << unsigned(m_numDataVls));
     // The sender's FCTBS counts every block it put on this VL before this packet, all of
     // which have arrived (the cable is FIFO): resynchronise ABR as IBA prescribes.
-    m_rx[vl].abr = fc.GetFctbs();
-    TxVl& t = m_tx[vl];
+    m_vl[vl].rx.abr = fc.GetFctbs();
+    TxVl& t = m_vl[vl].tx;
     t.fccl = fc.GetFccl();
     if (t.stalled && (t.queue.Empty() || HasCredits(vl, t.queue.Front().blocks)))
     {
@@ -1116,9 +1121,20 @@ IbNetDevice::ReceiveFlowControl(Ptr<Packet> packet)
         t.stalled = false;
         m_creditStallTrace(vl, waited);
     }
-    if (t.queue.Empty() && !m_txReadyCallback.IsNull())
+    if (t.queue.Empty())
     {
-        m_txReadyCallback(this, vl);
+        if (m_switch != nullptr)
+        {
+            m_switch->TxReady(m_ownerPort, this, vl);
+        }
+        else if (m_hca != nullptr)
+        {
+            m_hca->TxReady(m_ownerPort, this, vl);
+        }
+        else if (!m_txReadyCallback.IsNull())
+        {
+            m_txReadyCallback(this, vl);
+        }
     }
     if (!m_txBusy)
     {
@@ -1132,9 +1148,10 @@ IbNetDevice::RefreshFlowControl()
     const Time period =
         m_fcRefresh.IsZero() ? IbLinkRate::FlowControlRefreshPeriod(m_speed) : m_fcRefresh;
     bool any = false;
+    m_refreshPending = false;
     for (uint8_t vl = 0; vl < m_numDataVls; ++vl)
     {
-        RxVl& r = m_rx[vl];
+        RxVl& r = m_vl[vl].rx;
         if (!r.active)
         {
             continue;
@@ -1148,6 +1165,7 @@ IbNetDevice::RefreshFlowControl()
     }
     if (any)
     {
+        m_refreshPending = true;
         m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
     }
 }

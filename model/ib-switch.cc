@@ -98,6 +98,8 @@ IbSwitch::AddPort(Ptr<IbNetDevice> port)
     port->SetSwitchPortMode(m_latency, m_cutThrough);
     port->SetIbReceiveCallback(MakeCallback(&IbSwitch::Receive, this).Bind(n));
     port->SetTxReadyCallback(MakeCallback(&IbSwitch::TxReady, this).Bind(n));
+    port->m_switch = this; // the same calls, without the Callback indirection
+    port->m_ownerPort = n;
     m_input.resize(m_ports.size() * 16);
     m_requests.resize(m_ports.size() * 16);
     return n;
@@ -240,6 +242,7 @@ IbSwitch::SetSl2Vl(uint8_t inPort, uint8_t outPort, const std::array<uint8_t, 16
     const uint32_t k = inPort * m_sl2vlStride + outPort;
     m_sl2vl[k] = sl2vl;
     m_sl2vlSet[k] = true;
+    m_sl2vlProgrammed = true;
 }
 
 uint8_t
@@ -322,11 +325,24 @@ IbSwitch::Receive(uint8_t inPort,
         Drop(inPort, packet, vl, blocks);
         return;
     }
-    if (m_sl2vlStride != m_ports.size())
+    uint8_t outVl = vl;
+    if (vl != IbNetDevice::VL15)
     {
-        BuildDefaultSl2Vl();
+        // Unprogrammed tables hold SL mod NumDataVls: compute it rather than touch the
+        // (ports x ports) table, a cache miss per packet on a large fabric.
+        if (!m_sl2vlProgrammed)
+        {
+            outVl = sl % m_ports[out]->GetNumDataVls();
+        }
+        else
+        {
+            if (m_sl2vlStride != m_ports.size())
+            {
+                BuildDefaultSl2Vl();
+            }
+            outVl = m_sl2vl[inPort * m_sl2vlStride + out][sl];
+        }
     }
-    const uint8_t outVl = vl == IbNetDevice::VL15 ? vl : m_sl2vl[inPort * m_sl2vlStride + out][sl];
     if (outVl == IbNetDevice::VL15 && vl != IbNetDevice::VL15)
     {
         NS_LOG_LOGIC("SL" << unsigned(sl) << " maps to VL15 from port " << unsigned(inPort)

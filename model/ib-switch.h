@@ -177,6 +177,9 @@ class IbSwitch : public Object
     void DoDispose() override;
 
   private:
+    /// Switch ports call Receive and TxReady directly (see IbNetDevice::m_switch).
+    friend class IbNetDevice;
+
     /// A packet waiting in an input buffer.
     struct InEntry
     {
@@ -251,6 +254,7 @@ class IbSwitch : public Object
     std::vector<std::vector<uint8_t>> m_mft;      //!< multicast table, [mlid - 0xC000] -> ports
     std::vector<std::array<uint8_t, 16>> m_sl2vl; //!< [in * stride + out] -> VL per SL
     std::vector<bool> m_sl2vlSet;                 //!< pair programmed explicitly
+    bool m_sl2vlProgrammed{false};                //!< SetSl2Vl was called (else SL mod VLs)
     uint32_t m_sl2vlStride;                       //!< ports + 1 when the tables were sized
     std::vector<IbFifo<InEntry>> m_input;         //!< [port * 16 + vl] input FIFOs
     std::vector<IbFifo<uint16_t>> m_requests;     //!< [port * 16 + vl] -> (in * 16 + vl) heads

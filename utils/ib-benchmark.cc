@@ -14,6 +14,10 @@
  *               host); the wall time per packet-hop should stay flat as the fabric grows
  *   build       a 4096-host 3-level fat tree (radix 32): build, assign LIDs and route;
  *               wall time and resident memory
+ *   allreduce   a ring allreduce (float sum, RDMA, 256 KiB chunks) on a 3-level fat tree
+ *               (radix 16, HDR, ftree) of --hosts ranks (default 1024) of --allreduceBytes
+ *               (default 64 MiB) after an 8-byte warm-up that opens the connections; wall
+ *               time, packets, packet-hops and peak resident memory
  *   fat-tree    a 2-level fat tree (radix 16, 128 hosts, HDR) with ftree routing and a
  *               random permutation of saturating flows; the same topology built from
  *               point-to-point links and IPv4 routers (global routing) with UDP flows of
@@ -51,6 +55,7 @@ struct Result
     uint64_t packetHops{0};
     uint64_t events{0};
     double wallSeconds{0};
+    double cpuSeconds{0}; ///< CPU time of the run (wall time counts other processes too)
     double simSeconds{0};
     long maxRssKb{0};
 
@@ -76,6 +81,16 @@ CurrentRssKb()
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/// @return user + system CPU seconds of this process so far
+double
+CpuSeconds()
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec * 1e-6;
+}
+
 long
 MaxRssKb()
 {
@@ -90,9 +105,11 @@ TimedRun(Time stop, Result& r)
 {
     Simulator::Stop(stop);
     const uint64_t events0 = Simulator::GetEventCount();
+    const double cpu0 = CpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     const auto t1 = std::chrono::steady_clock::now();
+    r.cpuSeconds = CpuSeconds() - cpu0;
     r.events = Simulator::GetEventCount() - events0;
     r.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
     r.simSeconds = stop.GetSeconds();
@@ -106,7 +123,8 @@ Print(const Result& r)
               << std::setw(12) << r.packetHops << std::setw(10) << std::fixed
               << std::setprecision(3) << r.wallSeconds << std::setw(14) << std::setprecision(0)
               << r.HopsPerSecond() << std::setw(10) << std::setprecision(2) << r.EventsPerHop()
-              << std::setw(10) << r.maxRssKb / 1024 << "\n";
+              << std::setw(10) << r.maxRssKb / 1024 << std::setw(10) << std::setprecision(3)
+              << r.cpuSeconds << "\n";
 }
 
 void
@@ -121,11 +139,12 @@ AppendCsv(const std::string& file, const Result& r)
     std::ofstream out(file, std::ios::app);
     if (header)
     {
-        out << "scenario,model,packet_hops,wall_s,sim_s,hops_per_s,events_per_hop,max_rss_mb\n";
+        out << "scenario,model,packet_hops,wall_s,sim_s,hops_per_s,events_per_hop,max_rss_mb,"
+               "cpu_s\n";
     }
     out << r.scenario << "," << r.model << "," << r.packetHops << "," << r.wallSeconds << ","
         << r.simSeconds << "," << r.HopsPerSecond() << "," << r.EventsPerHop() << ","
-        << r.maxRssKb / 1024 << "\n";
+        << r.maxRssKb / 1024 << "," << r.cpuSeconds << "\n";
 }
 
 // ------------------------------------------------------------------------- scheduler
@@ -394,6 +413,87 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
     return r;
 }
 
+// ------------------------------------------------------------------------- allreduce
+
+/// Packet-hops so far: data packets started by every port of the fabric.
+uint64_t
+FabricPacketHops(const IbFabric& f, uint64_t* hostPackets)
+{
+    uint64_t hops = 0;
+    uint64_t fromHosts = 0;
+    for (uint32_t i = 0; i < f.hostPorts.GetN(); ++i)
+    {
+        fromHosts += f.HostPort(i)->GetTxPackets();
+    }
+    const NetDeviceContainer sp = f.SwitchPorts();
+    for (uint32_t i = 0; i < sp.GetN(); ++i)
+    {
+        hops += DynamicCast<IbNetDevice>(sp.Get(i))->GetTxPackets();
+    }
+    if (hostPackets != nullptr)
+    {
+        *hostPackets = fromHosts;
+    }
+    return hops + fromHosts;
+}
+
+void
+BenchAllreduce(uint32_t hosts, uint64_t bytes, const std::string& csv)
+{
+    NS_ABORT_MSG_IF(hosts < 2, "--hosts=" << hosts << ": the allreduce needs at least 2 hosts");
+    NS_ABORT_MSG_IF(bytes < 4, "--allreduceBytes=" << bytes << ": at least one float (4 bytes)");
+    const auto t0 = std::chrono::steady_clock::now();
+    const IbTopology t = IbTopologyBuilder::FatTree3Level(16, hosts, 1.0, IbLinkRate::HDR, 4);
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbFabric f = fh.Build(t);
+    CollectiveHelper helper;
+    helper.SetAlgorithm("ring");
+    helper.SetCommunicatorAttribute("ChunkSize", UintegerValue(256 * 1024));
+    Ptr<CollectiveCommunicator> comm = helper.InstallIb(f);
+    CollectiveOpSpec spec;
+    spec.type = CollectiveDataType::FLOAT32;
+    spec.op = CollectiveRedOp::SUM;
+    spec.count = 2;
+    NS_ABORT_MSG_IF(CollectiveHelper::Run(comm, spec, nullptr, Seconds(100)) == Time::Max(),
+                    "the warm-up allreduce did not finish");
+    const auto t1 = std::chrono::steady_clock::now();
+    uint64_t hostPackets0 = 0;
+    const uint64_t hops0 = FabricPacketHops(f, &hostPackets0);
+    const uint64_t events0 = Simulator::GetEventCount();
+    spec.count = bytes / 4;
+    const double cpu0 = CpuSeconds();
+    const Time sim = CollectiveHelper::Run(comm, spec, nullptr, Seconds(100));
+    NS_ABORT_MSG_IF(sim == Time::Max(), "the allreduce of " << bytes << " B did not finish");
+    const auto t2 = std::chrono::steady_clock::now();
+    const double cpu = CpuSeconds() - cpu0;
+    uint64_t hostPackets = 0;
+    Result r;
+    r.cpuSeconds = cpu;
+    r.scenario = "allreduce";
+    r.model = "ib-" + std::to_string(hosts) + "-hosts";
+    r.packetHops = FabricPacketHops(f, &hostPackets) - hops0;
+    hostPackets -= hostPackets0;
+    r.events = Simulator::GetEventCount() - events0;
+    r.wallSeconds = std::chrono::duration<double>(t2 - t1).count();
+    r.simSeconds = sim.GetSeconds();
+    r.maxRssKb = MaxRssKb();
+    Print(r);
+    AppendCsv(csv, r);
+    const double setup = std::chrono::duration<double>(t1 - t0).count();
+    std::cout << "allreduce: ring, " << hosts << " hosts, " << bytes
+              << " B float sum: " << hostPackets << " packets (data and ACKs) sent by hosts, "
+              << r.packetHops << " packet-hops, simulated " << std::fixed << std::setprecision(1)
+              << sim.GetMicroSeconds() << " us in " << std::setprecision(2) << r.wallSeconds
+              << " s wall, " << cpu << " s CPU (" << std::setprecision(0)
+              << hostPackets / r.wallSeconds << " packets/s, " << r.wallSeconds / r.packetHops * 1e9
+              << " ns per packet-hop); build, route and warm-up " << std::setprecision(2) << setup
+              << " s; total " << setup + r.wallSeconds << " s; peak resident memory "
+              << r.maxRssKb / 1024 << " MB\n";
+    Simulator::Destroy();
+    Names::Clear();
+}
+
 // ------------------------------------------------------------------------- build
 
 void
@@ -433,13 +533,25 @@ main(int argc, char* argv[])
     double fatTreeUs = 500;
     bool p2pToo = true;
     std::string scheduler = "ns3::MapScheduler";
+    uint32_t hostsOverride = 0;
+    uint64_t scalingHops = 2000000;
+    uint64_t allreduceBytes = 64ull << 20;
     CommandLine cmd(__FILE__);
-    cmd.AddValue("scenario", "scheduler, link-chain, fat-tree, scaling, build or all", scenario);
+    cmd.AddValue("scenario",
+                 "scheduler, link-chain, fat-tree, scaling, build, allreduce or all (all "
+                 "leaves out allreduce, which takes minutes)",
+                 scenario);
     cmd.AddValue("switches", "switches (IB) / routers (p2p) in the link chain", hops);
     cmd.AddValue("simMs", "simulated milliseconds per chain run", simMs);
     cmd.AddValue("payload", "payload bytes per packet", payload);
     cmd.AddValue("fatTreeUs", "simulated microseconds of the fat-tree runs", fatTreeUs);
     cmd.AddValue("csv", "append results to this CSV file", csv);
+    cmd.AddValue("hosts",
+                 "scaling: run only this many hosts (at most 1024: radix-16 3-level fat tree) "
+                 "instead of 16, 64, 256 and 1024; allreduce: ranks (default 1024)",
+                 hostsOverride);
+    cmd.AddValue("scalingHops", "scaling: target packet-hops per fabric size", scalingHops);
+    cmd.AddValue("allreduceBytes", "allreduce: bytes per rank", allreduceBytes);
     cmd.AddValue("scheduler",
                  "ns-3 scheduler for every run (ns3::MapScheduler is ns-3's default; "
                  "ns3::HeapScheduler, ns3::CalendarScheduler, ...)",
@@ -448,11 +560,16 @@ main(int argc, char* argv[])
                  "also run the point-to-point + IPv4 model (false: IB only, to profile)",
                  p2pToo);
     cmd.Parse(argc, argv);
-    GlobalValue::Bind("SchedulerType", StringValue(scheduler));
+    NS_ABORT_MSG_UNLESS(GlobalValue::BindFailSafe("SchedulerType", StringValue(scheduler)),
+                        "--scheduler=" << scheduler
+                                       << " is not an ns-3 scheduler type; use "
+                                          "ns3::MapScheduler, ns3::HeapScheduler, "
+                                          "ns3::ListScheduler or ns3::CalendarScheduler");
 
     std::cout << std::left << std::setw(12) << "scenario" << std::setw(22) << "model" << std::right
               << std::setw(12) << "pkt-hops" << std::setw(10) << "wall s" << std::setw(14)
-              << "hops/s" << std::setw(10) << "ev/hop" << std::setw(10) << "rss MB"
+              << "hops/s" << std::setw(10) << "ev/hop" << std::setw(10) << "rss MB" << std::setw(10)
+              << "cpu s"
               << "\n";
     std::vector<Result> results;
     auto run = [&](const Result& r) {
@@ -485,27 +602,43 @@ main(int argc, char* argv[])
     }
     if (scenario == "all" || scenario == "scaling")
     {
-        std::vector<Result> sweep;
-        for (uint32_t hosts : {16u, 64u, 256u, 1024u})
+        std::vector<uint32_t> sizes{16, 64, 256, 1024};
+        if (hostsOverride != 0)
         {
-            sweep.push_back(BenchScaling(hosts, 2000000, payload));
+            sizes = {hostsOverride};
+        }
+        std::vector<Result> sweep;
+        for (uint32_t hosts : sizes)
+        {
+            sweep.push_back(BenchScaling(hosts, scalingHops, payload));
             run(sweep.back());
         }
         double lo = 1e300;
         double hi = 0;
+        double cpuLo = 1e300;
+        double cpuHi = 0;
         for (const auto& r : sweep)
         {
             const double ns = r.wallSeconds / r.packetHops * 1e9;
             lo = std::min(lo, ns);
             hi = std::max(hi, ns);
+            const double cpuNs = r.cpuSeconds / r.packetHops * 1e9;
+            cpuLo = std::min(cpuLo, cpuNs);
+            cpuHi = std::max(cpuHi, cpuNs);
         }
         std::cout << "scaling: wall time per packet-hop from " << std::fixed << std::setprecision(0)
-                  << lo << " to " << hi << " ns over 16..1024 hosts (" << std::setprecision(1)
-                  << (hi / lo - 1) * 100 << " % spread)\n";
+                  << lo << " to " << hi << " ns (" << std::setprecision(1) << (hi / lo - 1) * 100
+                  << " % spread), CPU time per packet-hop from " << std::setprecision(0) << cpuLo
+                  << " to " << cpuHi << " ns (" << std::setprecision(1) << (cpuHi / cpuLo - 1) * 100
+                  << " % spread)\n";
     }
     if (scenario == "all" || scenario == "build")
     {
         BenchBuild(4096, 32, csv);
+    }
+    if (scenario == "allreduce")
+    {
+        BenchAllreduce(hostsOverride != 0 ? hostsOverride : 1024, allreduceBytes, csv);
     }
     if (scenario == "all" || scenario == "fat-tree")
     {
