@@ -781,7 +781,8 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
         IbPacket::SetVl(packet, vl);
     }
     m_macTxTrace(packet);
-    q.queue.Push({packet, bytes, static_cast<uint16_t>(IbPacket::Blocks(bytes))});
+    q.queue.Push(
+        {packet, bytes, static_cast<uint16_t>(IbPacket::Blocks(bytes)), 0, nullptr, Time()});
     m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
     m_txQueueDepthTrace(vl, q.queue.Size());
     if (!m_txBusy)
