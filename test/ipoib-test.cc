@@ -186,6 +186,29 @@ InstallEcho(IpoibNet& n, uint32_t from, uint32_t to, uint32_t count)
     return c;
 }
 
+/// Round-trip times seen by a UDP echo client.
+struct EchoRtts
+{
+    std::vector<Time> rtts; ///< one per echo received, in order
+    Time sentAt;            ///< when the last request left
+};
+
+/**
+ * Record the round trip of every echo of a UdpEchoClient (one request in flight at a time).
+ * @param client the client application
+ * @param rec where to record (must outlive the simulation run)
+ */
+void
+RecordEchoRtts(Ptr<Application> client, EchoRtts* rec)
+{
+    client->TraceConnectWithoutContext("Tx", MakeCallback(+[](EchoRtts* r, Ptr<const Packet>) {
+                                                 r->sentAt = Simulator::Now();
+                                             }).Bind(rec));
+    client->TraceConnectWithoutContext("Rx", MakeCallback(+[](EchoRtts* r, Ptr<const Packet>) {
+                                                 r->rtts.push_back(Simulator::Now() - r->sentAt);
+                                             }).Bind(rec));
+}
+
 } // namespace
 
 namespace
@@ -535,16 +558,9 @@ TEST_F(IpoibTest, Ipv6EchoAndPing6RttEqualTheAnalyticValue)
         client.SetAttribute("PacketSize", UintegerValue(100));
         ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
         c.Start(MicroSeconds(10));
-        std::vector<Time> rtts;
-        Time sentAt;
-        c.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
-                                                       *t = Simulator::Now();
-                                                   }).Bind(&sentAt));
-        c.Get(0)->TraceConnectWithoutContext(
-            "Rx",
-            MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
-                v->push_back(Simulator::Now() - *t);
-            }).Bind(&rtts, &sentAt));
+        EchoRtts echo;
+        RecordEchoRtts(c.Get(0), &echo);
+        const std::vector<Time>& rtts = echo.rtts;
         // Ping6, 3 echo requests 1 ms apart from 5.01 ms; RTT from host 0's IPoIB device
         // (echo request out, echo reply in). (ns-3's hosts send Router Solicitations to the
         // broadcast group at whole milliseconds: the pings avoid sharing a link with them.)
@@ -673,17 +689,10 @@ TEST_F(IpoibTest, EchoRttEqualsTheAnalyticValue)
     {
         IbHelper::ResetLidAllocation();
         IpoibNet n = BuildIpoib(4);
-        std::vector<Time> rtts;
-        Time sentAt;
         ApplicationContainer apps = InstallEcho(n, 0, dst, 3);
-        apps.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
-                                                          *t = Simulator::Now();
-                                                      }).Bind(&sentAt));
-        apps.Get(0)->TraceConnectWithoutContext(
-            "Rx",
-            MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
-                v->push_back(Simulator::Now() - *t);
-            }).Bind(&rtts, &sentAt));
+        EchoRtts echo;
+        RecordEchoRtts(apps.Get(0), &echo);
+        const std::vector<Time>& rtts = echo.rtts;
         Simulator::Stop(MilliSeconds(5));
         Simulator::Run();
         ASSERT_EQ(rtts.size(), 3u);
@@ -968,16 +977,9 @@ TEST_F(IpoibTest, Eui64NeighbourDiscoveryResolvesOverIb)
     client.SetAttribute("PacketSize", UintegerValue(100));
     ApplicationContainer c = client.Install(n.fabric.hosts.Get(0));
     c.Start(start);
-    std::vector<Time> rtts;
-    Time sentAt;
-    c.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
-                                                   *t = Simulator::Now();
-                                               }).Bind(&sentAt));
-    c.Get(0)->TraceConnectWithoutContext(
-        "Rx",
-        MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
-            v->push_back(Simulator::Now() - *t);
-        }).Bind(&rtts, &sentAt));
+    EchoRtts echo;
+    RecordEchoRtts(c.Get(0), &echo);
+    const std::vector<Time>& rtts = echo.rtts;
     // Just before the echo: DAD is over, and the neighbour caches are empty.
     uint32_t preferred = 0;
     uint32_t cached = 0;
@@ -1091,16 +1093,9 @@ TEST_F(IpoibTest, Eui64ArpResolvesAndPingRttEqualsTheAnalyticValue)
             v->push_back(p->GetSize());
         }).Bind(&arpBytes));
     ApplicationContainer apps = InstallEcho(n, 0, 3, 3);
-    std::vector<Time> rtts;
-    Time sentAt;
-    apps.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
-                                                      *t = Simulator::Now();
-                                                  }).Bind(&sentAt));
-    apps.Get(0)->TraceConnectWithoutContext(
-        "Rx",
-        MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
-            v->push_back(Simulator::Now() - *t);
-        }).Bind(&rtts, &sentAt));
+    EchoRtts echo;
+    RecordEchoRtts(apps.Get(0), &echo);
+    const std::vector<Time>& rtts = echo.rtts;
 #ifdef IB_HAVE_V4PING_PING6
     V4PingHelper ping(n.interfaces.GetAddress(3));
     ping.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
@@ -1284,16 +1279,9 @@ TEST_F(IpoibTest, Eui64RouterAdvertisementAutoconfiguresAddresses)
     client.SetAttribute("PacketSize", UintegerValue(100));
     ApplicationContainer c = client.Install(n.fabric.hosts.Get(1));
     c.Start(start);
-    std::vector<Time> rtts;
-    Time sentAt;
-    c.Get(0)->TraceConnectWithoutContext("Tx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
-                                                   *t = Simulator::Now();
-                                               }).Bind(&sentAt));
-    c.Get(0)->TraceConnectWithoutContext(
-        "Rx",
-        MakeCallback(+[](std::vector<Time>* v, Time* t, Ptr<const Packet>) {
-            v->push_back(Simulator::Now() - *t);
-        }).Bind(&rtts, &sentAt));
+    EchoRtts echo;
+    RecordEchoRtts(c.Get(0), &echo);
+    const std::vector<Time>& rtts = echo.rtts;
     Simulator::Stop(start + MilliSeconds(5));
     Simulator::Run();
     EXPECT_EQ(autoconfigured, 3u);
