@@ -161,6 +161,7 @@ IpoibNetDevice::DoDispose()
     }
     m_txQueue.clear();
     m_routes.clear();
+    m_lastRoute = nullptr;
     m_lids.clear();
     m_node = nullptr;
     m_hca = nullptr;
@@ -349,31 +350,38 @@ IpoibNetDevice::GetTxQueueDrops() const
 const IpoibNetDevice::Route&
 IpoibNetDevice::Resolve(uint64_t guid, uint32_t qpn)
 {
-    auto it = m_routes.find(guid);
-    if (it == m_routes.end())
+    // Consecutive packets to one destination (a bulk flow) skip the hash lookup.
+    if (m_lastRoute == nullptr || m_lastGuid != guid)
     {
-        Route r;
-        const IbTopology& topo = m_sm->GetTopology();
-        const int32_t idx = topo.FindByGuid(guid);
-        if (idx >= 0 && topo.GetNode(idx).type == IbTopology::CA)
+        auto it = m_routes.find(guid);
+        if (it == m_routes.end())
         {
-            Ptr<IbNetDevice> dstPort = m_sm->GetCaPort(idx, 1);
-            if (dstPort)
+            Route r;
+            const IbTopology& topo = m_sm->GetTopology();
+            const int32_t idx = topo.FindByGuid(guid);
+            if (idx >= 0 && topo.GetNode(idx).type == IbTopology::CA)
             {
-                const IbPathRecord pr = m_sm->GetPathRecord(m_port->GetLid(), dstPort->GetLid());
-                r.valid = pr.valid;
-                r.dlid = pr.dlid;
-                r.sl = pr.sl;
-                r.port = dstPort;
-                if (m_addressMode == EUI64)
+                Ptr<IbNetDevice> dstPort = m_sm->GetCaPort(idx, 1);
+                if (dstPort)
                 {
-                    CheckPeerQpn(dstPort, qpn);
+                    const IbPathRecord pr =
+                        m_sm->GetPathRecord(m_port->GetLid(), dstPort->GetLid());
+                    r.valid = pr.valid;
+                    r.dlid = pr.dlid;
+                    r.sl = pr.sl;
+                    r.port = dstPort;
+                    if (m_addressMode == EUI64)
+                    {
+                        CheckPeerQpn(dstPort, qpn);
+                    }
                 }
             }
+            it = m_routes.emplace(guid, r).first;
         }
-        it = m_routes.emplace(guid, r).first;
+        m_lastGuid = guid;
+        m_lastRoute = &it->second;
     }
-    Route& r = it->second;
+    Route& r = *m_lastRoute;
     if (r.valid && r.fifoQpn != qpn)
     {
         r.fifoQpn = qpn;

@@ -279,31 +279,33 @@ class IpoibNetDevice : public NetDevice
      */
     void PostRecvSlot(uint32_t slot);
 
-    Ptr<Node> m_node;                                    //!< node
-    uint32_t m_ifIndex;                                  //!< interface index
-    Ptr<IbHca> m_hca;                                    //!< HCA
-    Ptr<IbSubnetManager> m_sm;                           //!< subnet manager
-    Ptr<IbNetDevice> m_port;                             //!< IB port
-    uint8_t m_portNum;                                   //!< its number
-    Ptr<IbQueuePair> m_qp;                               //!< UD QP
-    Ptr<IbCompletionQueue> m_sendCq;                     //!< send CQ
-    Ptr<IbCompletionQueue> m_recvCq;                     //!< receive CQ
-    Ptr<IbMemoryRegion> m_sendMr;                        //!< send buffers
-    Ptr<IbMemoryRegion> m_recvMr;                        //!< receive buffers
-    uint32_t m_slotSize;                                 //!< send buffer size (IB MTU)
-    uint32_t m_recvSlotSize;                             //!< receive buffer size (IB MTU + 40)
-    std::vector<uint32_t> m_freeSlots;                   //!< free send buffers
-    std::deque<TxItem> m_txQueue;                        //!< packets waiting for a buffer
-    IpoibAddress m_address;                              //!< own address
-    bool m_presentInterfaceId;                           //!< see SetPresentInterfaceId
-    AddressMode m_addressMode;                           //!< HardwareAddressMode
-    uint16_t m_mlid;                                     //!< broadcast group MLID
-    uint32_t m_groupQpn;                                 //!< QPN of broadcast group packets
-    std::unordered_map<uint64_t, Route> m_routes;        //!< GUID -> route
-    std::vector<LidEntry> m_lids;                        //!< by LID (senders)
-    std::vector<uint8_t> m_scratch;                      //!< one receive buffer
-    uint16_t m_mtu;                                      //!< IP MTU (0 = auto until Setup)
-    NetDevice::ReceiveCallback m_rxCallback;             //!< upper layer
+    Ptr<Node> m_node;                             //!< node
+    uint32_t m_ifIndex;                           //!< interface index
+    Ptr<IbHca> m_hca;                             //!< HCA
+    Ptr<IbSubnetManager> m_sm;                    //!< subnet manager
+    Ptr<IbNetDevice> m_port;                      //!< IB port
+    uint8_t m_portNum;                            //!< its number
+    Ptr<IbQueuePair> m_qp;                        //!< UD QP
+    Ptr<IbCompletionQueue> m_sendCq;              //!< send CQ
+    Ptr<IbCompletionQueue> m_recvCq;              //!< receive CQ
+    Ptr<IbMemoryRegion> m_sendMr;                 //!< send buffers
+    Ptr<IbMemoryRegion> m_recvMr;                 //!< receive buffers
+    uint32_t m_slotSize;                          //!< send buffer size (IB MTU)
+    uint32_t m_recvSlotSize;                      //!< receive buffer size (IB MTU + 40)
+    std::vector<uint32_t> m_freeSlots;            //!< free send buffers
+    std::deque<TxItem> m_txQueue;                 //!< packets waiting for a buffer
+    IpoibAddress m_address;                       //!< own address
+    bool m_presentInterfaceId;                    //!< see SetPresentInterfaceId
+    AddressMode m_addressMode;                    //!< HardwareAddressMode
+    uint16_t m_mlid;                              //!< broadcast group MLID
+    uint32_t m_groupQpn;                          //!< QPN of broadcast group packets
+    std::unordered_map<uint64_t, Route> m_routes; //!< GUID -> route
+    uint64_t m_lastGuid{0};                       //!< destination of the last send
+    Route* m_lastRoute{nullptr};                  //!< its route (elements of m_routes do not move)
+    std::vector<LidEntry> m_lids;                 //!< by LID (senders)
+    std::vector<uint8_t> m_scratch;               //!< one receive buffer
+    uint16_t m_mtu;                               //!< IP MTU (0 = auto until Setup)
+    NetDevice::ReceiveCallback m_rxCallback;      //!< upper layer
     NetDevice::PromiscReceiveCallback m_promiscCallback; //!< promiscuous upper layer
     // Attributes
     uint32_t m_qkey;        //!< Q_Key
