@@ -4,6 +4,7 @@
 
 #include "ib-channel.h"
 
+#include "ib-flow-control-header.h"
 #include "ib-net-device.h"
 
 #include "ns3/double.h"
@@ -48,11 +49,18 @@ IbChannel::GetTypeId()
 }
 
 IbChannel::IbChannel()
-    : m_nodeIds{0, 0},
-      m_nDevices(0),
+    : m_nDevices(0),
       m_length(0.0)
 {
     NS_LOG_FUNCTION(this);
+    for (uint32_t d = 0; d < 2; ++d)
+    {
+        // One event object per direction, scheduled once per packet in flight (possibly
+        // several times at once: every firing delivers the oldest packet, so which
+        // scheduling fires does not matter). Never cancelled. It holds a raw pointer to
+        // the channel, so the channel and its events do not keep each other alive.
+        m_dir[d].arrival = Ptr<EventImpl>(MakeEvent(&IbChannel::Arrive, this, d), false);
+    }
 }
 
 IbChannel::~IbChannel()
@@ -67,6 +75,11 @@ IbChannel::DoDispose()
     m_devices[0] = nullptr;
     m_devices[1] = nullptr;
     m_nDevices = 0;
+    for (auto& dir : m_dir)
+    {
+        dir.inFlight.Clear();
+        dir.dst = nullptr;
+    }
     Channel::DoDispose();
 }
 
@@ -79,8 +92,10 @@ IbChannel::Attach(Ptr<IbNetDevice> device)
                                  << ": a cable joins exactly two ports; a third port (node "
                                  << device->GetNode()->GetId()
                                  << ") was attached. Create one IbChannel per cable.");
-    m_nodeIds[m_nDevices] = device->GetNode()->GetId();
+    m_dir[m_nDevices].dst = PeekPointer(device);
+    m_dir[m_nDevices].context = device->GetNode()->GetId();
     m_devices[m_nDevices++] = device;
+    UpdatePortModes();
     if (m_nDevices == 2)
     {
         for (auto& d : m_devices)
@@ -104,6 +119,19 @@ IbChannel::GetDelay() const
 }
 
 void
+IbChannel::UpdatePortModes()
+{
+    for (auto& dir : m_dir)
+    {
+        if (dir.dst != nullptr)
+        {
+            dir.dstCutThrough = dir.dst->IsCutThrough();
+            dir.dstRxDelay = dir.dst->GetRxDelay();
+        }
+    }
+}
+
+void
 IbChannel::Transmit(Ptr<Packet> packet,
                     Ptr<IbNetDevice> src,
                     Time headerEnd,
@@ -112,14 +140,67 @@ IbChannel::Transmit(Ptr<Packet> packet,
 {
     NS_LOG_FUNCTION(this << packet << src << headerEnd << txEnd << linkPacket);
     const uint32_t d = (src == m_devices[0]) ? 1 : 0;
-    IbNetDevice* dst = PeekPointer(m_devices[d]);
-    const Time lastNeeded = (dst->IsCutThrough() && !linkPacket) ? headerEnd : txEnd;
-    Simulator::ScheduleWithContext(m_nodeIds[d],
-                                   lastNeeded + GetDelay() + dst->GetRxDelay(),
-                                   &IbNetDevice::ReceiveFromChannel,
-                                   dst,
-                                   packet,
-                                   linkPacket);
+    const Direction& dir = m_dir[d];
+    const Time lastNeeded = (dir.dstCutThrough && !linkPacket) ? headerEnd : txEnd;
+    InFlight item;
+    item.packet = std::move(packet);
+    item.linkPacket = linkPacket;
+    Launch(d, lastNeeded + GetDelay() + dir.dstRxDelay, std::move(item));
+}
+
+void
+IbChannel::TransmitFlowControl(const IbFlowControlHeader& fc, Ptr<IbNetDevice> src, Time txEnd)
+{
+    NS_LOG_FUNCTION(this << src << txEnd);
+    const uint32_t d = (src == m_devices[0]) ? 1 : 0;
+    InFlight item;
+    if (!m_dir[d].dst->m_fcRxTrace.IsEmpty())
+    {
+        item.packet = MakeFlowControlPacket(fc); // someone watches it arrive
+    }
+    item.fctbs = fc.GetFctbs();
+    item.fccl = fc.GetFccl();
+    item.vl = fc.GetVl();
+    item.linkPacket = true;
+    Launch(d, txEnd + GetDelay() + m_dir[d].dstRxDelay, std::move(item));
+}
+
+Ptr<Packet>
+IbChannel::MakeFlowControlPacket(const IbFlowControlHeader& fc)
+{
+    Ptr<Packet> p = Create<Packet>();
+    p->AddHeader(fc);
+    return p;
+}
+
+void
+IbChannel::Launch(uint32_t d, Time delay, InFlight&& item)
+{
+    Direction& dir = m_dir[d];
+    const Time at = Simulator::Now() + delay;
+    NS_ABORT_MSG_IF(at < dir.lastArrival,
+                    "IbChannel " << GetId() << ": a packet would arrive at node " << dir.context
+                                 << " at " << at.As(Time::NS) << ", before one sent earlier ("
+                                 << dir.lastArrival.As(Time::NS)
+                                 << "); do not shorten a cable's Delay or Length, or a "
+                                    "switch's latency, while packets are on it");
+    dir.lastArrival = at;
+    dir.inFlight.Push(std::move(item));
+    dir.arrival->Ref(); // the scheduler's reference, dropped after the event ran
+    Simulator::ScheduleWithContext(dir.context, delay, PeekPointer(dir.arrival));
+}
+
+void
+IbChannel::Arrive(uint32_t d)
+{
+    Direction& dir = m_dir[d];
+    InFlight item = dir.inFlight.Pop();
+    if (item.packet == nullptr)
+    {
+        dir.dst->ApplyFlowControl(item.vl, item.fctbs, item.fccl);
+        return;
+    }
+    dir.dst->ReceiveFromChannel(std::move(item.packet), item.linkPacket);
 }
 
 Ptr<IbNetDevice>

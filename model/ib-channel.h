@@ -5,13 +5,17 @@
 #ifndef IB_CHANNEL_H
 #define IB_CHANNEL_H
 
+#include "ib-fifo.h"
+
 #include "ns3/channel.h"
+#include "ns3/event-impl.h"
 #include "ns3/nstime.h"
 #include "ns3/ptr.h"
 
 namespace ns3
 {
 
+class IbFlowControlHeader;
 class IbNetDevice;
 class Packet;
 
@@ -20,8 +24,17 @@ class Packet;
  * @brief A full-duplex InfiniBand cable between exactly two ports.
  *
  * Each direction is an independent serial link; the channel only adds the propagation
- * delay. Data packets and link-level flow-control packets both cross it as ns3::Packet
- * objects, so a remote (MPI) variant can ship them across ranks unchanged.
+ * delay. Data packets cross it as ns3::Packet objects. A link-level flow-control packet
+ * crosses it as an ns3::Packet when someone watches it (the sender's FlowControlTx or
+ * the receiver's FlowControlRx trace is connected, or the cable is an IbRemoteChannel
+ * that ships it to another MPI rank); otherwise only its three fields (VL, FCTBS, FCCL)
+ * cross, at the same times, which spares a packet allocation, a serialization and a
+ * parse per flow-control packet.
+ *
+ * A direction's packets arrive in the order they were sent (a later packet's header
+ * cannot pass an earlier packet's tail), so each direction keeps its packets in flight
+ * in a FIFO and schedules one reusable event object per arrival instead of allocating
+ * an event holding the packet.
  *
  * The delay is either given directly (`Delay`) or derived from a cable length
  * (`Length`, metres, at `DelayPerMetre`, about 5 ns/m in copper and fibre). A non-zero
@@ -65,6 +78,18 @@ class IbChannel : public Channel
                           bool linkPacket);
 
     /**
+     * Send a flow-control packet to the port at the other end; it arrives one propagation
+     * delay after its last bit leaves. The base class builds an ns3::Packet only if the
+     * receiver's FlowControlRx trace is connected.
+     * @param fc the flow-control packet's fields (LPCRC computed or not)
+     * @param src the sending port
+     * @param txEnd time from now at which the sender puts its last bit on the wire
+     */
+    virtual void TransmitFlowControl(const IbFlowControlHeader& fc,
+                                     Ptr<IbNetDevice> src,
+                                     Time txEnd);
+
+    /**
      * @param device one end
      * @return the other end (null if none is attached yet)
      */
@@ -86,9 +111,54 @@ class IbChannel : public Channel
      */
     Ptr<IbNetDevice> GetIbDevice(std::size_t i) const;
 
+    /**
+     * @param fc flow-control fields
+     * @return a packet holding them as the 6-byte IBA flow-control packet
+     */
+    static Ptr<Packet> MakeFlowControlPacket(const IbFlowControlHeader& fc);
+
   private:
+    friend class IbNetDevice; // tells the channel when a port's switch mode changes
+
+    /// One packet on its way along one direction.
+    struct InFlight
+    {
+        Ptr<Packet> packet;     ///< the packet (null for a flow-control packet sent as fields)
+        uint16_t fctbs{0};      ///< flow control without packet: FCTBS
+        uint16_t fccl{0};       ///< flow control without packet: FCCL
+        uint8_t vl{0};          ///< flow control without packet: VL
+        bool linkPacket{false}; ///< a flow-control packet (with or without packet)
+    };
+
+    /// One direction of the cable: from port 1 - d to port d.
+    struct Direction
+    {
+        IbFifo<InFlight> inFlight; ///< sent, not yet arrived, in arrival order
+        Ptr<EventImpl> arrival;    ///< calls Arrive(d); scheduled once per packet
+        IbNetDevice* dst{nullptr}; ///< receiving port
+        uint32_t context{0};       ///< its node's id (event context)
+        bool dstCutThrough{false}; ///< it is a cut-through switch port
+        Time dstRxDelay;           ///< its processing delay
+        Time lastArrival;          ///< arrival time of the newest packet in flight
+    };
+
+    /**
+     * Put @p item on direction @p d; it arrives @p delay from now.
+     * @param d direction (index of the receiving port)
+     * @param delay time from now
+     * @param item what arrives
+     */
+    void Launch(uint32_t d, Time delay, InFlight&& item);
+    /**
+     * The oldest packet in flight on direction @p d arrives.
+     * @param d direction
+     */
+    void Arrive(uint32_t d);
+    /// Re-read the receiving ports' switch modes (cut-through, processing delay).
+    void UpdatePortModes();
+
+    Direction m_dir[2];            //!< the two directions, by receiving port
     Ptr<IbNetDevice> m_devices[2]; //!< the two ends
-    uint32_t m_nodeIds[2];         //!< their nodes' ids (event contexts)
     std::size_t m_nDevices;        //!< how many are attached
     Time m_delay;                  //!< Delay attribute
     double m_length;               //!< Length attribute, metres (0 = use Delay)

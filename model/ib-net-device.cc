@@ -33,6 +33,25 @@ namespace ns3
 
 NS_LOG_COMPONENT_DEFINE("IbNetDevice");
 
+namespace
+{
+/**
+ * Fire a per-packet trace source only if something is connected to it: an unconnected
+ * TracedCallback still costs a call and a reference count round trip on the packet.
+ * @param trace the trace source
+ * @param args its arguments
+ */
+template <typename... Ts, typename... Args>
+inline void
+FireIfConnected(const TracedCallback<Ts...>& trace, Args&&... args)
+{
+    if (!trace.IsEmpty())
+    {
+        trace(std::forward<Args>(args)...);
+    }
+}
+} // namespace
+
 NS_OBJECT_ENSURE_REGISTERED(IbNetDevice);
 
 namespace
@@ -240,6 +259,9 @@ IbNetDevice::IbNetDevice()
     : m_rate(IbLinkRate::GetDataRate(IbLinkRate::EDR, 4))
 {
     NS_LOG_FUNCTION(this);
+    // One event object for every end of transmission (at most one is pending): no
+    // allocation per packet. It holds a raw pointer, so it does not keep the port alive.
+    m_txCompleteEvent = Ptr<EventImpl>(MakeEvent(&IbNetDevice::TransmitComplete, this), false);
 }
 
 IbNetDevice::~IbNetDevice()
@@ -548,10 +570,10 @@ IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
     item.releasePort = inPort;
     item.releaseVl = inVl;
     item.earliestStart = earliestStart;
-    m_macTxTrace(packet);
+    FireIfConnected(m_macTxTrace, packet);
     q.queue.Push(std::move(item));
     m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
-    m_txQueueDepthTrace(vl, q.queue.Size());
+    FireIfConnected(m_txQueueDepthTrace, vl, q.queue.Size());
     if (!m_txBusy)
     {
         TrySend();
@@ -569,6 +591,10 @@ IbNetDevice::SetSwitchPortMode(Time rxDelay, bool cutThrough)
 {
     m_rxDelay = rxDelay;
     m_cutThrough = cutThrough;
+    if (m_channel != nullptr)
+    {
+        m_channel->UpdatePortModes();
+    }
 }
 
 Time
@@ -780,11 +806,11 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
     {
         IbPacket::SetVl(packet, vl);
     }
-    m_macTxTrace(packet);
+    FireIfConnected(m_macTxTrace, packet);
     q.queue.Push(
         {packet, bytes, static_cast<uint16_t>(IbPacket::Blocks(bytes)), 0, nullptr, Time()});
     m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
-    m_txQueueDepthTrace(vl, q.queue.Size());
+    FireIfConnected(m_txQueueDepthTrace, vl, q.queue.Size());
     if (!m_txBusy)
     {
         TrySend();
@@ -864,7 +890,7 @@ IbNetDevice::TrySend()
     {
         m_txNonEmpty &= static_cast<uint16_t>(~(1u << vl));
     }
-    m_txQueueDepthTrace(static_cast<uint8_t>(vl), t.queue.Size());
+    FireIfConnected(m_txQueueDepthTrace, static_cast<uint8_t>(vl), t.queue.Size());
     if (vl != VL15)
     {
         t.fctbs = (t.fctbs + item.blocks) & 0xFFF;
@@ -882,10 +908,10 @@ IbNetDevice::TrySend()
     m_txBytes += item.bytes;
     m_txFreeAt = now + txEnd;
     NS_LOG_LOGIC("VL" << vl << " sends " << item.bytes << " bytes until " << m_txFreeAt);
-    m_phyTxBeginTrace(item.packet);
-    m_snifferTrace(item.packet);
-    m_promiscSnifferTrace(item.packet);
-    Simulator::Schedule(txEnd, &IbNetDevice::TransmitComplete, this);
+    FireIfConnected(m_phyTxBeginTrace, item.packet);
+    FireIfConnected(m_snifferTrace, item.packet);
+    FireIfConnected(m_promiscSnifferTrace, item.packet);
+    Simulator::Schedule(txEnd, m_txCompleteEvent);
     m_channel->Transmit(item.packet, this, headerEnd, txEnd, false);
     if (emptied && vl != VL15)
     {
@@ -911,7 +937,7 @@ IbNetDevice::TransmitComplete()
     m_txBusy = false;
     TxItem item = std::move(m_txCurrent);
     m_txCurrent = TxItem();
-    m_phyTxEndTrace(item.packet);
+    FireIfConnected(m_phyTxEndTrace, item.packet);
     if (item.releasePort != nullptr)
     {
         // A forwarded packet has left the switch: its input buffer space is free now.
@@ -930,8 +956,6 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
     fc.SetFctbs(m_vl[vl].tx.fctbs);
     fc.SetVl(vl);
     fc.SetFccl(ComputeFccl(vl));
-    Ptr<Packet> p = Create<Packet>();
-    p->AddHeader(fc);
     const Time now = Simulator::Now();
     const bool backToBack = m_txFreeAt >= now;
     const Time start = backToBack ? m_txFreeAt : now;
@@ -939,6 +963,12 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
     m_vl[vl].rx.freedBlocks = 0;
     m_vl[vl].rx.lastFcSent = now;
     ++m_fcSent;
+    if (m_fcTxTrace.IsEmpty())
+    {
+        m_channel->TransmitFlowControl(fc, this, m_txFreeAt - now);
+        return;
+    }
+    Ptr<Packet> p = IbChannel::MakeFlowControlPacket(fc);
     m_fcTxTrace(p);
     m_channel->Transmit(p, this, m_txFreeAt - now, m_txFreeAt - now, true);
 }
@@ -968,7 +998,7 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
         ReceiveFlowControl(packet);
         return;
     }
-    m_phyRxEndTrace(packet);
+    FireIfConnected(m_phyRxEndTrace, packet);
     uint8_t byte0;
     packet->CopyData(&byte0, 1);
     const uint8_t vl = byte0 >> 4;
@@ -1018,10 +1048,10 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
                       "credit accounting broken: VL" << unsigned(vl) << " buffer holds "
                                                      << r.usedBlocks << " of " << m_capacityBlocks
                                                      << " blocks");
-        m_rxBufferTrace(vl, r.usedBlocks * IbPacket::BLOCK_SIZE);
+        FireIfConnected(m_rxBufferTrace, vl, r.usedBlocks * IbPacket::BLOCK_SIZE);
     }
-    m_snifferTrace(packet);
-    m_promiscSnifferTrace(packet);
+    FireIfConnected(m_snifferTrace, packet);
+    FireIfConnected(m_promiscSnifferTrace, packet);
     if (m_switch != nullptr)
     {
         m_switch->Receive(m_ownerPort, this, packet, vl, blocks);
@@ -1087,7 +1117,7 @@ IbNetDevice::ReleaseRxBuffer(uint8_t vl, uint32_t blocks)
                        << r.usedBlocks << " are in use");
     r.usedBlocks -= blocks;
     r.freedBlocks += blocks;
-    m_rxBufferTrace(vl, r.usedBlocks * IbPacket::BLOCK_SIZE);
+    FireIfConnected(m_rxBufferTrace, vl, r.usedBlocks * IbPacket::BLOCK_SIZE);
     if (r.freedBlocks >= m_updateBlocks)
     {
         RequestFlowControl(vl);
@@ -1105,16 +1135,21 @@ IbNetDevice::ReceiveFlowControl(Ptr<Packet> packet)
         NS_LOG_WARN("flow-control packet with a bad LPCRC ignored");
         return;
     }
-    const uint8_t vl = fc.GetVl();
+    ApplyFlowControl(fc.GetVl(), fc.GetFctbs(), fc.GetFccl());
+}
+
+void
+IbNetDevice::ApplyFlowControl(uint8_t vl, uint16_t fctbs, uint16_t fccl)
+{
     NS_ABORT_MSG_IF(vl >= m_numDataVls,
                     "IbNetDevice on node " << m_node->GetId() << " got a flow-control packet for VL"
                                            << unsigned(vl)
                                            << " but has NumDataVls=" << unsigned(m_numDataVls));
     // The sender's FCTBS counts every block it put on this VL before this packet, all of
     // which have arrived (the cable is FIFO): resynchronise ABR as IBA prescribes.
-    m_vl[vl].rx.abr = fc.GetFctbs();
+    m_vl[vl].rx.abr = fctbs;
     TxVl& t = m_vl[vl].tx;
-    t.fccl = fc.GetFccl();
+    t.fccl = fccl;
     if (t.stalled && (t.queue.Empty() || HasCredits(vl, t.queue.Front().blocks)))
     {
         const Time waited = Simulator::Now() - t.stallStart;
@@ -1174,7 +1209,7 @@ IbNetDevice::RefreshFlowControl()
 void
 IbNetDevice::DeliverUp(Ptr<Packet> packet)
 {
-    m_macRxTrace(packet);
+    FireIfConnected(m_macRxTrace, packet);
     if (m_rxCallback.IsNull() && m_promiscCallback.IsNull())
     {
         return;

@@ -288,6 +288,7 @@ class IbNetDevice : public NetDevice
     /// (fewer cache misses per packet on large fabrics). Set*Callback clears them.
     friend class IbSwitch;
     friend class IbHca;
+    friend class IbChannel; // delivers flow-control fields, reads FlowControlRx's state
 
     /// A packet waiting in a transmit queue.
     struct TxItem
@@ -355,6 +356,14 @@ class IbNetDevice : public NetDevice
      * @param packet the packet
      */
     void ReceiveFlowControl(Ptr<Packet> packet);
+    /**
+     * Apply a flow-control packet's fields (from a packet, or from the channel when no
+     * packet was built for it).
+     * @param vl its VL
+     * @param fctbs its FCTBS: blocks the sender has sent on @p vl, mod 4096
+     * @param fccl its FCCL: the credit limit the sender advertises for @p vl
+     */
+    void ApplyFlowControl(uint8_t vl, uint16_t fctbs, uint16_t fccl);
     /**
      * Hand a received data packet to the upper layer (host port).
      * @param packet the packet
@@ -437,6 +446,7 @@ class IbNetDevice : public NetDevice
     Time m_txFreeAt;                     //!< the wire is busy (flow-control packets) until then
     Time m_lrhTime;                      //!< time the LRH takes on the wire (cut-through delivery)
     Ptr<IbChannel> m_channel;            //!< attached cable
+    Ptr<EventImpl> m_txCompleteEvent;    //!< calls TransmitComplete; reused for every packet
     Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model
     IbSwitch* m_switch{nullptr};         //!< owning switch, called directly (see IbSwitch)
     IbHca* m_hca{nullptr};               //!< owning HCA, called directly (see IbHca)

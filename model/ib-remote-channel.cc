@@ -6,6 +6,7 @@
 
 #ifdef NS3_MPI
 
+#include "ib-flow-control-header.h"
 #include "ib-net-device.h"
 
 #include "ns3/abort.h"
@@ -148,6 +149,23 @@ IbRemoteChannel::Transmit(Ptr<Packet> packet,
     NS_LOG_LOGIC("to node " << dst->GetNode()->GetId() << " device " << dst->GetIfIndex()
                             << " on rank " << dst->GetNode()->GetSystemId() << " at " << rxTime);
     MpiInterface::SendPacket(copy, rxTime, dst->GetNode()->GetId(), dst->GetIfIndex());
+}
+
+void
+IbRemoteChannel::TransmitFlowControl(const IbFlowControlHeader& fc,
+                                     Ptr<IbNetDevice> src,
+                                     Time txEnd)
+{
+    NS_LOG_FUNCTION(this << src << txEnd);
+    const uint32_t here = MpiInterface::GetSystemId();
+    Ptr<IbNetDevice> dst = GetPeer(src);
+    if (src->GetNode()->GetSystemId() == here && dst != nullptr &&
+        dst->GetNode()->GetSystemId() == here)
+    {
+        IbChannel::TransmitFlowControl(fc, src, txEnd);
+        return;
+    }
+    Transmit(MakeFlowControlPacket(fc), src, txEnd, txEnd, true);
 }
 
 void

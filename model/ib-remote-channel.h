@@ -117,6 +117,18 @@ class IbRemoteChannel : public IbChannel
                   bool linkPacket) override;
 
     /**
+     * A flow-control packet between ports of this rank crosses as fields, as on an
+     * IbChannel; one to or from another rank is built as a packet and goes through
+     * Transmit.
+     * @param fc the flow-control fields
+     * @param src the sending port
+     * @param txEnd time from now at which the last bit is on the wire
+     */
+    void TransmitFlowControl(const IbFlowControlHeader& fc,
+                             Ptr<IbNetDevice> src,
+                             Time txEnd) override;
+
+    /**
      * Aggregate an MpiReceiver to @p device (once) that gives packets arriving from
      * other ranks, without their IbRemoteHeader, to IbNetDevice::ReceiveFromChannel.
      * @param device a port of a cable between ranks

@@ -9,6 +9,7 @@
 #include "ns3/error-model.h"
 #include "ns3/ib-bth-header.h"
 #include "ns3/ib-channel.h"
+#include "ns3/ib-flow-control-header.h"
 #include "ns3/ib-helper.h"
 #include "ns3/ib-link-rate.h"
 #include "ns3/ib-lrh-header.h"
@@ -338,6 +339,103 @@ TEST_F(IbLinkTest, SlowReceiverStallsSenderWithoutLossOrOverflow)
     // Delivery runs at the drain rate.
     const double drained = (rx.total - 1) * wire * 8.0 / (rx.last - rx.first).GetSeconds();
     EXPECT_NEAR(drained / (linkRate.GetBitRate() / 2.0), 1.0, 0.005);
+}
+
+namespace
+{
+
+/// What a slow-receiver run did, for comparing runs.
+struct CreditRun
+{
+    uint64_t received{0};           ///< data packets delivered
+    Time lastArrival;               ///< last delivery
+    Time stalled;                   ///< sender's credit stall time
+    uint64_t fcSentByReceiver{0};   ///< flow-control packets b sent
+    uint64_t fcTraced{0};           ///< FlowControlTx packets seen on b
+    uint64_t fcArrived{0};          ///< FlowControlRx packets seen on a
+    uint64_t badLpcrc{0};           ///< of those, with a bad LPCRC
+    std::vector<uint16_t> fcclSent; ///< FCCL of each traced flow-control packet of b
+    std::vector<uint16_t> fcclSeen; ///< FCCL of each flow-control packet a received
+};
+
+/**
+ * A 32 KB receive buffer drained at half the link rate: the sender lives on credits.
+ * @param watchTx connect b's FlowControlTx
+ * @param watchRx connect a's FlowControlRx
+ * @return what happened
+ */
+CreditRun
+RunSlowReceiver(bool watchTx, bool watchRx)
+{
+    IbHelper::ResetLidAllocation();
+    IbHelper helper;
+    helper.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+    helper.SetDeviceAttribute("VlBufferSize", UintegerValue(32768));
+    Link l = MakeLink(helper);
+    l.b->SetAttribute("RxDrainRate", DataRateValue(DataRate(l.a->GetDataRate().GetBitRate() / 2)));
+    CreditRun r;
+    RxStats rx;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    l.a->TraceConnectWithoutContext("CreditStall", MakeBoundCallback(&SumStall, &r.stalled));
+    auto record = [&r](bool sent, Ptr<const Packet> p) {
+        IbFlowControlHeader fc;
+        p->PeekHeader(fc);
+        ASSERT_EQ(p->GetSize(), 6u);
+        (sent ? r.fcTraced : r.fcArrived)++;
+        r.badLpcrc += fc.IsLpcrcValid() ? 0 : 1;
+        (sent ? r.fcclSent : r.fcclSeen).push_back(fc.GetFccl());
+    };
+    if (watchTx)
+    {
+        l.b->TraceConnectWithoutContext(
+            "FlowControlTx",
+            Callback<void, Ptr<const Packet>>([&record](Ptr<const Packet> p) { record(true, p); }));
+    }
+    if (watchRx)
+    {
+        l.a->TraceConnectWithoutContext("FlowControlRx",
+                                        Callback<void, Ptr<const Packet>>(
+                                            [&record](Ptr<const Packet> p) { record(false, p); }));
+    }
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("MaxPackets", UintegerValue(500));
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    Simulator::Run();
+    r.received = rx.total;
+    r.lastArrival = rx.last;
+    r.fcSentByReceiver = l.b->GetFlowControlPacketsSent();
+    Simulator::Destroy();
+    return r;
+}
+
+} // namespace
+
+TEST_F(IbLinkTest, FlowControlIsTheSameWhetherItsTracesAreWatchedOrNot)
+{
+    // Unwatched, a flow-control packet crosses the cable as its three fields; watched on
+    // either side, as a 6-byte packet. Credits, stalls and delivery times must not differ.
+    const CreditRun bare = RunSlowReceiver(false, false);
+    ASSERT_EQ(bare.received, 500u);
+    ASSERT_GT(bare.stalled, Time(0));
+    ASSERT_GT(bare.fcSentByReceiver, 100u);
+    for (auto [tx, rx] :
+         std::vector<std::pair<bool, bool>>{{true, false}, {false, true}, {true, true}})
+    {
+        const CreditRun w = RunSlowReceiver(tx, rx);
+        EXPECT_EQ(w.received, bare.received);
+        EXPECT_EQ(w.lastArrival, bare.lastArrival);
+        EXPECT_EQ(w.stalled, bare.stalled);
+        EXPECT_EQ(w.fcSentByReceiver, bare.fcSentByReceiver);
+        EXPECT_EQ(w.badLpcrc, 0u);
+        // b's flow-control packets all show up where watched (a's initial ones too on
+        // its receive side: b sent one per VL at link up, counted in fcSentByReceiver).
+        EXPECT_EQ(w.fcTraced, tx ? bare.fcSentByReceiver : 0u);
+        EXPECT_EQ(w.fcArrived, rx ? bare.fcSentByReceiver : 0u);
+        if (tx && rx)
+        {
+            EXPECT_EQ(w.fcclSeen, w.fcclSent);
+        }
+    }
 }
 
 TEST_F(IbLinkTest, TwoVlsWithWeights3To1ShareTheLink3To1)
