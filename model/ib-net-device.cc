@@ -393,12 +393,6 @@ IbNetDevice::SetNumDataVls(uint32_t n)
     m_configured = false;
 }
 
-uint8_t
-IbNetDevice::GetNumDataVls() const
-{
-    return m_numDataVls;
-}
-
 void
 IbNetDevice::SetVlArbHigh(std::string table)
 {
@@ -580,12 +574,6 @@ IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
     }
 }
 
-bool
-IbNetDevice::HasCreditsFor(uint8_t vl, uint32_t blocks) const
-{
-    return vl == VL15 || HasCredits(vl, blocks);
-}
-
 void
 IbNetDevice::SetSwitchPortMode(Time rxDelay, bool cutThrough)
 {
@@ -621,12 +609,6 @@ IbNetDevice::GetLid() const
     return m_lid;
 }
 
-DataRate
-IbNetDevice::GetDataRate() const
-{
-    return m_rate;
-}
-
 IbLinkRate::Speed
 IbNetDevice::GetLinkSpeedValue() const
 {
@@ -660,13 +642,6 @@ void
 IbNetDevice::SetReceiveErrorModel(Ptr<ErrorModel> em)
 {
     m_receiveErrorModel = em;
-}
-
-uint32_t
-IbNetDevice::GetTxQueueLength(uint8_t vl) const
-{
-    NS_ASSERT(vl < 16);
-    return m_vl[vl].tx.queue.Size();
 }
 
 Time
@@ -816,13 +791,6 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
         TrySend();
     }
     return true;
-}
-
-bool
-IbNetDevice::HasCredits(uint8_t vl, uint32_t blocks) const
-{
-    const TxVl& t = m_vl[vl].tx;
-    return ((t.fccl - (t.fctbs + blocks)) & 0xFFF) <= 2048;
 }
 
 uint16_t

@@ -522,6 +522,40 @@ class IbNetDevice : public NetDevice
     TracedCallback<uint8_t, Time> m_creditStallTrace;   //!< CreditStall
 };
 
+// The port's per-packet getters, inline: a switch calls them for every packet it forwards.
+
+inline uint8_t
+IbNetDevice::GetNumDataVls() const
+{
+    return m_numDataVls;
+}
+
+inline bool
+IbNetDevice::HasCredits(uint8_t vl, uint32_t blocks) const
+{
+    const TxVl& t = m_vl[vl].tx;
+    return ((t.fccl - (t.fctbs + blocks)) & 0xFFF) <= 2048;
+}
+
+inline bool
+IbNetDevice::HasCreditsFor(uint8_t vl, uint32_t blocks) const
+{
+    return vl == VL15 || HasCredits(vl, blocks);
+}
+
+inline DataRate
+IbNetDevice::GetDataRate() const
+{
+    return m_rate;
+}
+
+inline uint32_t
+IbNetDevice::GetTxQueueLength(uint8_t vl) const
+{
+    NS_ASSERT(vl < 16);
+    return m_vl[vl].tx.queue.Size();
+}
+
 } // namespace ns3
 
 #endif /* IB_NET_DEVICE_H */

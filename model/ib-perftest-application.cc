@@ -909,7 +909,7 @@ IbPerftestApplication::MessageLanded(uint32_t qpn, IbWrOpcode kind, uint32_t len
 void
 IbPerftestApplication::SchedulePoll()
 {
-    if (!m_started || m_pollEvent.IsRunning())
+    if (!m_started || !m_pollEvent.IsExpired())
     {
         return;
     }

@@ -262,6 +262,7 @@ IbQueuePair::DoDispose()
 {
     m_retryTimer.Cancel();
     m_wakeEvent.Cancel();
+    m_wakeAt = Time::Max();
     m_sq.clear();
     m_rq.Clear();
     m_resp.clear();
@@ -521,6 +522,7 @@ IbQueuePair::ResetState()
     m_state = IbQpState::RESET;
     m_retryTimer.Cancel();
     m_wakeEvent.Cancel();
+    m_wakeAt = Time::Max();
     m_sq.clear();
     m_rq.Clear();
     m_resp.clear();
@@ -554,6 +556,7 @@ IbQueuePair::EnterError()
     m_state = IbQpState::ERR;
     m_retryTimer.Cancel();
     m_wakeEvent.Cancel();
+    m_wakeAt = Time::Max();
     for (const SendWqe& w : m_sq)
     {
         Complete(m_sendCq, w.wr.wrId, IbWcStatus::WR_FLUSH_ERR, WcOpcodeFor(w.wr.opcode), 0);
@@ -706,8 +709,10 @@ IbQueuePair::WakeAt(Time t)
         Kick();
         return;
     }
-    if (m_wakeEvent.IsRunning())
+    if (m_wakeAt != Time::Max())
     {
+        // A wake-up is pending (a time, not m_wakeEvent.IsExpired(): that looks the event
+        // up, a cache miss per packet on a large fabric).
         if (m_wakeAt <= t)
         {
             return;
@@ -715,7 +720,14 @@ IbQueuePair::WakeAt(Time t)
         m_wakeEvent.Cancel();
     }
     m_wakeAt = t;
-    m_wakeEvent = Simulator::Schedule(t - now, &IbQueuePair::Kick, this);
+    m_wakeEvent = Simulator::Schedule(t - now, &IbQueuePair::Wake, this);
+}
+
+void
+IbQueuePair::Wake()
+{
+    m_wakeAt = Time::Max();
+    Kick();
 }
 
 Time
@@ -1119,7 +1131,7 @@ IbQueuePair::BuildUdSend()
 void
 IbQueuePair::ArmRetryTimer()
 {
-    if (m_type != IbQpType::RC || m_attr.timeout == 0 || m_retryTimer.IsRunning())
+    if (m_type != IbQpType::RC || m_attr.timeout == 0 || !m_retryTimer.IsExpired())
     {
         return;
     }

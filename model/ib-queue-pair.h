@@ -313,6 +313,8 @@ class IbQueuePair : public Object
     void Receive(Ptr<Packet> packet);
     /// Let the HCA schedule this QP now or at the time its next packet is ready.
     void Kick();
+    /// The pending wake-up (m_wakeEvent) fired: none is pending any more; Kick.
+    void Wake();
     /**
      * Call Kick at @p t (one pending wake-up event at most).
      * @param t the time
@@ -544,7 +546,7 @@ class IbQueuePair : public Object
     bool m_inReadyList;              //!< waiting in the HCA's ready list
     bool m_lastWasResponse;          //!< the last packet pulled was a response
     EventId m_wakeEvent;             //!< pending wake-up
-    Time m_wakeAt;                   //!< its time
+    Time m_wakeAt{Time::Max()};      //!< its time (Time::Max(): none pending)
 
     // Requester
     std::deque<SendWqe> m_sq; //!< send queue: unacknowledged and unsent WRs
