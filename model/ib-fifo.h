@@ -8,6 +8,7 @@
 #include "ns3/assert.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace ns3
@@ -15,14 +16,16 @@ namespace ns3
 
 /**
  * @ingroup infiniband
- * @brief A first-in first-out queue on a std::vector.
+ * @brief A first-in first-out queue in a ring buffer.
  *
  * Unlike std::deque (which allocates a map and a node on construction in libstdc++),
  * an empty IbFifo holds no memory: fabrics have tens of thousands of ports with 16 VL
- * queues each, most of them empty. Pop advances a head index; the storage is reused
- * once the queue empties, and compacted when the dead prefix dominates.
+ * queues each, most of them empty. The storage is a power-of-two ring that doubles when
+ * full and never shrinks (Clear releases it), so a queue that holds a few elements at a
+ * time, as most of a fabric's queues do, keeps using the same one or two cache lines
+ * instead of sliding along a growing array.
  *
- * @tparam T the element type
+ * @tparam T the element type (default-constructible and movable)
  */
 template <typename T>
 class IbFifo
@@ -31,13 +34,13 @@ class IbFifo
     /// @return true if the queue holds nothing
     bool Empty() const
     {
-        return m_head == m_items.size();
+        return m_size == 0;
     }
 
     /// @return the number of elements
     std::size_t Size() const
     {
-        return m_items.size() - m_head;
+        return m_size;
     }
 
     /// @return the oldest element
@@ -60,17 +63,12 @@ class IbFifo
      */
     void Push(T item)
     {
-        if (m_head == m_items.size())
+        if (m_size == m_items.size())
         {
-            m_items.clear();
-            m_head = 0;
+            Grow();
         }
-        else if (m_head >= 32 && m_head * 2 >= m_items.size())
-        {
-            m_items.erase(m_items.begin(), m_items.begin() + m_head);
-            m_head = 0;
-        }
-        m_items.push_back(std::move(item));
+        m_items[(m_head + m_size) & (m_items.size() - 1)] = std::move(item);
+        ++m_size;
     }
 
     /// @return the oldest element, removed from the queue
@@ -78,8 +76,9 @@ class IbFifo
     {
         NS_ASSERT(!Empty());
         T item = std::move(m_items[m_head]);
-        m_items[m_head] = T();
-        ++m_head;
+        m_items[m_head] = T(); // drop what the moved-from element may still hold
+        m_head = static_cast<uint32_t>((m_head + 1) & (m_items.size() - 1));
+        --m_size;
         return item;
     }
 
@@ -88,11 +87,25 @@ class IbFifo
     {
         std::vector<T>().swap(m_items);
         m_head = 0;
+        m_size = 0;
     }
 
   private:
-    std::vector<T> m_items; //!< storage; live elements are [m_head, end)
-    std::size_t m_head{0};  //!< index of the oldest live element
+    /// Double the ring (2 slots at first), oldest element first.
+    void Grow()
+    {
+        std::vector<T> bigger(m_items.empty() ? 2 : 2 * m_items.size());
+        for (std::size_t i = 0; i < m_size; ++i)
+        {
+            bigger[i] = std::move(m_items[(m_head + i) & (m_items.size() - 1)]);
+        }
+        m_items.swap(bigger);
+        m_head = 0;
+    }
+
+    std::vector<T> m_items; //!< the ring; its size is 0 or a power of two
+    uint32_t m_head{0};     //!< index of the oldest element
+    uint32_t m_size{0};     //!< number of elements
 };
 
 } // namespace ns3

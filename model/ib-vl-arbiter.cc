@@ -4,9 +4,11 @@
 
 #include "ib-vl-arbiter.h"
 
+#include "ns3/abort.h"
 #include "ns3/assert.h"
 #include "ns3/log.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ns3
@@ -114,6 +116,8 @@ IbVlArbiter::UpdateMask(Walk& w)
             w.mask |= static_cast<uint16_t>(1u << e.vl);
         }
     }
+    std::copy(w.entries.begin(), w.entries.end(), w.table.begin());
+    w.n = static_cast<uint32_t>(w.entries.size());
     w.index = 0;
     w.remaining = w.entries.empty() ? 0 : w.entries[0].weight;
 }
@@ -121,7 +125,9 @@ IbVlArbiter::UpdateMask(Walk& w)
 void
 IbVlArbiter::SetHighTable(const std::vector<Entry>& table)
 {
-    NS_ASSERT(table.size() <= 64);
+    NS_ABORT_MSG_IF(table.size() > 64,
+                    "IbVlArbiter: a high-priority VL arbitration table of "
+                        << table.size() << " entries; IBA allows at most 64");
     m_high.entries = table;
     UpdateMask(m_high);
 }
@@ -129,7 +135,9 @@ IbVlArbiter::SetHighTable(const std::vector<Entry>& table)
 void
 IbVlArbiter::SetLowTable(const std::vector<Entry>& table)
 {
-    NS_ASSERT(table.size() <= 64);
+    NS_ABORT_MSG_IF(table.size() > 64,
+                    "IbVlArbiter: a low-priority VL arbitration table of "
+                        << table.size() << " entries; IBA allows at most 64");
     m_low.entries = table;
     UpdateMask(m_low);
 }
@@ -170,7 +178,7 @@ IbVlArbiter::Reset()
 int
 IbVlArbiter::Pick(Walk& w, uint16_t eligible, const uint16_t* headBlocks)
 {
-    const uint32_t n = w.entries.size();
+    const uint32_t n = w.n;
     if (n == 0 || (eligible & w.mask) == 0)
     {
         return -1;
@@ -179,7 +187,7 @@ IbVlArbiter::Pick(Walk& w, uint16_t eligible, const uint16_t* headBlocks)
     // otherwise move on, reloading each visited entry's weight.
     for (uint32_t step = 0; step <= n; ++step)
     {
-        const Entry& e = w.entries[w.index];
+        const Entry& e = w.table[w.index];
         if (w.remaining > 0 && (eligible & (1u << e.vl)))
         {
             w.remaining -= headBlocks[e.vl];
@@ -187,12 +195,12 @@ IbVlArbiter::Pick(Walk& w, uint16_t eligible, const uint16_t* headBlocks)
             if (w.remaining <= 0)
             {
                 w.index = (w.index + 1) % n;
-                w.remaining = w.entries[w.index].weight;
+                w.remaining = w.table[w.index].weight;
             }
             return vl;
         }
         w.index = (w.index + 1) % n;
-        w.remaining = w.entries[w.index].weight;
+        w.remaining = w.table[w.index].weight;
     }
     return -1;
 }

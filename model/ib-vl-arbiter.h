@@ -5,6 +5,7 @@
 #ifndef IB_VL_ARBITER_H
 #define IB_VL_ARBITER_H
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -82,10 +83,12 @@ class IbVlArbiter
     /// State of the walk through one table.
     struct Walk
     {
-        std::vector<Entry> entries; ///< the table
-        uint16_t mask{0};           ///< VLs named by an entry of non-zero weight
-        uint32_t index{0};          ///< current entry
-        int32_t remaining{0};       ///< weight left in the current entry, 64-byte units
+        uint16_t mask{0};              ///< VLs named by an entry of non-zero weight
+        uint32_t n{0};                 ///< entries in the table
+        uint32_t index{0};             ///< current entry
+        int32_t remaining{0};          ///< weight left in the current entry, 64-byte units
+        std::array<Entry, 64> table{}; ///< the table, inside the port: no pointer to follow
+        std::vector<Entry> entries;    ///< the table as set (for Get*Table)
     };
 
     /**
