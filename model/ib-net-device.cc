@@ -553,18 +553,20 @@ IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
                               uint8_t vl,
                               IbNetDevice* inPort,
                               uint8_t inVl,
-                              Time earliestStart)
+                              Time earliestStart,
+                              uint32_t bytes)
 {
     NS_LOG_FUNCTION(this << packet << unsigned(vl));
+    NS_ASSERT(bytes == 0 || bytes == packet->GetSize());
     TxVl& q = m_vl[vl].tx;
+    FireIfConnected(m_macTxTrace, packet);
     TxItem item;
-    item.packet = packet;
-    item.bytes = packet->GetSize();
+    item.bytes = bytes != 0 ? bytes : packet->GetSize();
+    item.packet = std::move(packet);
     item.blocks = static_cast<uint16_t>(IbPacket::Blocks(item.bytes));
     item.releasePort = inPort;
     item.releaseVl = inVl;
     item.earliestStart = earliestStart;
-    FireIfConnected(m_macTxTrace, packet);
     q.queue.Push(std::move(item));
     m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
     FireIfConnected(m_txQueueDepthTrace, vl, q.queue.Size());
@@ -880,7 +882,14 @@ IbNetDevice::TrySend()
     FireIfConnected(m_snifferTrace, item.packet);
     FireIfConnected(m_promiscSnifferTrace, item.packet);
     Simulator::Schedule(txEnd, m_txCompleteEvent);
-    m_channel->Transmit(item.packet, this, headerEnd, txEnd, false);
+    // The packet stays with the port until the end of serialization only for PhyTxEnd;
+    // otherwise it goes to the cable outright (no reference count round trip on a packet
+    // that is, on a large fabric, no longer in the cache).
+    m_channel->Transmit(m_phyTxEndTrace.IsEmpty() ? std::move(m_txCurrent.packet) : item.packet,
+                        this,
+                        headerEnd,
+                        txEnd,
+                        false);
     if (emptied && vl != VL15)
     {
         if (m_switch != nullptr)
@@ -905,7 +914,10 @@ IbNetDevice::TransmitComplete()
     m_txBusy = false;
     TxItem item = std::move(m_txCurrent);
     m_txCurrent = TxItem();
-    FireIfConnected(m_phyTxEndTrace, item.packet);
+    if (item.packet != nullptr)
+    {
+        FireIfConnected(m_phyTxEndTrace, item.packet);
+    }
     if (item.releasePort != nullptr)
     {
         // A forwarded packet has left the switch: its input buffer space is free now.
@@ -1022,12 +1034,12 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
     FireIfConnected(m_promiscSnifferTrace, packet);
     if (m_switch != nullptr)
     {
-        m_switch->Receive(m_ownerPort, this, packet, vl, blocks);
+        m_switch->Receive(m_ownerPort, this, std::move(packet), vl, blocks);
         return;
     }
     if (m_hca != nullptr)
     {
-        m_hca->Receive(m_ownerPort, this, packet, vl, blocks);
+        m_hca->Receive(m_ownerPort, this, std::move(packet), vl, blocks);
         return;
     }
     if (!m_ibRxCallback.IsNull())

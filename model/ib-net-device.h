@@ -143,12 +143,15 @@ class IbNetDevice : public NetDevice
      * @param inVl the VL of that buffer
      * @param earliestStart do not start serializing before this time (cut-through onto a
      *        faster link must not overtake the packet's own tail)
+     * @param bytes the packet's size if the caller knows it (0: read it from the packet,
+     *        which on a large fabric may have left the cache while it waited)
      */
     void EnqueueForwarded(Ptr<Packet> packet,
                           uint8_t vl,
                           IbNetDevice* inPort,
                           uint8_t inVl,
-                          Time earliestStart);
+                          Time earliestStart,
+                          uint32_t bytes = 0);
 
     /**
      * @param vl a data VL

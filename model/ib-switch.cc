@@ -355,7 +355,8 @@ IbSwitch::Receive(uint8_t inPort,
         IbPacket::SetVl(packet, outVl);
     }
     InEntry e;
-    e.packet = packet;
+    e.bytes = packet->GetSize();
+    e.packet = std::move(packet);
     e.blocks = blocks;
     e.outPort = out;
     e.outVl = outVl;
@@ -366,7 +367,7 @@ IbSwitch::Receive(uint8_t inPort,
         if (outRate > inRate)
         {
             // The tail is still arriving: finish no earlier than it does.
-            const uint32_t bytes = packet->GetSize();
+            const uint32_t bytes = e.bytes;
             const Time tail = inRate.CalculateBytesTxTime(bytes - IbPacket::LRH_SIZE);
             const Time outTime = outRate.CalculateBytesTxTime(bytes);
             if (tail > outTime)
@@ -431,11 +432,12 @@ IbSwitch::Grant(uint8_t outPort, uint8_t outVl)
             ++m_forwarded;
             const uint8_t inPort = in / 16;
             const uint8_t inVl = in % 16;
-            port->EnqueueForwarded(e.packet,
+            port->EnqueueForwarded(std::move(e.packet),
                                    ov,
                                    PeekPointer(m_ports[inPort]),
                                    inVl,
-                                   e.earliestStart);
+                                   e.earliestStart,
+                                   e.bytes);
             if (!fifo.Empty())
             {
                 const InEntry& next = fifo.Front();

@@ -184,6 +184,7 @@ class IbSwitch : public Object
     struct InEntry
     {
         Ptr<Packet> packet; ///< the packet (VL already rewritten)
+        uint32_t bytes{0};  ///< its size
         uint32_t blocks{0}; ///< credit blocks it occupies
         uint8_t outPort{0}; ///< where it goes
         uint8_t outVl{0};   ///< on which VL
