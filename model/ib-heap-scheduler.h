@@ -61,12 +61,6 @@ class IbHeapScheduler : public Scheduler
 
   private:
     /**
-     * @param a an event
-     * @param b another event
-     * @return true if @p a runs before @p b
-     */
-    static bool Before(const Event& a, const Event& b);
-    /**
      * Move @p ev up from slot @p i to its place.
      * @param i a slot
      * @param ev the event that belongs in it or higher

@@ -261,6 +261,7 @@ void
 IbQueuePair::DoDispose()
 {
     m_retryTimer.Cancel();
+    m_retryArmed = false;
     m_wakeEvent.Cancel();
     m_wakeAt = Time::Max();
     m_sq.clear();
@@ -521,6 +522,7 @@ IbQueuePair::ResetState()
 {
     m_state = IbQpState::RESET;
     m_retryTimer.Cancel();
+    m_retryArmed = false;
     m_wakeEvent.Cancel();
     m_wakeAt = Time::Max();
     m_sq.clear();
@@ -555,6 +557,7 @@ IbQueuePair::EnterError()
     NS_LOG_FUNCTION(this);
     m_state = IbQpState::ERR;
     m_retryTimer.Cancel();
+    m_retryArmed = false;
     m_wakeEvent.Cancel();
     m_wakeAt = Time::Max();
     for (const SendWqe& w : m_sq)
@@ -1131,10 +1134,13 @@ IbQueuePair::BuildUdSend()
 void
 IbQueuePair::ArmRetryTimer()
 {
-    if (m_type != IbQpType::RC || m_attr.timeout == 0 || !m_retryTimer.IsExpired())
+    // A flag, not m_retryTimer.IsExpired(): that looks the event up, a cache miss per
+    // packet sent on a large fabric.
+    if (m_type != IbQpType::RC || m_attr.timeout == 0 || m_retryArmed)
     {
         return;
     }
+    m_retryArmed = true;
     m_retryTimer = Simulator::Schedule(IbAckTimeoutValue(m_attr.timeout),
                                        &IbQueuePair::RetryTimerExpired,
                                        this);
@@ -1143,6 +1149,7 @@ IbQueuePair::ArmRetryTimer()
 void
 IbQueuePair::RetryTimerExpired()
 {
+    m_retryArmed = false;
     if (m_state != IbQpState::RTS || m_sq.empty() || m_nextNewPsn == m_unackedPsn)
     {
         return; // nothing outstanding: the timer stops until the next packet
@@ -1152,6 +1159,7 @@ IbQueuePair::RetryTimerExpired()
     const Time due = std::max(m_lastProgress, m_rnrUntil) + period;
     if (now < due)
     {
+        m_retryArmed = true;
         m_retryTimer = Simulator::Schedule(due - now, &IbQueuePair::RetryTimerExpired, this);
         return;
     }
@@ -1160,6 +1168,7 @@ IbQueuePair::RetryTimerExpired()
     RetryOrFail("timeout");
     if (m_state == IbQpState::RTS)
     {
+        m_retryArmed = true;
         m_retryTimer = Simulator::Schedule(period, &IbQueuePair::RetryTimerExpired, this);
     }
 }

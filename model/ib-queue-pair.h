@@ -563,6 +563,7 @@ class IbQueuePair : public Object
     Time m_lastProgress;      //!< last ACK progress (base of the local ACK timer)
     Time m_rnrUntil;          //!< paused by an RNR NAK until then
     EventId m_retryTimer;     //!< local ACK timer
+    bool m_retryArmed{false}; //!< m_retryTimer is scheduled
 
     // Responder
     IbFifo<RecvWqe> m_rq;                  //!< receive queue
