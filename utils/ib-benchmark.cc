@@ -531,22 +531,15 @@ BenchBuild(uint32_t hosts, uint32_t radix, const std::string& csv)
  * already set. A 1024-host fabric spreads tens of megabytes of ports, switches, packets
  * and events over the heap, and with 4 KB pages nearly every packet-hop misses the TLB
  * several times. Tunables are read at start-up only, so the program starts itself again
- * with the variable set; if that fails it goes on as it is.
+ * with the variable set (after parsing its arguments, before building anything); if that
+ * fails it goes on as it is.
+ * @param wanted the --hugePages value
  * @param argv the program's arguments
  * @return what the heap uses, for the output
  */
 std::string
-UseHugePages(char* argv[])
+UseHugePages(bool wanted, char* argv[])
 {
-    bool wanted = true;
-    for (char** a = argv + 1; *a != nullptr; ++a)
-    {
-        const std::string arg = *a;
-        if (arg == "--hugePages=false" || arg == "--hugePages=0")
-        {
-            wanted = false;
-        }
-    }
     const char* tunables = std::getenv("GLIBC_TUNABLES");
     if (tunables != nullptr)
     {
@@ -567,7 +560,6 @@ UseHugePages(char* argv[])
 int
 main(int argc, char* argv[])
 {
-    const std::string heapPages = UseHugePages(argv);
     std::string scenario = "all";
     std::string csv;
     uint32_t hops = 4;
@@ -610,6 +602,7 @@ main(int argc, char* argv[])
                  "also run the point-to-point + IPv4 model (false: IB only, to profile)",
                  p2pToo);
     cmd.Parse(argc, argv);
+    const std::string heapPages = UseHugePages(hugePages, argv);
     IbHeapScheduler::SelectSchedulerType(scheduler, "--scheduler");
     std::cout << "scheduler " << scheduler << "; heap: " << heapPages << "\n";
 
