@@ -39,7 +39,9 @@ TEST(IbHeapScheduler, GivesMapSchedulersOrderThroughInsertsRemovesAndTies)
         if (r < 55 || pending.empty())
         {
             Scheduler::Event ev;
-            ev.impl = nullptr;
+            // A distinct value per event, to see it come back: schedulers only carry the
+            // pointer, they never call through it.
+            ev.impl = reinterpret_cast<EventImpl*>(static_cast<uintptr_t>(uid + 1) * 64);
             // Few distinct times: many ties, broken by uid as in every ns-3 scheduler.
             ev.key.m_ts = now + rng() % 64;
             ev.key.m_uid = uid++;
@@ -59,6 +61,7 @@ TEST(IbHeapScheduler, GivesMapSchedulersOrderThroughInsertsRemovesAndTies)
             ASSERT_EQ(x.key.m_ts, y.key.m_ts);
             ASSERT_EQ(x.key.m_uid, y.key.m_uid) << "step " << step;
             ASSERT_EQ(x.key.m_context, y.key.m_context);
+            ASSERT_EQ(x.impl, y.impl);
             now = x.key.m_ts;
             ++compared;
             for (auto& p : pending)
