@@ -7,6 +7,7 @@
 
 #include "ns3/scheduler.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,12 @@ namespace ns3
  * same results with it as with ns3::MapScheduler, ns-3's default. What differs is the
  * memory it touches: MapScheduler allocates a red-black tree node per event and
  * rebalances the tree when the first event leaves it, a few cache misses per event once
- * a fabric has tens of thousands of events pending; this heap keeps the events (24 bytes
- * each) in one array, a node's four children side by side. A new event, usually later
- * than most pending ones, rarely climbs; removing the first walks log4(n) levels.
+ * a fabric has tens of thousands of events pending. This heap keeps the events in one
+ * array, 32 bytes each, a node's four children in one 128-byte aligned block (the pair
+ * of cache lines x86 processors fetch together). A new event, usually later than most
+ * pending ones, rarely climbs; removing the first walks log4(n) levels with no branch
+ * to mispredict inside a level (the smallest of four children is found with three
+ * 128-bit comparisons and masks).
  *
  * Select it before the simulation starts:
  * `GlobalValue::Bind("SchedulerType", StringValue("ns3::IbHeapScheduler"))` or
@@ -60,20 +64,62 @@ class IbHeapScheduler : public Scheduler
     void Remove(const Event& ev) override;
 
   private:
-    /**
-     * Move @p ev up from slot @p i to its place.
-     * @param i a slot
-     * @param ev the event that belongs in it or higher
-     */
-    void SiftUp(std::size_t i, const Event& ev);
-    /**
-     * Move @p ev down from slot @p i to its place.
-     * @param i a slot
-     * @param ev the event that belongs in it or lower
-     */
-    void SiftDown(std::size_t i, const Event& ev);
+    /// A pending event as the heap keeps it: ordered by time, then uid (the upper half of
+    /// order; uids are unique, so the context in the lower half never decides).
+    struct Entry
+    {
+        uint64_t ts;     //!< time stamp
+        uint64_t order;  //!< uid << 32 | context
+        EventImpl* impl; //!< the event
+        uint64_t unused; //!< pads the entry to 32 bytes
+    };
 
-    std::vector<Event> m_heap; //!< the heap; m_heap[0] runs first
+    /// The four children of one node: one 128-byte block.
+    struct alignas(128) Group
+    {
+        Entry e[4]; //!< the children
+    };
+
+    /**
+     * @param p a position: the root is at position 3, the children of position p at
+     *        4p - 8 .. 4p - 5, one Group
+     * @return the entry at position @p p
+     */
+    Entry& At(std::size_t p)
+    {
+        return m_groups[p >> 2].e[p & 3];
+    }
+
+    /**
+     * @param p a position
+     * @return the entry at position @p p
+     */
+    const Entry& At(std::size_t p) const
+    {
+        return m_groups[p >> 2].e[p & 3];
+    }
+
+    /**
+     * Move @p e up from position @p p to its place.
+     * @param p a position
+     * @param e the entry that belongs in it or higher
+     */
+    void SiftUp(std::size_t p, const Entry& e);
+    /**
+     * Move @p e down from position @p p to its place.
+     * @param p a position
+     * @param e the entry that belongs in it or lower
+     */
+    void SiftDown(std::size_t p, const Entry& e);
+    /**
+     * Take the entry at position @p p out of the heap.
+     * @param p a position holding an entry
+     */
+    void Take(std::size_t p);
+
+    std::vector<Group> m_groups; //!< the heap; positions past the last entry hold entries
+                                 //!< later than any event, so a group compares whole
+    std::size_t m_end{3};        //!< one past the last entry's position
 };
 
 } // namespace ns3
