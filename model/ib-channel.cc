@@ -154,7 +154,7 @@ IbChannel::TransmitFlowControl(const IbFlowControlHeader& fc, Ptr<IbNetDevice> s
     NS_LOG_FUNCTION(this << src << txEnd);
     const uint32_t d = (src == m_devices[0]) ? 1 : 0;
     InFlight item;
-    if (!m_dir[d].dst->m_fcRxTrace.IsEmpty())
+    if (m_dir[d].dst->m_watched & IbNetDevice::WATCH_FC_RX)
     {
         item.packet = MakeFlowControlPacket(fc); // someone watches it arrive
     }

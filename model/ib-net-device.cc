@@ -37,15 +37,18 @@ namespace
 {
 /**
  * Fire a per-packet trace source only if something is connected to it: an unconnected
- * TracedCallback still costs a call and a reference count round trip on the packet.
+ * TracedCallback still costs a call and a reference count round trip on the packet, and
+ * asking it (IsEmpty) reads its own cache line; the port's m_watched bit is in the line
+ * every packet reads anyway.
+ * @param watched whether the trace source has something connected (its m_watched bit)
  * @param trace the trace source
  * @param args its arguments
  */
 template <typename... Ts, typename... Args>
 inline void
-FireIfConnected(const TracedCallback<Ts...>& trace, Args&&... args)
+FireIfConnected(bool watched, const TracedCallback<Ts...>& trace, Args&&... args)
 {
-    if (!trace.IsEmpty())
+    if (watched)
     {
         trace(std::forward<Args>(args)...);
     }
@@ -262,6 +265,18 @@ IbNetDevice::IbNetDevice()
     // One event object for every end of transmission (at most one is pending): no
     // allocation per packet. It holds a raw pointer, so it does not keep the port alive.
     m_txCompleteEvent = Ptr<EventImpl>(MakeEvent(&IbNetDevice::TransmitComplete, this), false);
+    // The per-packet trace sources keep a bit of m_watched, which every packet tests.
+    m_phyRxEndTrace.Watch(&m_watched, WATCH_PHY_RX_END);
+    m_rxBufferTrace.Watch(&m_watched, WATCH_RX_BUFFER);
+    m_snifferTrace.Watch(&m_watched, WATCH_SNIFFER);
+    m_promiscSnifferTrace.Watch(&m_watched, WATCH_PROMISC_SNIFFER);
+    m_txQueueDepthTrace.Watch(&m_watched, WATCH_TX_QUEUE_DEPTH);
+    m_phyTxBeginTrace.Watch(&m_watched, WATCH_PHY_TX_BEGIN);
+    m_phyTxEndTrace.Watch(&m_watched, WATCH_PHY_TX_END);
+    m_fcTxTrace.Watch(&m_watched, WATCH_FC_TX);
+    m_fcRxTrace.Watch(&m_watched, WATCH_FC_RX);
+    m_macTxTrace.Watch(&m_watched, WATCH_MAC_TX);
+    m_macRxTrace.Watch(&m_watched, WATCH_MAC_RX);
 }
 
 IbNetDevice::~IbNetDevice()
@@ -559,7 +574,7 @@ IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
     NS_LOG_FUNCTION(this << packet << unsigned(vl));
     NS_ASSERT(bytes == 0 || bytes == packet->GetSize());
     TxVl& q = m_vl[vl].tx;
-    FireIfConnected(m_macTxTrace, packet);
+    FireIfConnected(m_watched & WATCH_MAC_TX, m_macTxTrace, packet);
     TxItem item;
     item.bytes = bytes != 0 ? bytes : packet->GetSize();
     item.packet = std::move(packet);
@@ -569,7 +584,7 @@ IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
     item.earliestStart = earliestStart;
     q.queue.Push(std::move(item));
     m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
-    FireIfConnected(m_txQueueDepthTrace, vl, q.queue.Size());
+    FireIfConnected(m_watched & WATCH_TX_QUEUE_DEPTH, m_txQueueDepthTrace, vl, q.queue.Size());
     if (!m_txBusy)
     {
         TrySend();
@@ -783,11 +798,11 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
     {
         IbPacket::SetVl(packet, vl);
     }
-    FireIfConnected(m_macTxTrace, packet);
+    FireIfConnected(m_watched & WATCH_MAC_TX, m_macTxTrace, packet);
     q.queue.Push(
         {packet, bytes, static_cast<uint16_t>(IbPacket::Blocks(bytes)), 0, nullptr, Time()});
     m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
-    FireIfConnected(m_txQueueDepthTrace, vl, q.queue.Size());
+    FireIfConnected(m_watched & WATCH_TX_QUEUE_DEPTH, m_txQueueDepthTrace, vl, q.queue.Size());
     if (!m_txBusy)
     {
         TrySend();
@@ -860,7 +875,10 @@ IbNetDevice::TrySend()
     {
         m_txNonEmpty &= static_cast<uint16_t>(~(1u << vl));
     }
-    FireIfConnected(m_txQueueDepthTrace, static_cast<uint8_t>(vl), t.queue.Size());
+    FireIfConnected(m_watched & WATCH_TX_QUEUE_DEPTH,
+                    m_txQueueDepthTrace,
+                    static_cast<uint8_t>(vl),
+                    t.queue.Size());
     if (vl != VL15)
     {
         t.fctbs = (t.fctbs + item.blocks) & 0xFFF;
@@ -878,14 +896,15 @@ IbNetDevice::TrySend()
     m_txBytes += item.bytes;
     m_txFreeAt = now + txEnd;
     NS_LOG_LOGIC("VL" << vl << " sends " << item.bytes << " bytes until " << m_txFreeAt);
-    FireIfConnected(m_phyTxBeginTrace, item.packet);
-    FireIfConnected(m_snifferTrace, item.packet);
-    FireIfConnected(m_promiscSnifferTrace, item.packet);
+    FireIfConnected(m_watched & WATCH_PHY_TX_BEGIN, m_phyTxBeginTrace, item.packet);
+    FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, item.packet);
+    FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, item.packet);
     Simulator::Schedule(txEnd, m_txCompleteEvent);
     // The packet stays with the port until the end of serialization only for PhyTxEnd;
     // otherwise it goes to the cable outright (no reference count round trip on a packet
     // that is, on a large fabric, no longer in the cache).
-    m_channel->Transmit(m_phyTxEndTrace.IsEmpty() ? std::move(m_txCurrent.packet) : item.packet,
+    m_channel->Transmit(!(m_watched & WATCH_PHY_TX_END) ? std::move(m_txCurrent.packet)
+                                                        : item.packet,
                         this,
                         headerEnd,
                         txEnd,
@@ -916,7 +935,7 @@ IbNetDevice::TransmitComplete()
     m_txCurrent = TxItem();
     if (item.packet != nullptr)
     {
-        FireIfConnected(m_phyTxEndTrace, item.packet);
+        FireIfConnected(m_watched & WATCH_PHY_TX_END, m_phyTxEndTrace, item.packet);
     }
     if (item.releasePort != nullptr)
     {
@@ -943,7 +962,7 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
     m_vl[vl].rx.freedBlocks = 0;
     m_vl[vl].rx.lastFcSent = now;
     ++m_fcSent;
-    if (m_fcTxTrace.IsEmpty())
+    if (!(m_watched & WATCH_FC_TX))
     {
         m_channel->TransmitFlowControl(fc, this, m_txFreeAt - now);
         return;
@@ -978,7 +997,7 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
         ReceiveFlowControl(packet);
         return;
     }
-    FireIfConnected(m_phyRxEndTrace, packet);
+    FireIfConnected(m_watched & WATCH_PHY_RX_END, m_phyRxEndTrace, packet);
     uint8_t byte0;
     packet->CopyData(&byte0, 1);
     const uint8_t vl = byte0 >> 4;
@@ -1028,10 +1047,13 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
                       "credit accounting broken: VL" << unsigned(vl) << " buffer holds "
                                                      << r.usedBlocks << " of " << m_capacityBlocks
                                                      << " blocks");
-        FireIfConnected(m_rxBufferTrace, vl, r.usedBlocks * IbPacket::BLOCK_SIZE);
+        FireIfConnected(m_watched & WATCH_RX_BUFFER,
+                        m_rxBufferTrace,
+                        vl,
+                        r.usedBlocks * IbPacket::BLOCK_SIZE);
     }
-    FireIfConnected(m_snifferTrace, packet);
-    FireIfConnected(m_promiscSnifferTrace, packet);
+    FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, packet);
+    FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, packet);
     if (m_switch != nullptr)
     {
         m_switch->Receive(m_ownerPort, this, std::move(packet), vl, blocks);
@@ -1097,7 +1119,10 @@ IbNetDevice::ReleaseRxBuffer(uint8_t vl, uint32_t blocks)
                        << r.usedBlocks << " are in use");
     r.usedBlocks -= blocks;
     r.freedBlocks += blocks;
-    FireIfConnected(m_rxBufferTrace, vl, r.usedBlocks * IbPacket::BLOCK_SIZE);
+    FireIfConnected(m_watched & WATCH_RX_BUFFER,
+                    m_rxBufferTrace,
+                    vl,
+                    r.usedBlocks * IbPacket::BLOCK_SIZE);
     if (r.freedBlocks >= m_updateBlocks)
     {
         RequestFlowControl(vl);
@@ -1189,7 +1214,7 @@ IbNetDevice::RefreshFlowControl()
 void
 IbNetDevice::DeliverUp(Ptr<Packet> packet)
 {
-    FireIfConnected(m_macRxTrace, packet);
+    FireIfConnected(m_watched & WATCH_MAC_RX, m_macRxTrace, packet);
     if (m_rxCallback.IsNull() && m_promiscCallback.IsNull())
     {
         return;

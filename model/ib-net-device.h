@@ -7,6 +7,7 @@
 
 #include "ib-fifo.h"
 #include "ib-link-rate.h"
+#include "ib-traced-callback.h"
 #include "ib-vl-arbiter.h"
 
 #include "ns3/data-rate.h"
@@ -429,6 +430,22 @@ class IbNetDevice : public NetDevice
      */
     void SetNumDataVls(uint32_t n);
 
+    /// Bits of m_watched: which per-packet trace sources have something connected.
+    enum Watch : uint16_t
+    {
+        WATCH_PHY_RX_END = 1u << 0,      //!< m_phyRxEndTrace
+        WATCH_RX_BUFFER = 1u << 1,       //!< m_rxBufferTrace
+        WATCH_SNIFFER = 1u << 2,         //!< m_snifferTrace
+        WATCH_PROMISC_SNIFFER = 1u << 3, //!< m_promiscSnifferTrace
+        WATCH_TX_QUEUE_DEPTH = 1u << 4,  //!< m_txQueueDepthTrace
+        WATCH_PHY_TX_BEGIN = 1u << 5,    //!< m_phyTxBeginTrace
+        WATCH_PHY_TX_END = 1u << 6,      //!< m_phyTxEndTrace
+        WATCH_FC_TX = 1u << 7,           //!< m_fcTxTrace
+        WATCH_FC_RX = 1u << 8,           //!< m_fcRxTrace
+        WATCH_MAC_TX = 1u << 9,          //!< m_macTxTrace
+        WATCH_MAC_RX = 1u << 10,         //!< m_macRxTrace
+    };
+
     // The members every packet touches come first, together, so that a packet costs as
     // few cache lines per port as possible (on a large fabric each of them is a miss).
 
@@ -440,6 +457,7 @@ class IbNetDevice : public NetDevice
     uint8_t m_numDataVls{8};             //!< data VLs in use
     uint16_t m_txNonEmpty{0};            //!< bit v set when VL v's queue is not empty
     uint16_t m_fcPending{0};             //!< bit v set when a flow-control packet for v is due
+    uint16_t m_watched{0};               //!< per-packet trace sources connected (Watch bits)
     uint32_t m_capacityBlocks{0};        //!< m_vlBufferSize in blocks
     uint32_t m_updateBlocks{1};          //!< m_creditUpdateBytes in blocks
     uint32_t m_txQueueMaxPackets{256};   //!< transmit queue limit per VL
@@ -466,17 +484,17 @@ class IbNetDevice : public NetDevice
     IbVlArbiter m_arbiter;               //!< VL arbiter
 
     // Traces, the per-packet ones first, in the order a packet fires them
-    TracedCallback<Ptr<const Packet>> m_phyRxEndTrace;       //!< PhyRxEnd
-    TracedCallback<uint8_t, uint32_t> m_rxBufferTrace;       //!< RxBufferOccupancy
-    TracedCallback<Ptr<const Packet>> m_snifferTrace;        //!< Sniffer
-    TracedCallback<Ptr<const Packet>> m_promiscSnifferTrace; //!< PromiscSniffer
-    TracedCallback<uint8_t, uint32_t> m_txQueueDepthTrace;   //!< TxQueueDepth
-    TracedCallback<Ptr<const Packet>> m_phyTxBeginTrace;     //!< PhyTxBegin
-    TracedCallback<Ptr<const Packet>> m_phyTxEndTrace;       //!< PhyTxEnd
-    TracedCallback<Ptr<const Packet>> m_fcTxTrace;           //!< FlowControlTx
-    TracedCallback<Ptr<const Packet>> m_fcRxTrace;           //!< FlowControlRx
-    TracedCallback<Ptr<const Packet>> m_macTxTrace;          //!< MacTx
-    TracedCallback<Ptr<const Packet>> m_macRxTrace;          //!< MacRx
+    IbTracedCallback<Ptr<const Packet>> m_phyRxEndTrace;       //!< PhyRxEnd
+    IbTracedCallback<uint8_t, uint32_t> m_rxBufferTrace;       //!< RxBufferOccupancy
+    IbTracedCallback<Ptr<const Packet>> m_snifferTrace;        //!< Sniffer
+    IbTracedCallback<Ptr<const Packet>> m_promiscSnifferTrace; //!< PromiscSniffer
+    IbTracedCallback<uint8_t, uint32_t> m_txQueueDepthTrace;   //!< TxQueueDepth
+    IbTracedCallback<Ptr<const Packet>> m_phyTxBeginTrace;     //!< PhyTxBegin
+    IbTracedCallback<Ptr<const Packet>> m_phyTxEndTrace;       //!< PhyTxEnd
+    IbTracedCallback<Ptr<const Packet>> m_fcTxTrace;           //!< FlowControlTx
+    IbTracedCallback<Ptr<const Packet>> m_fcRxTrace;           //!< FlowControlRx
+    IbTracedCallback<Ptr<const Packet>> m_macTxTrace;          //!< MacTx
+    IbTracedCallback<Ptr<const Packet>> m_macRxTrace;          //!< MacRx
 
     /// Transmit and receive state of one VL, side by side.
     struct VlState

@@ -442,6 +442,67 @@ TEST_F(IbLinkTest, FlowControlIsTheSameWhetherItsTracesAreWatchedOrNot)
     }
 }
 
+namespace
+{
+
+void
+CountWithContext(uint64_t* n, std::string, Ptr<const Packet>)
+{
+    ++*n;
+}
+
+} // namespace
+
+TEST_F(IbLinkTest, PerPacketTracesFireWhileConnectedAndStopWhenDisconnected)
+{
+    // The port tests a bit per trace source before firing it (IbTracedCallback keeps the
+    // bit): connecting either way must set it, or the source would go silent; after a
+    // disconnection nothing may fire, and a new connection must be heard again.
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    RxStats rx;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    uint64_t macTx = 0;
+    uint64_t sniffed = 0;
+    uint64_t rxBuffer = 0;
+    const Callback<void, Ptr<const Packet>> onMacTx = MakeBoundCallback(&CountEvent, &macTx);
+    const Callback<void, std::string, Ptr<const Packet>> onSniff =
+        MakeBoundCallback(&CountWithContext, &sniffed);
+    const Callback<void, uint8_t, uint32_t> onRxBuffer =
+        MakeCallback(+[](uint64_t* n, uint8_t, uint32_t) { ++*n; }).Bind(&rxBuffer);
+    const std::string sniffer = "/NodeList/" + std::to_string(l.b->GetNode()->GetId()) +
+                                "/DeviceList/" + std::to_string(l.b->GetIfIndex()) +
+                                "/$ns3::IbNetDevice/Sniffer";
+    ASSERT_TRUE(l.a->TraceConnectWithoutContext("MacTx", onMacTx));
+    ASSERT_TRUE(l.b->TraceConnectWithoutContext("RxBufferOccupancy", onRxBuffer));
+    Config::Connect(sniffer, onSniff);
+    const auto sendTen = [&l]() {
+        IbRawTrafficHelper traffic(l.b->GetLid());
+        traffic.SetAttribute("MaxPackets", UintegerValue(10));
+        traffic.Install(l.a).Start(Simulator::Now() + MicroSeconds(1));
+        Simulator::Run();
+    };
+    sendTen();
+    ASSERT_EQ(rx.total, 10u);
+    EXPECT_EQ(macTx, 10u);
+    EXPECT_EQ(sniffed, 10u); // b receives data only; its flow control is not sniffed
+    // Occupancy changes twice per packet: taken on arrival, freed when delivered.
+    EXPECT_EQ(rxBuffer, 20u);
+    ASSERT_TRUE(l.a->TraceDisconnectWithoutContext("MacTx", onMacTx));
+    ASSERT_TRUE(l.b->TraceDisconnectWithoutContext("RxBufferOccupancy", onRxBuffer));
+    Config::Disconnect(sniffer, onSniff);
+    sendTen();
+    ASSERT_EQ(rx.total, 20u);
+    EXPECT_EQ(macTx, 10u);
+    EXPECT_EQ(sniffed, 10u);
+    EXPECT_EQ(rxBuffer, 20u);
+    // Connected again: firing again.
+    ASSERT_TRUE(l.a->TraceConnectWithoutContext("MacTx", onMacTx));
+    sendTen();
+    EXPECT_EQ(macTx, 20u);
+    EXPECT_EQ(sniffed, 10u);
+}
+
 TEST_F(IbLinkTest, TwoVlsWithWeights3To1ShareTheLink3To1)
 {
     IbHelper helper;
