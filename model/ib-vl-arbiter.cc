@@ -17,8 +17,8 @@ namespace ns3
 NS_LOG_COMPONENT_DEFINE("IbVlArbiter");
 
 IbVlArbiter::IbVlArbiter()
-    : m_limit(0),
-      m_highBytes(0),
+    : m_highBytes(0),
+      m_limit(0),
       m_lowTurnDue(false)
 {
 }
@@ -106,20 +106,20 @@ IbVlArbiter::FormatTable(const std::vector<Entry>& table)
 }
 
 void
-IbVlArbiter::UpdateMask(Walk& w)
+IbVlArbiter::Load(Walk& w, const std::vector<Entry>& entries, std::array<Entry, 64>& table)
 {
     w.mask = 0;
-    for (const auto& e : w.entries)
+    for (const auto& e : entries)
     {
         if (e.weight > 0)
         {
             w.mask |= static_cast<uint16_t>(1u << e.vl);
         }
     }
-    std::copy(w.entries.begin(), w.entries.end(), w.table.begin());
-    w.n = static_cast<uint32_t>(w.entries.size());
+    std::copy(entries.begin(), entries.end(), table.begin());
+    w.n = static_cast<uint32_t>(entries.size());
     w.index = 0;
-    w.remaining = w.entries.empty() ? 0 : w.entries[0].weight;
+    w.remaining = entries.empty() ? 0 : entries[0].weight;
 }
 
 void
@@ -128,8 +128,8 @@ IbVlArbiter::SetHighTable(const std::vector<Entry>& table)
     NS_ABORT_MSG_IF(table.size() > 64,
                     "IbVlArbiter: a high-priority VL arbitration table of "
                         << table.size() << " entries; IBA allows at most 64");
-    m_high.entries = table;
-    UpdateMask(m_high);
+    m_highEntries = table;
+    Load(m_high, m_highEntries, m_highTable);
 }
 
 void
@@ -138,8 +138,8 @@ IbVlArbiter::SetLowTable(const std::vector<Entry>& table)
     NS_ABORT_MSG_IF(table.size() > 64,
                     "IbVlArbiter: a low-priority VL arbitration table of "
                         << table.size() << " entries; IBA allows at most 64");
-    m_low.entries = table;
-    UpdateMask(m_low);
+    m_lowEntries = table;
+    Load(m_low, m_lowEntries, m_lowTable);
 }
 
 void
@@ -151,13 +151,13 @@ IbVlArbiter::SetLimitOfHighPriority(uint8_t limit)
 const std::vector<IbVlArbiter::Entry>&
 IbVlArbiter::GetHighTable() const
 {
-    return m_high.entries;
+    return m_highEntries;
 }
 
 const std::vector<IbVlArbiter::Entry>&
 IbVlArbiter::GetLowTable() const
 {
-    return m_low.entries;
+    return m_lowEntries;
 }
 
 uint8_t
@@ -169,14 +169,14 @@ IbVlArbiter::GetLimitOfHighPriority() const
 void
 IbVlArbiter::Reset()
 {
-    UpdateMask(m_high);
-    UpdateMask(m_low);
+    Load(m_high, m_highEntries, m_highTable);
+    Load(m_low, m_lowEntries, m_lowTable);
     m_highBytes = 0;
     m_lowTurnDue = false;
 }
 
 int
-IbVlArbiter::Pick(Walk& w, uint16_t eligible, const uint16_t* headBlocks)
+IbVlArbiter::Pick(Walk& w, const Entry* table, uint16_t eligible, const uint16_t* headBlocks)
 {
     const uint32_t n = w.n;
     if (n == 0 || (eligible & w.mask) == 0)
@@ -187,7 +187,7 @@ IbVlArbiter::Pick(Walk& w, uint16_t eligible, const uint16_t* headBlocks)
     // otherwise move on, reloading each visited entry's weight.
     for (uint32_t step = 0; step <= n; ++step)
     {
-        const Entry& e = w.table[w.index];
+        const Entry& e = table[w.index];
         if (w.remaining > 0 && (eligible & (1u << e.vl)))
         {
             w.remaining -= headBlocks[e.vl];
@@ -195,12 +195,12 @@ IbVlArbiter::Pick(Walk& w, uint16_t eligible, const uint16_t* headBlocks)
             if (w.remaining <= 0)
             {
                 w.index = (w.index + 1) % n;
-                w.remaining = w.table[w.index].weight;
+                w.remaining = table[w.index].weight;
             }
             return vl;
         }
         w.index = (w.index + 1) % n;
-        w.remaining = w.table[w.index].weight;
+        w.remaining = table[w.index].weight;
     }
     return -1;
 }
@@ -211,7 +211,7 @@ IbVlArbiter::Select(uint16_t eligible, const uint16_t* headBlocks)
     const bool lowCan = (eligible & m_low.mask) != 0;
     if (!(m_lowTurnDue && lowCan))
     {
-        const int vl = Pick(m_high, eligible, headBlocks);
+        const int vl = Pick(m_high, m_highTable.data(), eligible, headBlocks);
         if (vl >= 0)
         {
             m_highBytes += static_cast<uint64_t>(headBlocks[vl]) * 64;
@@ -222,7 +222,7 @@ IbVlArbiter::Select(uint16_t eligible, const uint16_t* headBlocks)
             return vl;
         }
     }
-    const int vl = Pick(m_low, eligible, headBlocks);
+    const int vl = Pick(m_low, m_lowTable.data(), eligible, headBlocks);
     if (vl >= 0)
     {
         m_highBytes = 0;

@@ -26,9 +26,10 @@ namespace ns3
  * VL15 is not arbitrated here; the port sends it ahead of everything.
  *
  * Select() is O(number of entries) in the worst case and does no allocation: it runs
- * once per transmitted packet.
+ * once per transmitted packet. The arbiter is cache-line aligned and keeps what Select
+ * reads in its first line: inside a port, one line per packet.
  */
-class IbVlArbiter
+class alignas(64) IbVlArbiter
 {
   public:
     /// One table entry.
@@ -83,33 +84,40 @@ class IbVlArbiter
     /// State of the walk through one table.
     struct Walk
     {
-        uint16_t mask{0};              ///< VLs named by an entry of non-zero weight
-        uint32_t n{0};                 ///< entries in the table
-        uint32_t index{0};             ///< current entry
-        int32_t remaining{0};          ///< weight left in the current entry, 64-byte units
-        std::array<Entry, 64> table{}; ///< the table, inside the port: no pointer to follow
-        std::vector<Entry> entries;    ///< the table as set (for Get*Table)
+        uint16_t mask{0};     ///< VLs named by an entry of non-zero weight
+        uint32_t n{0};        ///< entries in the table
+        uint32_t index{0};    ///< current entry
+        int32_t remaining{0}; ///< weight left in the current entry, 64-byte units
     };
 
     /**
      * Pick from one table and charge the entry.
      * @param w the table walk
+     * @param table its table
      * @param eligible eligible VLs
      * @param headBlocks head packet sizes
      * @return the VL, or -1
      */
-    static int Pick(Walk& w, uint16_t eligible, const uint16_t* headBlocks);
+    static int Pick(Walk& w, const Entry* table, uint16_t eligible, const uint16_t* headBlocks);
     /**
-     * Recompute the mask of a walk.
+     * Load a table as set and restart its walk.
      * @param w the walk
+     * @param entries the table as set
+     * @param table where Select reads it
      */
-    static void UpdateMask(Walk& w);
+    static void Load(Walk& w, const std::vector<Entry>& entries, std::array<Entry, 64>& table);
 
-    Walk m_high;          //!< high-priority table
-    Walk m_low;           //!< low-priority table
-    uint8_t m_limit;      //!< Limit of High Priority (4 KB units)
-    uint64_t m_highBytes; //!< bytes sent by the high table since the low table's last turn
-    bool m_lowTurnDue;    //!< the high limit was reached: low goes next if it can
+    // What every Select reads, together (one cache line of the port); then the tables,
+    // of which Select reads only the current entry.
+    Walk m_high;                         //!< walk through the high-priority table
+    Walk m_low;                          //!< walk through the low-priority table
+    uint64_t m_highBytes;                //!< bytes the high table sent since low's last turn
+    uint8_t m_limit;                     //!< Limit of High Priority (4 KB units)
+    bool m_lowTurnDue;                   //!< the high limit was reached: low next if it can
+    std::array<Entry, 64> m_highTable{}; //!< high-priority table, inside the port
+    std::array<Entry, 64> m_lowTable{};  //!< low-priority table, inside the port
+    std::vector<Entry> m_highEntries;    //!< high-priority table as set (GetHighTable)
+    std::vector<Entry> m_lowEntries;     //!< low-priority table as set (GetLowTable)
 };
 
 } // namespace ns3
