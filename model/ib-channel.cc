@@ -53,13 +53,12 @@ IbChannel::IbChannel()
       m_length(0.0)
 {
     NS_LOG_FUNCTION(this);
-    for (uint32_t d = 0; d < 2; ++d)
+    for (auto& dir : m_dir)
     {
-        // One event object per direction, scheduled once per packet in flight (possibly
-        // several times at once: every firing delivers the oldest packet, so which
-        // scheduling fires does not matter). Never cancelled. It holds a raw pointer to
-        // the channel, so the channel and its events do not keep each other alive.
-        m_dir[d].arrival = Ptr<EventImpl>(MakeEvent(&IbChannel::Arrive, this, d), false);
+        // A raw pointer back, so that the channel and its directions (which the scheduler
+        // may still hold) do not keep each other alive.
+        dir = Create<Direction>();
+        dir->channel = this;
     }
 }
 
@@ -77,8 +76,9 @@ IbChannel::DoDispose()
     m_nDevices = 0;
     for (auto& dir : m_dir)
     {
-        dir.inFlight.Clear();
-        dir.dst = nullptr;
+        dir->Clear();
+        dir->dst = nullptr;
+        dir->channel = nullptr;
     }
     Channel::DoDispose();
 }
@@ -92,8 +92,8 @@ IbChannel::Attach(Ptr<IbNetDevice> device)
                                  << ": a cable joins exactly two ports; a third port (node "
                                  << device->GetNode()->GetId()
                                  << ") was attached. Create one IbChannel per cable.");
-    m_dir[m_nDevices].dst = PeekPointer(device);
-    m_dir[m_nDevices].context = device->GetNode()->GetId();
+    m_dir[m_nDevices]->dst = PeekPointer(device);
+    m_dir[m_nDevices]->context = device->GetNode()->GetId();
     m_devices[m_nDevices++] = device;
     UpdatePortModes();
     if (m_nDevices == 2)
@@ -123,10 +123,10 @@ IbChannel::UpdatePortModes()
 {
     for (auto& dir : m_dir)
     {
-        if (dir.dst != nullptr)
+        if (dir->dst != nullptr)
         {
-            dir.dstCutThrough = dir.dst->IsCutThrough();
-            dir.dstRxDelay = dir.dst->GetRxDelay();
+            dir->dstCutThrough = dir->dst->IsCutThrough();
+            dir->dstRxDelay = dir->dst->GetRxDelay();
         }
     }
 }
@@ -140,7 +140,7 @@ IbChannel::Transmit(Ptr<Packet> packet,
 {
     NS_LOG_FUNCTION(this << packet << src << headerEnd << txEnd << linkPacket);
     const uint32_t d = (src == m_devices[0]) ? 1 : 0;
-    const Direction& dir = m_dir[d];
+    const Direction& dir = *m_dir[d];
     const Time lastNeeded = (dir.dstCutThrough && !linkPacket) ? headerEnd : txEnd;
     InFlight item;
     item.packet = std::move(packet);
@@ -154,7 +154,7 @@ IbChannel::TransmitFlowControl(const IbFlowControlHeader& fc, Ptr<IbNetDevice> s
     NS_LOG_FUNCTION(this << src << txEnd);
     const uint32_t d = (src == m_devices[0]) ? 1 : 0;
     InFlight item;
-    if (m_dir[d].dst->m_watched & IbNetDevice::WATCH_FC_RX)
+    if (m_dir[d]->dst->m_watched & IbNetDevice::WATCH_FC_RX)
     {
         item.packet = MakeFlowControlPacket(fc); // someone watches it arrive
     }
@@ -162,7 +162,7 @@ IbChannel::TransmitFlowControl(const IbFlowControlHeader& fc, Ptr<IbNetDevice> s
     item.fccl = fc.GetFccl();
     item.vl = fc.GetVl();
     item.linkPacket = true;
-    Launch(d, txEnd + GetDelay() + m_dir[d].dstRxDelay, std::move(item));
+    Launch(d, txEnd + GetDelay() + m_dir[d]->dstRxDelay, std::move(item));
 }
 
 Ptr<Packet>
@@ -176,7 +176,7 @@ IbChannel::MakeFlowControlPacket(const IbFlowControlHeader& fc)
 void
 IbChannel::Launch(uint32_t d, Time delay, InFlight&& item)
 {
-    Direction& dir = m_dir[d];
+    Direction& dir = *m_dir[d];
     const Time at = Simulator::Now() + delay;
     NS_ABORT_MSG_IF(at < dir.lastArrival,
                     "IbChannel " << GetId() << ": a packet would arrive at node " << dir.context
@@ -185,22 +185,72 @@ IbChannel::Launch(uint32_t d, Time delay, InFlight&& item)
                                  << "); do not shorten a cable's Delay or Length, or a "
                                     "switch's latency, while packets are on it");
     dir.lastArrival = at;
-    dir.inFlight.Push(std::move(item));
-    dir.arrival->Ref(); // the scheduler's reference, dropped after the event ran
-    Simulator::ScheduleWithContext(dir.context, delay, PeekPointer(dir.arrival));
+    dir.Push(std::move(item));
+    dir.Ref(); // the scheduler's reference, dropped after the event ran
+    Simulator::ScheduleWithContext(dir.context, delay, &dir);
 }
 
 void
-IbChannel::Arrive(uint32_t d)
+IbChannel::Arrive(Direction& dir)
 {
-    Direction& dir = m_dir[d];
-    InFlight item = dir.inFlight.Pop();
+    InFlight item = dir.Pop();
     if (item.packet == nullptr)
     {
         dir.dst->ApplyFlowControl(item.vl, item.fctbs, item.fccl);
         return;
     }
     dir.dst->ReceiveFromChannel(std::move(item.packet), item.linkPacket);
+}
+
+void
+IbChannel::Direction::Push(InFlight&& item)
+{
+    // The ring holds the oldest items; once it is full, newer ones wait in overflow
+    // (and move into the ring as the oldest leave), so the order is kept.
+    if (size == ring.size() || !overflow.Empty())
+    {
+        overflow.Push(std::move(item));
+        return;
+    }
+    ring[(head + size) % ring.size()] = std::move(item);
+    ++size;
+}
+
+IbChannel::InFlight
+IbChannel::Direction::Pop()
+{
+    NS_ASSERT(size > 0);
+    InFlight item = std::move(ring[head]);
+    ring[head].packet = nullptr;
+    head = static_cast<uint8_t>((head + 1) % ring.size());
+    --size;
+    if (!overflow.Empty())
+    {
+        ring[(head + size) % ring.size()] = overflow.Pop();
+        ++size;
+    }
+    return item;
+}
+
+void
+IbChannel::Direction::Clear()
+{
+    for (auto& item : ring)
+    {
+        item.packet = nullptr;
+    }
+    head = 0;
+    size = 0;
+    overflow.Clear();
+}
+
+void
+IbChannel::Direction::Notify()
+{
+    if (channel != nullptr)
+    {
+        channel->Arrive(*this);
+    }
 }
 
 Ptr<IbNetDevice>

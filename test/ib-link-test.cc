@@ -251,6 +251,47 @@ TEST_F(IbLinkTest, ArrivalTimeIsSerializationPlusPropagation)
         << "arrived " << arrivedAt << " sent " << sentAt;
 }
 
+TEST_F(IbLinkTest, ALongCableDeliversManyPacketsInFlightInOrder)
+{
+    // 1 km: 5 us one way. The receiver's 64 KB of credits cover 15 packets of 4 KB (65
+    // blocks each), about 2.5 us at HDR, so more than the 8 a cable direction keeps in
+    // its ring are in flight at once and the newer ones wait in its overflow queue.
+    IbHelper helper;
+    helper.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
+    helper.SetChannelAttribute("Length", DoubleValue(1000.0));
+    Link l = MakeLink(helper);
+    uint64_t sent = 0;
+    uint64_t received = 0;
+    uint64_t maxInFlight = 0;
+    uint64_t lastUid = 0;
+    bool inOrder = true;
+    l.a->TraceConnectWithoutContext(
+        "PhyTxBegin",
+        MakeCallback(+[](uint64_t* s, uint64_t* r, uint64_t* m, Ptr<const Packet>) {
+            ++*s;
+            *m = std::max(*m, *s - *r);
+        }).Bind(&sent, &received, &maxInFlight));
+    l.b->TraceConnectWithoutContext(
+        "PhyRxEnd",
+        MakeCallback(+[](uint64_t* r, uint64_t* last, bool* ok, Ptr<const Packet> p) {
+            *ok = *ok && (*r == 0 || p->GetUid() > *last);
+            *last = p->GetUid();
+            ++*r;
+        }).Bind(&received, &lastUid, &inOrder));
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("MaxPackets", UintegerValue(200));
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    Simulator::Run();
+    EXPECT_EQ(sent, 200u);
+    EXPECT_EQ(received, 200u);
+    EXPECT_TRUE(inOrder);
+    const uint32_t wire = IbPacket::WireSize(4096, 0, false);
+    const uint64_t creditPackets = 65536 / (IbPacket::Blocks(wire) * 64);
+    ASSERT_EQ(creditPackets, 15u);
+    EXPECT_GT(maxInFlight, 8u);
+    EXPECT_LE(maxInFlight, creditPackets);
+}
+
 // ----------------------------------------------------------------------------- throughput
 
 namespace
