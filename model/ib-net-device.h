@@ -463,6 +463,7 @@ class IbNetDevice : public NetDevice
     uint32_t m_txQueueMaxPackets{256};   //!< transmit queue limit per VL
     uint32_t m_mtu{4096};                //!< IBA MTU, payload bytes
     double m_stepsPerByte{0.0};          //!< time steps one byte takes at m_rate
+    DataRate m_rate;                     //!< data rate derived from speed and width
     double m_txCarry{0.0};               //!< sub-step remainder of back-to-back serialization
     Time m_txFreeAt;                     //!< the wire is busy (flow-control packets) until then
     Time m_lrhTime;                      //!< time the LRH takes on the wire (cut-through delivery)
@@ -479,7 +480,6 @@ class IbNetDevice : public NetDevice
     uint64_t m_txPackets{0};             //!< data packets transmitted
     uint64_t m_txBytes{0};               //!< wire bytes of data packets transmitted
     TxItem m_txCurrent;                  //!< the data packet being serialized
-    DataRate m_rate;                     //!< data rate derived from speed and width
     Time m_rxDelay;                      //!< delay added to arrivals (switch)
     IbVlArbiter m_arbiter;               //!< VL arbiter
 
