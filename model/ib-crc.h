@@ -28,12 +28,12 @@ namespace ns3
  *   VCRC (reflected) over the first 4 bytes of the flow-control packet.
  *
  * Both ICRC and VCRC masking and byte order were confirmed on every packet of a real ibdump
- * capture. The bulk computations use Boost.CRC. The "zero tail" functions serve the simulator's
- * hot path, where the payload is virtual (known to be all zero bytes and never materialised):
- * the update of the CRC register over n zero bytes is a linear map over GF(2), so it is applied
- * with precomputed byte-sliced tables for n = 2^k (k = 0..16), composed by the bits of n, at a
- * cost of O(log n) table look-ups (for n >= 2^17, far above any InfiniBand packet, the 2^16
- * map is repeated n / 2^16 times).
+ * capture. The bulk computations read eight bytes per step (slicing by eight). The "zero tail"
+ * functions serve the simulator's hot path, where the payload is virtual (known to be all zero
+ * bytes and never materialised): the update of the CRC register over n zero bytes is a linear map
+ * over GF(2), so it is applied with precomputed byte-sliced tables for n = 2^k (k = 0..16),
+ * composed by the bits of n, at a cost of O(log n) table look-ups (for n >= 2^17, far above any
+ * InfiniBand packet, the 2^16 map is repeated n / 2^16 times).
  */
 class IbCrc
 {
