@@ -23,9 +23,9 @@ IbFlowControlHeader::IbFlowControlHeader()
       m_fctbs(0),
       m_vl(0),
       m_fccl(0),
-      m_lpcrc(0)
+      m_lpcrc(0),
+      m_lpcrcReceived(false)
 {
-    m_lpcrc = ComputeLpcrc();
 }
 
 TypeId
@@ -92,6 +92,7 @@ IbFlowControlHeader::Deserialize(Buffer::Iterator start)
     m_vl = static_cast<uint8_t>(word >> 12);
     m_fccl = word & 0x0FFF;
     m_lpcrc = start.ReadLsbtohU16();
+    m_lpcrcReceived = true;
     return SIZE;
 }
 
@@ -102,7 +103,7 @@ IbFlowControlHeader::Print(std::ostream& os) const
     const auto fill = os.fill();
     os << "Operand: " << +m_op << ", Flow Control Total Blocks Sent: " << m_fctbs
        << ", Virtual Lane: " << +m_vl << ", Flow Control Credit Limit: " << m_fccl
-       << ", Link Packet CRC: 0x" << std::hex << std::setfill('0') << std::setw(4) << m_lpcrc;
+       << ", Link Packet CRC: 0x" << std::hex << std::setfill('0') << std::setw(4) << GetLpcrc();
     os.flags(flags);
     os.fill(fill);
 }
@@ -112,7 +113,7 @@ IbFlowControlHeader::SetOp(uint8_t op)
 {
     NS_ASSERT_MSG(op <= 15, "Flow-control Op " << +op << " out of range 0..15");
     m_op = op;
-    m_lpcrc = ComputeLpcrc();
+    m_lpcrcReceived = false;
 }
 
 uint8_t
@@ -126,7 +127,7 @@ IbFlowControlHeader::SetFctbs(uint16_t fctbs)
 {
     NS_ASSERT_MSG(fctbs <= 0x0FFF, "Flow-control FCTBS " << fctbs << " out of range 0..4095");
     m_fctbs = fctbs;
-    m_lpcrc = ComputeLpcrc();
+    m_lpcrcReceived = false;
 }
 
 uint16_t
@@ -140,7 +141,7 @@ IbFlowControlHeader::SetVl(uint8_t vl)
 {
     NS_ASSERT_MSG(vl <= 15, "Flow-control VL " << +vl << " out of range 0..15");
     m_vl = vl;
-    m_lpcrc = ComputeLpcrc();
+    m_lpcrcReceived = false;
 }
 
 uint8_t
@@ -154,7 +155,7 @@ IbFlowControlHeader::SetFccl(uint16_t fccl)
 {
     NS_ASSERT_MSG(fccl <= 0x0FFF, "Flow-control FCCL " << fccl << " out of range 0..4095");
     m_fccl = fccl;
-    m_lpcrc = ComputeLpcrc();
+    m_lpcrcReceived = false;
 }
 
 uint16_t
@@ -166,13 +167,15 @@ IbFlowControlHeader::GetFccl() const
 uint16_t
 IbFlowControlHeader::GetLpcrc() const
 {
-    return m_lpcrc;
+    // Computed when asked for, not by every setter: a port fills a header per credit
+    // update and reads only its fields unless the packet is built or watched.
+    return m_lpcrcReceived ? m_lpcrc : ComputeLpcrc();
 }
 
 bool
 IbFlowControlHeader::IsLpcrcValid() const
 {
-    return m_lpcrc == ComputeLpcrc();
+    return !m_lpcrcReceived || m_lpcrc == ComputeLpcrc();
 }
 
 } // namespace ns3

@@ -130,11 +130,12 @@ class IbFlowControlHeader : public Header
      */
     uint16_t ComputeLpcrc() const;
 
-    uint8_t m_op;     //!< Op, 4 bits
-    uint16_t m_fctbs; //!< FCTBS, 12 bits
-    uint8_t m_vl;     //!< VL, 4 bits
-    uint16_t m_fccl;  //!< FCCL, 12 bits
-    uint16_t m_lpcrc; //!< LPCRC: received, or computed from the fields when they are set
+    uint8_t m_op;         //!< Op, 4 bits
+    uint16_t m_fctbs;     //!< FCTBS, 12 bits
+    uint8_t m_vl;         //!< VL, 4 bits
+    uint16_t m_fccl;      //!< FCCL, 12 bits
+    uint16_t m_lpcrc;     //!< LPCRC received by Deserialize()
+    bool m_lpcrcReceived; //!< m_lpcrc holds a received LPCRC (no field set since)
 };
 
 } // namespace ns3
