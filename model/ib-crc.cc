@@ -18,6 +18,11 @@ NS_LOG_COMPONENT_DEFINE("IbCrc");
 namespace
 {
 
+/// The ICRC polynomial (CRC-32, as Ethernet and zlib), normal form.
+constexpr uint32_t ICRC_POLY = 0x04C11DB7;
+/// The VCRC and LPCRC polynomial (CRC-16), normal form.
+constexpr uint32_t VCRC_POLY = 0x100B;
+
 /// Number of precomputed powers of the zero-byte map: n = 2^0 .. 2^(ZERO_LEVELS - 1).
 constexpr uint32_t ZERO_LEVELS = 17;
 
@@ -129,7 +134,7 @@ class Slicing8
 const Slicing8<32>&
 Icrc()
 {
-    static const Slicing8<32> engine(0x04C11DB7);
+    static const Slicing8<32> engine(ICRC_POLY);
     return engine;
 }
 
@@ -139,7 +144,7 @@ Icrc()
 const Slicing8<16>&
 Vcrc()
 {
-    static const Slicing8<16> engine(0x100B);
+    static const Slicing8<16> engine(VCRC_POLY);
     return engine;
 }
 
@@ -232,7 +237,7 @@ class ZeroMaps
 const ZeroMaps<32>&
 IcrcZeroMaps()
 {
-    static const ZeroMaps<32> maps(0x04C11DB7);
+    static const ZeroMaps<32> maps(ICRC_POLY);
     return maps;
 }
 
@@ -242,7 +247,7 @@ IcrcZeroMaps()
 const ZeroMaps<16>&
 VcrcZeroMaps()
 {
-    static const ZeroMaps<16> maps(0x100B);
+    static const ZeroMaps<16> maps(VCRC_POLY);
     return maps;
 }
 
