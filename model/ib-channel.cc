@@ -205,9 +205,10 @@ IbChannel::Arrive(Direction& dir)
 void
 IbChannel::Direction::Push(InFlight&& item)
 {
-    // The ring holds the oldest items; once it is full, newer ones wait in overflow
-    // (and move into the ring as the oldest leave), so the order is kept.
-    if (size == ring.size() || !overflow.Empty())
+    // The ring holds the oldest items; once it is full, newer ones wait in overflow and
+    // Pop refills the ring from it, so overflow is only ever non-empty behind a full ring
+    // and the order is kept.
+    if (size == ring.size())
     {
         overflow.Push(std::move(item));
         return;
