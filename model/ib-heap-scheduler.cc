@@ -94,8 +94,9 @@ IbHeapScheduler::SelectSchedulerType(const std::string& typeName, const std::str
                             tid.IsChildOf(Scheduler::GetTypeId()) &&
                             GlobalValue::BindFailSafe("SchedulerType", StringValue(typeName)),
                         option << "=" << typeName
-                               << " is not an ns-3 scheduler type; use ns3::IbHeapScheduler "
-                                  "(fastest on large fabrics), ns3::MapScheduler (ns-3's "
+                               << " is not an ns-3 scheduler type; use "
+                                  "ns3::IbTimingWheelScheduler (fastest for fabrics), "
+                                  "ns3::IbHeapScheduler, ns3::MapScheduler (ns-3's "
                                   "default), ns3::HeapScheduler, ns3::ListScheduler or "
                                   "ns3::CalendarScheduler");
 }

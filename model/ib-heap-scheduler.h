@@ -50,7 +50,8 @@ class IbHeapScheduler : public Scheduler
      * Make @p typeName the scheduler of simulations created from now on (the SchedulerType
      * global value), or abort naming the input and the choices if it is not a scheduler.
      * Programs call it with a command-line value.
-     * @param typeName ns3::IbHeapScheduler, ns3::MapScheduler (ns-3's default),
+     * @param typeName ns3::IbTimingWheelScheduler, ns3::IbHeapScheduler,
+     *        ns3::MapScheduler (ns-3's default),
      *        ns3::HeapScheduler, ns3::ListScheduler, ns3::CalendarScheduler, ...
      * @param option the command-line option it came from, for the message
      */

@@ -1,8 +1,8 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-only
  *
- * IbHeapScheduler: the same event order as ns-3's MapScheduler, operation by operation
- * and for a whole fabric simulation.
+ * IbHeapScheduler and IbTimingWheelScheduler: the same event order as ns-3's MapScheduler,
+ * operation by operation and for a whole fabric simulation.
  */
 
 #include "ns3/core-module.h"
@@ -12,6 +12,7 @@
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-switch.h"
+#include "ns3/ib-timing-wheel-scheduler.h"
 #include "ns3/ib-topology-builder.h"
 #include "ns3/ib-traffic-pattern.h"
 #include "ns3/map-scheduler.h"
@@ -23,9 +24,22 @@
 
 using namespace ns3;
 
-TEST(IbHeapScheduler, GivesMapSchedulersOrderThroughInsertsRemovesAndTies)
+namespace
 {
-    Ptr<Scheduler> heap = CreateObject<IbHeapScheduler>();
+
+/**
+ * Drive a scheduler of type @p type and ns-3's MapScheduler through the same random
+ * inserts, removals of the first event and removals of any event, checking that both
+ * give the same events in the same order. Times: mostly a few steps ahead (many ties),
+ * some beyond the timing wheel's span, a few very far; phases that fill and phases that
+ * drain, so that the wheel empties and moves on to the heap's first event.
+ */
+void
+CheckOrderAgainstMapScheduler(const std::string& type)
+{
+    ObjectFactory factory;
+    factory.SetTypeId(type);
+    Ptr<Scheduler> heap = factory.Create<Scheduler>();
     Ptr<Scheduler> map = CreateObject<MapScheduler>();
     std::mt19937_64 rng(12345);
     std::vector<Scheduler::Event> pending; // events in both, to pick removals from
@@ -33,17 +47,23 @@ TEST(IbHeapScheduler, GivesMapSchedulersOrderThroughInsertsRemovesAndTies)
     uint64_t now = 0;
     uint64_t removed = 0;
     uint64_t compared = 0;
-    for (int step = 0; step < 200000; ++step)
+    uint64_t farCompared = 0; // removed first events inserted a wheel span or more ahead
+    constexpr uint64_t span = IbTimingWheelScheduler::SPAN;
+    for (int step = 0; step < 300000; ++step)
     {
         const unsigned r = rng() % 100;
-        if (r < 55 || pending.empty())
+        const unsigned inserts = (step / 20000) % 2 == 0 ? 55 : 35; // fill, then drain
+        if (r < inserts || pending.empty())
         {
             Scheduler::Event ev;
             // A distinct value per event, to see it come back: schedulers only carry the
             // pointer, they never call through it.
             ev.impl = reinterpret_cast<EventImpl*>(static_cast<uintptr_t>(uid + 1) * 64);
             // Few distinct times: many ties, broken by uid as in every ns-3 scheduler.
-            ev.key.m_ts = now + rng() % 64;
+            const unsigned kind = rng() % 100;
+            ev.key.m_ts = now + (kind < 90   ? rng() % 64
+                                 : kind < 98 ? span - 8 + rng() % (2 * span)
+                                             : rng() % 1000000000);
             ev.key.m_uid = uid++;
             ev.key.m_context = static_cast<uint32_t>(rng() % 7);
             heap->Insert(ev);
@@ -62,6 +82,7 @@ TEST(IbHeapScheduler, GivesMapSchedulersOrderThroughInsertsRemovesAndTies)
             ASSERT_EQ(x.key.m_uid, y.key.m_uid) << "step " << step;
             ASSERT_EQ(x.key.m_context, y.key.m_context);
             ASSERT_EQ(x.impl, y.impl);
+            farCompared += x.key.m_ts - now >= span;
             now = x.key.m_ts;
             ++compared;
             for (auto& p : pending)
@@ -92,6 +113,19 @@ TEST(IbHeapScheduler, GivesMapSchedulersOrderThroughInsertsRemovesAndTies)
     EXPECT_TRUE(heap->IsEmpty());
     EXPECT_GT(removed, 5000u);
     EXPECT_GT(compared, 50000u);
+    EXPECT_GT(farCompared, 100u); // the wheel emptied and moved on to the heap's first
+}
+
+} // namespace
+
+TEST(IbHeapScheduler, GivesMapSchedulersOrderThroughInsertsRemovesAndTies)
+{
+    CheckOrderAgainstMapScheduler("ns3::IbHeapScheduler");
+}
+
+TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderThroughInsertsRemovesAndTies)
+{
+    CheckOrderAgainstMapScheduler("ns3::IbTimingWheelScheduler");
 }
 
 namespace
@@ -146,6 +180,7 @@ TEST(IbHeapScheduler, AFabricRunIsIdenticalToOneOnMapScheduler)
 {
     const FabricRun map = RunFatTree("ns3::MapScheduler");
     const FabricRun heap = RunFatTree("ns3::IbHeapScheduler");
+    const FabricRun wheel = RunFatTree("ns3::IbTimingWheelScheduler");
     ObjectFactory f;
     f.SetTypeId("ns3::MapScheduler");
     Simulator::SetScheduler(f); // back to ns-3's default for the tests that follow
@@ -157,4 +192,6 @@ TEST(IbHeapScheduler, AFabricRunIsIdenticalToOneOnMapScheduler)
     ASSERT_GT(total, 64u * 300);
     EXPECT_EQ(heap.txPackets, map.txPackets);
     EXPECT_EQ(heap.end, map.end);
+    EXPECT_EQ(wheel.txPackets, map.txPackets);
+    EXPECT_EQ(wheel.end, map.end);
 }

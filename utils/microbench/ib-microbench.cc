@@ -185,10 +185,12 @@ BM_SwitchHop(benchmark::State& state)
 BENCHMARK(BM_SwitchHop)->Unit(benchmark::kMillisecond);
 
 /// The classic "hold" model of a scheduler: take the first of N pending events and insert
-/// one a random delay (0 to 2 us) after it. N = 1,000 is a small fabric; 20,000 is about
-/// what a 1024-host fat tree keeps pending (a transmit completion per busy port, an
-/// arrival per cable direction, flow-control refreshes, applications).
-template <class S>
+/// one a random delay after it: @p MaxDelay time steps at most (2,000,000: 2 ms at ns-3's
+/// default nanosecond resolution; 512: what a fabric does, its events are due a few
+/// hundred nanoseconds after the one that schedules them). N = 1,000 is a small fabric;
+/// 20,000 is about what a 1024-host fat tree keeps pending (a transmit completion per
+/// busy port, an arrival per cable direction, flow-control refreshes, applications).
+template <class S, uint64_t MaxDelay>
 void
 BM_SchedulerHold(benchmark::State& state)
 {
@@ -198,7 +200,7 @@ BM_SchedulerHold(benchmark::State& state)
     auto make = [&rng, &uid](uint64_t now) {
         Scheduler::Event ev;
         ev.impl = nullptr; // schedulers carry the pointer, they do not call through it
-        ev.key.m_ts = now + rng() % 2000000;
+        ev.key.m_ts = now + rng() % MaxDelay;
         ev.key.m_uid = uid++;
         ev.key.m_context = 0;
         return ev;
@@ -215,8 +217,18 @@ BM_SchedulerHold(benchmark::State& state)
     state.SetItemsProcessed(state.iterations());
 }
 
-BENCHMARK_TEMPLATE(BM_SchedulerHold, IbHeapScheduler)->Arg(1000)->Arg(20000)->Arg(100000);
-BENCHMARK_TEMPLATE(BM_SchedulerHold, MapScheduler)->Arg(1000)->Arg(20000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_SchedulerHold, IbHeapScheduler, 2000000)->Arg(1000)->Arg(20000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_SchedulerHold, IbTimingWheelScheduler, 2000000)
+    ->Arg(1000)
+    ->Arg(20000)
+    ->Arg(100000);
+BENCHMARK_TEMPLATE(BM_SchedulerHold, MapScheduler, 2000000)->Arg(1000)->Arg(20000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_SchedulerHold, IbHeapScheduler, 512)->Arg(1000)->Arg(20000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_SchedulerHold, IbTimingWheelScheduler, 512)
+    ->Arg(1000)
+    ->Arg(20000)
+    ->Arg(100000);
+BENCHMARK_TEMPLATE(BM_SchedulerHold, MapScheduler, 512)->Arg(1000)->Arg(20000)->Arg(100000);
 
 } // namespace
 

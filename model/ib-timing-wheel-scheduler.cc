@@ -1,0 +1,309 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-timing-wheel-scheduler.h"
+
+#include "ib-heap-scheduler.h"
+
+#include "ns3/abort.h"
+#include "ns3/assert.h"
+#include "ns3/log.h"
+
+#include <limits>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbTimingWheelScheduler");
+
+NS_OBJECT_ENSURE_REGISTERED(IbTimingWheelScheduler);
+
+namespace
+{
+
+/// No chunk: an empty bucket's head, the end of the free list.
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+/// The heap's first time when it is empty: after every event.
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+
+/// @return the index of the lowest set bit of @p x, which is not zero
+inline uint32_t
+LowestBit(uint64_t x)
+{
+    return static_cast<uint32_t>(__builtin_ctzll(x));
+}
+
+} // namespace
+
+TypeId
+IbTimingWheelScheduler::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::IbTimingWheelScheduler")
+                            .SetParent<Scheduler>()
+                            .SetGroupName("Infiniband")
+                            .AddConstructor<IbTimingWheelScheduler>();
+    return tid;
+}
+
+IbTimingWheelScheduler::IbTimingWheelScheduler()
+    : m_heapFirst(kNever),
+      m_free(kNone),
+      m_far(CreateObject<IbHeapScheduler>())
+{
+    NS_LOG_FUNCTION(this);
+    static_assert(WORDS == 64, "one summary word covers the bitmap");
+    static_assert((SPAN & (SPAN - 1)) == 0, "the span is a power of two");
+    for (Bucket& b : m_buckets)
+    {
+        b = Bucket{kNone, kNone, 0, 0};
+    }
+}
+
+IbTimingWheelScheduler::~IbTimingWheelScheduler()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+uint32_t
+IbTimingWheelScheduler::AllocChunk()
+{
+    if (m_free == kNone)
+    {
+        const auto n = static_cast<uint32_t>(m_pool.size());
+        const uint32_t grown = n == 0 ? 256 : 2 * n;
+        m_pool.resize(grown);
+        for (uint32_t c = n; c < grown; ++c)
+        {
+            m_pool[c].next = c + 1 < grown ? c + 1 : kNone;
+        }
+        m_free = n;
+    }
+    const uint32_t c = m_free;
+    m_free = m_pool[c].next;
+    return c;
+}
+
+void
+IbTimingWheelScheduler::FreeChunk(uint32_t c)
+{
+    // Last freed, first reused: the chunk is still in the cache when the next bucket fills.
+    m_pool[c].next = m_free;
+    m_free = c;
+}
+
+void
+IbTimingWheelScheduler::Append(uint64_t ts, const Slot& s)
+{
+    Bucket& b = BucketOf(ts);
+    if (b.head == kNone)
+    {
+        const uint32_t c = AllocChunk();
+        b = Bucket{c, c, 0, 0};
+        const uint32_t i = ts & (SPAN - 1);
+        m_used[i / 64] |= uint64_t{1} << (i % 64);
+        m_summary |= uint64_t{1} << (i / 64);
+    }
+    else if (b.end == CHUNK_SLOTS)
+    {
+        const uint32_t c = AllocChunk();
+        m_pool[b.tail].next = c;
+        b.tail = c;
+        b.end = 0;
+    }
+    NS_ASSERT_MSG(b.end == 0 || m_pool[b.tail].slot[b.end - 1].uid < s.uid,
+                  "events of one time step must come in uid order");
+    m_pool[b.tail].slot[b.end++] = s;
+    ++m_inWheel;
+}
+
+uint64_t
+IbTimingWheelScheduler::FirstTimeInWheel() const
+{
+    NS_ASSERT(m_inWheel > 0);
+    const uint32_t start = m_base & (SPAN - 1);
+    const uint32_t w = start / 64;
+    uint32_t i;
+    const uint64_t here = m_used[w] & (~uint64_t{0} << (start % 64));
+    if (here != 0)
+    {
+        i = w * 64 + LowestBit(here);
+    }
+    else
+    {
+        // A later word, or else (the wheel wraps) the lowest word: which may be word w
+        // again, its buckets before start.
+        const uint64_t later = w == WORDS - 1 ? 0 : m_summary & (~uint64_t{0} << (w + 1));
+        const uint32_t v = LowestBit(later != 0 ? later : m_summary);
+        i = v * 64 + LowestBit(m_used[v]);
+    }
+    return m_base + ((i - start) & (SPAN - 1));
+}
+
+void
+IbTimingWheelScheduler::Refill()
+{
+    const uint64_t limit = m_base + SPAN;
+    while (m_heapFirst < limit)
+    {
+        const Event ev = m_far->RemoveNext();
+        Append(ev.key.m_ts, Slot{ev.impl, ev.key.m_uid, ev.key.m_context});
+        m_heapFirst = m_far->IsEmpty() ? kNever : m_far->PeekNext().key.m_ts;
+    }
+}
+
+void
+IbTimingWheelScheduler::Insert(const Event& ev)
+{
+    NS_ASSERT_MSG(ev.key.m_ts >= m_base, "an event before the last one removed");
+    if (ev.key.m_ts - m_base < SPAN)
+    {
+        Append(ev.key.m_ts, Slot{ev.impl, ev.key.m_uid, ev.key.m_context});
+    }
+    else
+    {
+        m_far->Insert(ev);
+        if (ev.key.m_ts < m_heapFirst)
+        {
+            m_heapFirst = ev.key.m_ts;
+        }
+    }
+}
+
+bool
+IbTimingWheelScheduler::IsEmpty() const
+{
+    return m_inWheel == 0 && m_heapFirst == kNever;
+}
+
+Scheduler::Event
+IbTimingWheelScheduler::PeekNext() const
+{
+    NS_ASSERT(!IsEmpty());
+    if (m_inWheel == 0)
+    {
+        return m_far->PeekNext();
+    }
+    const uint64_t ts = FirstTimeInWheel();
+    const Bucket& b = m_buckets[ts & (SPAN - 1)];
+    const Slot& s = m_pool[b.head].slot[b.first];
+    Event ev;
+    ev.impl = s.impl;
+    ev.key.m_ts = ts;
+    ev.key.m_uid = s.uid;
+    ev.key.m_context = s.context;
+    return ev;
+}
+
+Scheduler::Event
+IbTimingWheelScheduler::RemoveNext()
+{
+    NS_ASSERT(!IsEmpty());
+    if (m_inWheel == 0)
+    {
+        // Nothing due within the span: the heap's first event is next, and the wheel
+        // moves on to its time.
+        const Event first = m_far->RemoveNext();
+        m_base = first.key.m_ts;
+        m_heapFirst = m_far->IsEmpty() ? kNever : m_far->PeekNext().key.m_ts;
+        if (m_heapFirst - m_base < SPAN)
+        {
+            Refill();
+        }
+        return first;
+    }
+    const uint64_t ts = FirstTimeInWheel();
+    Bucket& b = BucketOf(ts);
+    Chunk& c = m_pool[b.head];
+    const Slot s = c.slot[b.first++];
+    --m_inWheel;
+    if (b.head == b.tail)
+    {
+        if (b.first == b.end)
+        {
+            FreeChunk(b.head);
+            b.head = kNone;
+            const uint32_t i = ts & (SPAN - 1);
+            m_used[i / 64] &= ~(uint64_t{1} << (i % 64));
+            if (m_used[i / 64] == 0)
+            {
+                m_summary &= ~(uint64_t{1} << (i / 64));
+            }
+        }
+    }
+    else if (b.first == CHUNK_SLOTS)
+    {
+        const uint32_t next = c.next;
+        FreeChunk(b.head);
+        b.head = next;
+        b.first = 0;
+    }
+    if (ts != m_base)
+    {
+        m_base = ts;
+        if (m_heapFirst - m_base < SPAN)
+        {
+            Refill();
+        }
+    }
+    Event ev;
+    ev.impl = s.impl;
+    ev.key.m_ts = ts;
+    ev.key.m_uid = s.uid;
+    ev.key.m_context = s.context;
+    return ev;
+}
+
+void
+IbTimingWheelScheduler::Remove(const Event& ev)
+{
+    const uint64_t ts = ev.key.m_ts;
+    if (ts < m_base || ts - m_base >= SPAN)
+    {
+        m_far->Remove(ev); // aborts, naming the event, if it is not there either
+        m_heapFirst = m_far->IsEmpty() ? kNever : m_far->PeekNext().key.m_ts;
+        return;
+    }
+    // Rare (Simulator::Remove): rebuild the bucket without the event.
+    Bucket& b = BucketOf(ts);
+    std::vector<Slot> keep;
+    bool found = false;
+    for (uint32_t c = b.head, i = b.first; c != kNone;)
+    {
+        const uint32_t end = c == b.tail ? b.end : CHUNK_SLOTS;
+        for (; i < end; ++i)
+        {
+            const Slot& s = m_pool[c].slot[i];
+            if (s.uid == ev.key.m_uid)
+            {
+                found = true;
+            }
+            else
+            {
+                keep.push_back(s);
+            }
+        }
+        const uint32_t next = c == b.tail ? kNone : m_pool[c].next;
+        FreeChunk(c);
+        c = next;
+        i = 0;
+    }
+    NS_ABORT_MSG_UNLESS(found,
+                        "IbTimingWheelScheduler::Remove: event " << ev.key.m_uid << " at " << ts
+                                                                 << " is not scheduled");
+    const uint32_t i = ts & (SPAN - 1);
+    b.head = kNone;
+    m_used[i / 64] &= ~(uint64_t{1} << (i % 64));
+    if (m_used[i / 64] == 0)
+    {
+        m_summary &= ~(uint64_t{1} << (i / 64));
+    }
+    m_inWheel -= keep.size() + 1;
+    for (const Slot& s : keep)
+    {
+        Append(ts, s);
+    }
+}
+
+} // namespace ns3
