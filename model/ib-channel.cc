@@ -132,13 +132,13 @@ IbChannel::UpdatePortModes()
 }
 
 void
-IbChannel::Transmit(Ptr<Packet> packet,
+IbChannel::Transmit(IbOwnedPacket packet,
                     Ptr<IbNetDevice> src,
                     Time headerEnd,
                     Time txEnd,
                     bool linkPacket)
 {
-    NS_LOG_FUNCTION(this << packet << src << headerEnd << txEnd << linkPacket);
+    NS_LOG_FUNCTION(this << packet.Get() << src << headerEnd << txEnd << linkPacket);
     const uint32_t d = (src == m_devices[0]) ? 1 : 0;
     const Direction& dir = *m_dir[d];
     const Time lastNeeded = (dir.dstCutThrough && !linkPacket) ? headerEnd : txEnd;
@@ -156,7 +156,7 @@ IbChannel::TransmitFlowControl(const IbFlowControlHeader& fc, Ptr<IbNetDevice> s
     InFlight item;
     if (m_dir[d]->dst->m_watched & IbNetDevice::WATCH_FC_RX)
     {
-        item.packet = MakeFlowControlPacket(fc); // someone watches it arrive
+        item.packet = IbOwnedPacket(MakeFlowControlPacket(fc)); // someone watches it arrive
     }
     item.fctbs = fc.GetFctbs();
     item.fccl = fc.GetFccl();
@@ -194,12 +194,12 @@ void
 IbChannel::Arrive(Direction& dir)
 {
     InFlight item = dir.Pop();
-    if (item.packet == nullptr)
+    if (!item.packet)
     {
         dir.dst->ApplyFlowControl(item.vl, item.fctbs, item.fccl);
         return;
     }
-    dir.dst->ReceiveFromChannel(std::move(item.packet), item.linkPacket);
+    dir.dst->ReceiveFromChannel(item.packet.Release(), item.linkPacket);
 }
 
 void
@@ -221,8 +221,7 @@ IbChannel::InFlight
 IbChannel::Direction::Pop()
 {
     NS_ASSERT(size > 0);
-    InFlight item = std::move(ring[head]);
-    ring[head].packet = nullptr;
+    InFlight item = std::move(ring[head]); // leaves the slot without a packet
     head = static_cast<uint8_t>((head + 1) % ring.size());
     --size;
     if (!overflow.Empty())
@@ -238,7 +237,7 @@ IbChannel::Direction::Clear()
 {
     for (auto& item : ring)
     {
-        item.packet = nullptr;
+        item.packet.Reset();
     }
     head = 0;
     size = 0;

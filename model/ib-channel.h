@@ -6,6 +6,7 @@
 #define IB_CHANNEL_H
 
 #include "ib-fifo.h"
+#include "ib-owned-packet.h"
 
 #include "ns3/channel.h"
 #include "ns3/event-impl.h"
@@ -73,7 +74,7 @@ class IbChannel : public Channel
      * @param txEnd time from now at which the sender puts the packet's last bit on the wire
      * @param linkPacket true for a link-level flow-control packet
      */
-    virtual void Transmit(Ptr<Packet> packet,
+    virtual void Transmit(IbOwnedPacket packet,
                           Ptr<IbNetDevice> src,
                           Time headerEnd,
                           Time txEnd,
@@ -125,7 +126,7 @@ class IbChannel : public Channel
     /// One packet on its way along one direction.
     struct InFlight
     {
-        Ptr<Packet> packet;     ///< the packet (null for a flow-control packet sent as fields)
+        IbOwnedPacket packet;   ///< the packet (none for a flow-control packet sent as fields)
         uint16_t fctbs{0};      ///< flow control without packet: FCTBS
         uint16_t fccl{0};       ///< flow control without packet: FCCL
         uint8_t vl{0};          ///< flow control without packet: VL

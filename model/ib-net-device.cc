@@ -571,12 +571,28 @@ IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
                               Time earliestStart,
                               uint32_t bytes)
 {
-    NS_LOG_FUNCTION(this << packet << unsigned(vl));
     NS_ASSERT(bytes == 0 || bytes == packet->GetSize());
+    const uint32_t size = bytes != 0 ? bytes : packet->GetSize();
+    EnqueueForwarded(IbOwnedPacket(packet), vl, inPort, inVl, earliestStart, size);
+}
+
+void
+IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
+                              uint8_t vl,
+                              IbNetDevice* inPort,
+                              uint8_t inVl,
+                              Time earliestStart,
+                              uint32_t bytes)
+{
+    NS_LOG_FUNCTION(this << packet.Get() << unsigned(vl));
+    NS_ASSERT(bytes == packet.Get()->GetSize());
     TxVl& q = m_vl[vl].tx;
-    FireIfConnected(m_watched & WATCH_MAC_TX, m_macTxTrace, packet);
+    if (m_watched & WATCH_MAC_TX)
+    {
+        m_macTxTrace(packet.Share());
+    }
     TxItem item;
-    item.bytes = bytes != 0 ? bytes : packet->GetSize();
+    item.bytes = bytes;
     item.packet = std::move(packet);
     item.blocks = static_cast<uint16_t>(IbPacket::Blocks(item.bytes));
     item.releasePort = inPort;
@@ -799,8 +815,12 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
         IbPacket::SetVl(packet, vl);
     }
     FireIfConnected(m_watched & WATCH_MAC_TX, m_macTxTrace, packet);
-    q.queue.Push(
-        {packet, bytes, static_cast<uint16_t>(IbPacket::Blocks(bytes)), 0, nullptr, Time()});
+    q.queue.Push({IbOwnedPacket(packet),
+                  bytes,
+                  static_cast<uint16_t>(IbPacket::Blocks(bytes)),
+                  0,
+                  nullptr,
+                  Time()});
     m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
     FireIfConnected(m_watched & WATCH_TX_QUEUE_DEPTH, m_txQueueDepthTrace, vl, q.queue.Size());
     if (!m_txBusy)
@@ -896,19 +916,21 @@ IbNetDevice::TrySend()
     m_txBytes += item.bytes;
     m_txFreeAt = now + txEnd;
     NS_LOG_LOGIC("VL" << vl << " sends " << item.bytes << " bytes until " << m_txFreeAt);
-    FireIfConnected(m_watched & WATCH_PHY_TX_BEGIN, m_phyTxBeginTrace, item.packet);
-    FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, item.packet);
-    FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, item.packet);
+    if (m_watched & (WATCH_PHY_TX_BEGIN | WATCH_SNIFFER | WATCH_PROMISC_SNIFFER))
+    {
+        const Ptr<Packet> p = item.packet.Share();
+        FireIfConnected(m_watched & WATCH_PHY_TX_BEGIN, m_phyTxBeginTrace, p);
+        FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, p);
+        FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
+    }
     Simulator::Schedule(txEnd, m_txCompleteEvent);
     // The packet stays with the port until the end of serialization only for PhyTxEnd;
-    // otherwise it goes to the cable outright (no reference count round trip on a packet
-    // that is, on a large fabric, no longer in the cache).
-    m_channel->Transmit(!(m_watched & WATCH_PHY_TX_END) ? std::move(m_txCurrent.packet)
-                                                        : item.packet,
-                        this,
-                        headerEnd,
-                        txEnd,
-                        false);
+    // otherwise its reference goes to the cable outright. Neither writes the packet's
+    // reference count, which on a large fabric is no longer in the cache.
+    IbOwnedPacket onCable = !(m_watched & WATCH_PHY_TX_END)
+                                ? std::move(m_txCurrent.packet)
+                                : IbOwnedPacket(m_txCurrent.packet.Share());
+    m_channel->Transmit(std::move(onCable), this, headerEnd, txEnd, false);
     if (emptied && vl != VL15)
     {
         if (m_switch != nullptr)
@@ -933,9 +955,9 @@ IbNetDevice::TransmitComplete()
     m_txBusy = false;
     TxItem item = std::move(m_txCurrent);
     m_txCurrent = TxItem();
-    if (item.packet != nullptr)
+    if (item.packet && (m_watched & WATCH_PHY_TX_END))
     {
-        FireIfConnected(m_watched & WATCH_PHY_TX_END, m_phyTxEndTrace, item.packet);
+        m_phyTxEndTrace(item.packet.Share());
     }
     if (item.releasePort != nullptr)
     {
@@ -969,7 +991,7 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
     }
     Ptr<Packet> p = IbChannel::MakeFlowControlPacket(fc);
     m_fcTxTrace(p);
-    m_channel->Transmit(p, this, m_txFreeAt - now, m_txFreeAt - now, true);
+    m_channel->Transmit(IbOwnedPacket(p), this, m_txFreeAt - now, m_txFreeAt - now, true);
 }
 
 void

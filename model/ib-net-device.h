@@ -7,6 +7,7 @@
 
 #include "ib-fifo.h"
 #include "ib-link-rate.h"
+#include "ib-owned-packet.h"
 #include "ib-traced-callback.h"
 #include "ib-vl-arbiter.h"
 
@@ -153,6 +154,22 @@ class IbNetDevice : public NetDevice
                           uint8_t inVl,
                           Time earliestStart,
                           uint32_t bytes = 0);
+    /**
+     * EnqueueForwarded for a packet whose reference the caller hands over without
+     * writing its reference count (IbSwitch's input buffers hold IbOwnedPacket).
+     * @param packet the packet
+     * @param vl the output VL
+     * @param inPort the input port whose buffer holds it
+     * @param inVl the VL of that buffer
+     * @param earliestStart do not start serializing before this time
+     * @param bytes the packet's size (not 0)
+     */
+    void EnqueueForwarded(IbOwnedPacket packet,
+                          uint8_t vl,
+                          IbNetDevice* inPort,
+                          uint8_t inVl,
+                          Time earliestStart,
+                          uint32_t bytes);
 
     /**
      * @param vl a data VL
@@ -297,7 +314,7 @@ class IbNetDevice : public NetDevice
     /// A packet waiting in a transmit queue.
     struct TxItem
     {
-        Ptr<Packet> packet;                ///< the packet
+        IbOwnedPacket packet;              ///< the packet
         uint32_t bytes{0};                 ///< wire size
         uint16_t blocks{0};                ///< credit blocks
         uint8_t releaseVl{0};              ///< VL of the input buffer holding it (switch)

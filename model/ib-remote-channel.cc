@@ -117,13 +117,13 @@ IbRemoteChannel::~IbRemoteChannel()
 }
 
 void
-IbRemoteChannel::Transmit(Ptr<Packet> packet,
+IbRemoteChannel::Transmit(IbOwnedPacket packet,
                           Ptr<IbNetDevice> src,
                           Time headerEnd,
                           Time txEnd,
                           bool linkPacket)
 {
-    NS_LOG_FUNCTION(this << packet << src << headerEnd << txEnd << linkPacket);
+    NS_LOG_FUNCTION(this << packet.Get() << src << headerEnd << txEnd << linkPacket);
     const uint32_t here = MpiInterface::GetSystemId();
     if (src->GetNode()->GetSystemId() != here)
     {
@@ -136,14 +136,14 @@ IbRemoteChannel::Transmit(Ptr<Packet> packet,
     NS_ASSERT_MSG(dst, "IbRemoteChannel::Transmit on a cable with one port");
     if (dst->GetNode()->GetSystemId() == here)
     {
-        IbChannel::Transmit(packet, src, headerEnd, txEnd, linkPacket);
+        IbChannel::Transmit(std::move(packet), src, headerEnd, txEnd, linkPacket);
         return;
     }
     // The same arrival time as IbChannel::Transmit, as an absolute time.
     const Time lastNeeded = (dst->IsCutThrough() && !linkPacket) ? headerEnd : txEnd;
     const Time rxTime = Simulator::Now() + lastNeeded + GetDelay() + dst->GetRxDelay();
     // The sender keeps its packet (traces at the end of transmission): ship a copy.
-    Ptr<Packet> copy = packet->Copy();
+    Ptr<Packet> copy = packet.Get()->Copy();
     copy->AddHeader(IbRemoteHeader(linkPacket));
     ++m_remoteTxPackets;
     NS_LOG_LOGIC("to node " << dst->GetNode()->GetId() << " device " << dst->GetIfIndex()
@@ -165,7 +165,7 @@ IbRemoteChannel::TransmitFlowControl(const IbFlowControlHeader& fc,
         IbChannel::TransmitFlowControl(fc, src, txEnd);
         return;
     }
-    Transmit(MakeFlowControlPacket(fc), src, txEnd, txEnd, true);
+    Transmit(IbOwnedPacket(MakeFlowControlPacket(fc)), src, txEnd, txEnd, true);
 }
 
 void

@@ -110,7 +110,7 @@ class IbRemoteChannel : public IbChannel
      * @param txEnd time from now at which the last bit is on the wire
      * @param linkPacket true for a link-level flow-control packet
      */
-    void Transmit(Ptr<Packet> packet,
+    void Transmit(IbOwnedPacket packet,
                   Ptr<IbNetDevice> src,
                   Time headerEnd,
                   Time txEnd,

@@ -356,7 +356,7 @@ IbSwitch::Receive(uint8_t inPort,
     }
     InEntry e;
     e.bytes = packet->GetSize();
-    e.packet = std::move(packet);
+    e.packet = IbOwnedPacket(packet);
     e.blocks = blocks;
     e.outPort = out;
     e.outVl = outVl;

@@ -6,6 +6,7 @@
 #define IB_SWITCH_H
 
 #include "ib-fifo.h"
+#include "ib-owned-packet.h"
 
 #include "ns3/callback.h"
 #include "ns3/nstime.h"
@@ -183,12 +184,12 @@ class IbSwitch : public Object
     /// A packet waiting in an input buffer.
     struct InEntry
     {
-        Ptr<Packet> packet; ///< the packet (VL already rewritten)
-        uint32_t bytes{0};  ///< its size
-        uint32_t blocks{0}; ///< credit blocks it occupies
-        uint8_t outPort{0}; ///< where it goes
-        uint8_t outVl{0};   ///< on which VL
-        Time earliestStart; ///< cut-through onto a faster link: not before this
+        IbOwnedPacket packet; ///< the packet (VL already rewritten)
+        uint32_t bytes{0};    ///< its size
+        uint32_t blocks{0};   ///< credit blocks it occupies
+        uint8_t outPort{0};   ///< where it goes
+        uint8_t outVl{0};     ///< on which VL
+        Time earliestStart;   ///< cut-through onto a faster link: not before this
     };
 
     /**

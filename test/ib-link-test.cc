@@ -14,6 +14,7 @@
 #include "ns3/ib-link-rate.h"
 #include "ns3/ib-lrh-header.h"
 #include "ns3/ib-net-device.h"
+#include "ns3/ib-owned-packet.h"
 #include "ns3/ib-packet-parser.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-raw-traffic-application.h"
@@ -290,6 +291,89 @@ TEST_F(IbLinkTest, ALongCableDeliversManyPacketsInFlightInOrder)
     ASSERT_EQ(creditPackets, 15u);
     EXPECT_GT(maxInFlight, 8u);
     EXPECT_LE(maxInFlight, creditPackets);
+}
+
+TEST(IbOwnedPacket, HandsItsReferenceOverWithoutTouchingTheCount)
+{
+    Ptr<Packet> p = Create<Packet>(100);
+    ASSERT_EQ(p->GetReferenceCount(), 1u);
+    IbOwnedPacket a(p);
+    EXPECT_EQ(p->GetReferenceCount(), 2u);
+    IbOwnedPacket b(std::move(a));
+    EXPECT_FALSE(a);
+    EXPECT_EQ(b.Get(), PeekPointer(p));
+    EXPECT_EQ(p->GetReferenceCount(), 2u);
+    IbOwnedPacket c;
+    c = std::move(b);
+    EXPECT_FALSE(b);
+    EXPECT_EQ(p->GetReferenceCount(), 2u);
+    {
+        const Ptr<Packet> shared = c.Share();
+        EXPECT_EQ(p->GetReferenceCount(), 3u);
+    }
+    EXPECT_EQ(p->GetReferenceCount(), 2u);
+    {
+        const Ptr<Packet> released = c.Release();
+        EXPECT_FALSE(c);
+        EXPECT_EQ(released, p);
+        EXPECT_EQ(p->GetReferenceCount(), 2u); // the Ptr holds the owned reference now
+    }
+    EXPECT_EQ(p->GetReferenceCount(), 1u);
+    IbOwnedPacket d(p);
+    IbOwnedPacket e(Create<Packet>(10));
+    e = std::move(d); // drops e's packet, takes d's reference
+    EXPECT_EQ(p->GetReferenceCount(), 2u);
+    e.Reset();
+    EXPECT_EQ(p->GetReferenceCount(), 1u);
+}
+
+TEST_F(IbLinkTest, PhyTxEndSeesEveryPacketOneSerializationAfterItStarts)
+{
+    // With PhyTxEnd connected the port keeps a reference to the packet on the wire until
+    // the end of its serialization; without, the reference goes to the cable at once.
+    IbHelper helper;
+    helper.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
+    Link l = MakeLink(helper);
+
+    struct Seen
+    {
+        std::vector<std::pair<uint64_t, Time>> begin;
+        std::vector<std::pair<uint64_t, Time>> end;
+        std::vector<uint32_t> endSize;
+        uint64_t received{0};
+    } seen;
+
+    l.a->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(+[](Seen* s, Ptr<const Packet> p) {
+                                                      s->begin.emplace_back(p->GetUid(),
+                                                                            Simulator::Now());
+                                                  }).Bind(&seen));
+    l.a->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(+[](Seen* s, Ptr<const Packet> p) {
+                                                    s->end.emplace_back(p->GetUid(),
+                                                                        Simulator::Now());
+                                                    s->endSize.push_back(p->GetSize());
+                                                }).Bind(&seen));
+    l.b->TraceConnectWithoutContext("PhyRxEnd", MakeCallback(+[](Seen* s, Ptr<const Packet>) {
+                                                    ++s->received;
+                                                }).Bind(&seen));
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("PayloadSize", UintegerValue(1000));
+    traffic.SetAttribute("MaxPackets", UintegerValue(50));
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    Simulator::Run();
+    const uint32_t wire = IbPacket::WireSize(1000, 0, false);
+    const Time serialization = Seconds(wire * 8.0 / 200e9);
+    ASSERT_EQ(seen.begin.size(), 50u);
+    ASSERT_EQ(seen.end.size(), 50u);
+    EXPECT_EQ(seen.received, 50u);
+    for (std::size_t i = 0; i < seen.end.size(); ++i)
+    {
+        EXPECT_EQ(seen.end[i].first, seen.begin[i].first) << "packet " << i;
+        EXPECT_EQ(seen.endSize[i], wire) << "packet " << i;
+        // A packet may start after the port decided to send it (a flow-control packet
+        // still on the wire), never before; the first one starts at once.
+        EXPECT_GE(seen.end[i].second - seen.begin[i].second, serialization) << "packet " << i;
+    }
+    EXPECT_EQ(seen.end[0].second - seen.begin[0].second, serialization);
 }
 
 // ----------------------------------------------------------------------------- throughput
