@@ -163,12 +163,13 @@ class IbHca : public Object
     friend class IbNetDevice;
 
     /// Transmit scheduling state of one port.
-    struct PortState
+    struct alignas(64) PortState
     {
+        // What Pump reads first, and VL0's list, in one cache line.
         Ptr<IbNetDevice> dev;                       ///< the port
-        std::array<IbFifo<IbQueuePair*>, 16> ready; ///< QPs waiting for a turn, per VL
         bool pumping{false};                        ///< inside Pump (re-entrancy guard)
         uint16_t pending{0};                        ///< VLs to serve again
+        std::array<IbFifo<IbQueuePair*>, 16> ready; ///< QPs waiting for a turn, per VL
     };
 
     /**
