@@ -9,7 +9,7 @@
  *
  *   ./ib-allreduce                                   16 hosts, ring, IB HDR, 8 B .. 64 MB
  *   ./ib-allreduce --hosts=1024 --radix=16 --levels=3 -b=64M -e=64M \
- *       --scheduler=ns3::IbHeapScheduler            a large fabric (see the doc's Performance)
+ *       --scheduler=ns3::IbTimingWheelScheduler     a large fabric (see the doc's Performance)
  *   ./ib-allreduce --algo=hd --hosts=32 --radix=8 -b=1K -e=16M -f=4
  *   ./ib-allreduce --fabric=tcp                     TCP over 200 Gb/s point-to-point links
  *   ./ib-allreduce --check=true --e=1M              real bytes, results verified
@@ -102,8 +102,9 @@ main(int argc, char* argv[])
     cmd.AddValue("chunk", "ChunkSize of the communicator, bytes", chunk);
     cmd.AddValue("scheduler",
                  "ns-3 event scheduler (same results, different speed): ns3::MapScheduler "
-                 "(ns-3's default), ns3::IbHeapScheduler (this module's 4-ary heap: 7-10 % "
-                 "less CPU at 1024 hosts) or ns3::HeapScheduler",
+                 "(ns-3's default), ns3::IbTimingWheelScheduler (this module's, for "
+                 "fabrics: events due within 4096 ns in one-ns buckets), "
+                 "ns3::IbHeapScheduler (this module's 4-ary heap) or ns3::HeapScheduler",
                  scheduler);
     cmd.AddValue("check", "carry real bytes and verify the sum (slower)", check);
     uint64_t satThreshold = 4096;

@@ -30,7 +30,7 @@
  * The program gives glibc's heap transparent huge pages (it restarts itself with
  * GLIBC_TUNABLES=glibc.malloc.hugetlb=1; --hugePages=false keeps 4 KB pages) and prints
  * which it runs with, and the scheduler (--scheduler, ns3::MapScheduler by default;
- * ns3::IbHeapScheduler is faster on large fabrics).
+ * ns3::IbTimingWheelScheduler is this module's, faster at every fabric size).
  */
 
 #include "ns3/applications-module.h"
@@ -589,8 +589,8 @@ main(int argc, char* argv[])
     cmd.AddValue("allreduceBytes", "allreduce: bytes per rank", allreduceBytes);
     cmd.AddValue("scheduler",
                  "ns-3 scheduler for every run (ns3::MapScheduler is ns-3's default; "
-                 "ns3::IbHeapScheduler is this module's, same results, faster on large "
-                 "fabrics; ns3::HeapScheduler, ns3::CalendarScheduler, ...)",
+                 "ns3::IbTimingWheelScheduler and ns3::IbHeapScheduler are this module's, "
+                 "same results, faster; ns3::HeapScheduler, ns3::CalendarScheduler, ...)",
                  scheduler);
     bool hugePages = true;
     cmd.AddValue("hugePages",
