@@ -27,6 +27,7 @@ namespace ns3
 class IbOwnedPacket
 {
   public:
+    /// No packet.
     IbOwnedPacket() = default;
 
     /**
@@ -68,9 +69,13 @@ class IbOwnedPacket
         return *this;
     }
 
+    /// Not copyable: one reference, one owner (Share() gives a Ptr).
     IbOwnedPacket(const IbOwnedPacket&) = delete;
+    /// Not copyable.
+    /// @return this
     IbOwnedPacket& operator=(const IbOwnedPacket&) = delete;
 
+    /// Drops the reference held, if any.
     ~IbOwnedPacket()
     {
         Reset();

@@ -142,7 +142,8 @@ IbRemoteChannel::Transmit(IbOwnedPacket packet,
     // The same arrival time as IbChannel::Transmit, as an absolute time.
     const Time lastNeeded = (dst->IsCutThrough() && !linkPacket) ? headerEnd : txEnd;
     const Time rxTime = Simulator::Now() + lastNeeded + GetDelay() + dst->GetRxDelay();
-    // The sender keeps its packet (traces at the end of transmission): ship a copy.
+    // The packet object may be shared (the sender keeps it while PhyTxEnd is traced, a
+    // trace sink may hold it): ship a copy with the marker header, not the packet.
     Ptr<Packet> copy = packet.Get()->Copy();
     copy->AddHeader(IbRemoteHeader(linkPacket));
     ++m_remoteTxPackets;

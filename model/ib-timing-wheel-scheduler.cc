@@ -28,7 +28,10 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 /// The heap's first time when it is empty: after every event.
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
-/// @return the index of the lowest set bit of @p x, which is not zero
+/**
+ * @param x a word that is not zero
+ * @return the index of its lowest set bit
+ */
 inline uint32_t
 LowestBit(uint64_t x)
 {
@@ -72,6 +75,8 @@ IbTimingWheelScheduler::AllocChunk()
     if (m_free == kNone)
     {
         const auto n = static_cast<uint32_t>(m_pool.size());
+        NS_ABORT_MSG_IF(n >= (1u << 30),
+                        "IbTimingWheelScheduler: more than 2^30 chunks of pending events");
         const uint32_t grown = n == 0 ? 256 : 2 * n;
         m_pool.resize(grown);
         for (uint32_t c = n; c < grown; ++c)
@@ -94,7 +99,7 @@ IbTimingWheelScheduler::FreeChunk(uint32_t c)
 }
 
 void
-IbTimingWheelScheduler::Append(uint64_t ts, const Slot& s)
+IbTimingWheelScheduler::Append(uint64_t ts, Slot s)
 {
     Bucket& b = BucketOf(ts);
     if (b.head == kNone)

@@ -57,7 +57,9 @@ class IbTimingWheelScheduler : public Scheduler
      */
     static TypeId GetTypeId();
 
+    /// An empty scheduler; the wheel starts at time step 0.
     IbTimingWheelScheduler();
+    /// Frees the chunks and the heap (pending events are the simulator's to release).
     ~IbTimingWheelScheduler() override;
 
     /// Time steps the wheel covers: events due at least this far ahead go to the heap.
@@ -105,7 +107,7 @@ class IbTimingWheelScheduler : public Scheduler
      * @param ts a time step in [m_base, m_base + SPAN)
      * @param s the event at that time: the last so far
      */
-    void Append(uint64_t ts, const Slot& s);
+    void Append(uint64_t ts, Slot s);
     /**
      * @return a free chunk's index (the pool grows when none is free)
      */

@@ -327,39 +327,63 @@ TEST(IbOwnedPacket, HandsItsReferenceOverWithoutTouchingTheCount)
     EXPECT_EQ(p->GetReferenceCount(), 1u);
 }
 
-TEST_F(IbLinkTest, PhyTxEndSeesEveryPacketOneSerializationAfterItStarts)
+namespace
 {
-    // With PhyTxEnd connected the port keeps a reference to the packet on the wire until
-    // the end of its serialization; without, the reference goes to the cable at once.
+
+/// What the PhyTxEnd test saw.
+struct TxEndSeen
+{
+    std::vector<std::pair<uint64_t, Time>> begin; ///< uid and time of each PhyTxBegin
+    std::vector<std::pair<uint64_t, Time>> end;   ///< uid and time of each PhyTxEnd
+    std::vector<uint32_t> endSize;                ///< size of each PhyTxEnd packet
+    Ptr<const Packet> last;                       ///< the last packet received
+    uint64_t received{0};                         ///< packets received
+};
+
+/**
+ * Send 50 packets of 1000 bytes over an HDR link, PhyTxEnd connected or not.
+ * @param watchTxEnd connect PhyTxEnd
+ * @return what the traces saw
+ */
+TxEndSeen
+RunTxEndLink(bool watchTxEnd)
+{
     IbHelper helper;
     helper.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
     Link l = MakeLink(helper);
-
-    struct Seen
+    TxEndSeen seen;
+    l.a->TraceConnectWithoutContext("PhyTxBegin",
+                                    MakeCallback(+[](TxEndSeen* s, Ptr<const Packet> p) {
+                                        s->begin.emplace_back(p->GetUid(), Simulator::Now());
+                                    }).Bind(&seen));
+    if (watchTxEnd)
     {
-        std::vector<std::pair<uint64_t, Time>> begin;
-        std::vector<std::pair<uint64_t, Time>> end;
-        std::vector<uint32_t> endSize;
-        uint64_t received{0};
-    } seen;
-
-    l.a->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(+[](Seen* s, Ptr<const Packet> p) {
-                                                      s->begin.emplace_back(p->GetUid(),
-                                                                            Simulator::Now());
-                                                  }).Bind(&seen));
-    l.a->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(+[](Seen* s, Ptr<const Packet> p) {
-                                                    s->end.emplace_back(p->GetUid(),
-                                                                        Simulator::Now());
-                                                    s->endSize.push_back(p->GetSize());
-                                                }).Bind(&seen));
-    l.b->TraceConnectWithoutContext("PhyRxEnd", MakeCallback(+[](Seen* s, Ptr<const Packet>) {
-                                                    ++s->received;
-                                                }).Bind(&seen));
+        l.a->TraceConnectWithoutContext("PhyTxEnd",
+                                        MakeCallback(+[](TxEndSeen* s, Ptr<const Packet> p) {
+                                            s->end.emplace_back(p->GetUid(), Simulator::Now());
+                                            s->endSize.push_back(p->GetSize());
+                                        }).Bind(&seen));
+    }
+    l.b->TraceConnectWithoutContext("PhyRxEnd",
+                                    MakeCallback(+[](TxEndSeen* s, Ptr<const Packet> p) {
+                                        ++s->received;
+                                        s->last = p;
+                                    }).Bind(&seen));
     IbRawTrafficHelper traffic(l.b->GetLid());
     traffic.SetAttribute("PayloadSize", UintegerValue(1000));
     traffic.SetAttribute("MaxPackets", UintegerValue(50));
     traffic.Install(l.a).Start(MicroSeconds(1));
     Simulator::Run();
+    return seen;
+}
+
+} // namespace
+
+TEST_F(IbLinkTest, PhyTxEndSeesEveryPacketOneSerializationAfterItStarts)
+{
+    // With PhyTxEnd connected the port keeps a reference to the packet on the wire until
+    // the end of its serialization; without, the reference goes to the cable at once.
+    const TxEndSeen seen = RunTxEndLink(true);
     const uint32_t wire = IbPacket::WireSize(1000, 0, false);
     const Time serialization = Seconds(wire * 8.0 / 200e9);
     ASSERT_EQ(seen.begin.size(), 50u);
@@ -370,10 +394,25 @@ TEST_F(IbLinkTest, PhyTxEndSeesEveryPacketOneSerializationAfterItStarts)
         EXPECT_EQ(seen.end[i].first, seen.begin[i].first) << "packet " << i;
         EXPECT_EQ(seen.endSize[i], wire) << "packet " << i;
         // A packet may start after the port decided to send it (a flow-control packet
-        // still on the wire), never before; the first one starts at once.
-        EXPECT_GE(seen.end[i].second - seen.begin[i].second, serialization) << "packet " << i;
+        // still on the wire), never before; back-to-back serialization times carry the
+        // rounding of the previous one (one time step at most).
+        EXPECT_GE(seen.end[i].second - seen.begin[i].second, serialization - TimeStep(1))
+            << "packet " << i;
     }
     EXPECT_EQ(seen.end[0].second - seen.begin[0].second, serialization);
+    // Every reference the port, the cable and the receiver took has been given back:
+    // the trace sink's is the only one left.
+    ASSERT_NE(seen.last, nullptr);
+    EXPECT_EQ(seen.last->GetReferenceCount(), 1u);
+}
+
+TEST_F(IbLinkTest, APacketLeavesNoReferenceBehindWithoutPhyTxEnd)
+{
+    const TxEndSeen seen = RunTxEndLink(false);
+    EXPECT_EQ(seen.begin.size(), 50u);
+    EXPECT_EQ(seen.received, 50u);
+    ASSERT_NE(seen.last, nullptr);
+    EXPECT_EQ(seen.last->GetReferenceCount(), 1u);
 }
 
 // ----------------------------------------------------------------------------- throughput

@@ -128,6 +128,77 @@ TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderThroughInsertsRemovesAndTies
     CheckOrderAgainstMapScheduler("ns3::IbTimingWheelScheduler");
 }
 
+TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderAtTheWheelsEdges)
+{
+    Ptr<Scheduler> wheel = CreateObject<IbTimingWheelScheduler>();
+    Ptr<Scheduler> map = CreateObject<MapScheduler>();
+    constexpr uint64_t span = IbTimingWheelScheduler::SPAN;
+    uint32_t uid = 0;
+    auto insert = [&](uint64_t ts) {
+        Scheduler::Event ev;
+        ev.impl = reinterpret_cast<EventImpl*>(static_cast<uintptr_t>(uid + 1) * 64);
+        ev.key.m_ts = ts;
+        ev.key.m_uid = uid++;
+        ev.key.m_context = uid % 3;
+        wheel->Insert(ev);
+        map->Insert(ev);
+        return ev;
+    };
+    auto next = [&]() {
+        const Scheduler::Event a = wheel->PeekNext();
+        const Scheduler::Event x = wheel->RemoveNext();
+        const Scheduler::Event y = map->RemoveNext();
+        EXPECT_EQ(a.key.m_uid, x.key.m_uid);
+        EXPECT_EQ(x.key.m_ts, y.key.m_ts);
+        EXPECT_EQ(x.key.m_uid, y.key.m_uid);
+        EXPECT_EQ(x.key.m_context, y.key.m_context);
+        EXPECT_EQ(x.impl, y.impl);
+        return x.key.m_ts;
+    };
+    // The wheel at step 63, the last bucket of a bitmap word; the next event one step
+    // short of the span lands in bucket 62 of the same word (the search wraps), the one
+    // after it a whole span ahead (through the heap).
+    insert(63);
+    insert(63 + span - 1);
+    insert(63 + span);
+    insert(63 + span);
+    EXPECT_EQ(next(), 63u);
+    EXPECT_EQ(next(), 63 + span - 1);
+    EXPECT_EQ(next(), 63 + span);
+    // More events on one step than the chunk pool first holds (256 chunks of 7), ties
+    // through the heap and directly, and removals from a bucket of many chunks whose
+    // first chunk is partly taken.
+    const uint64_t base = 63 + span;
+    const Scheduler::Event farTie = insert(base + span + 5);
+    std::vector<Scheduler::Event> burst;
+    for (int i = 0; i < 2000; ++i)
+    {
+        burst.push_back(insert(base + 100));
+    }
+    insert(base + span + 5);
+    EXPECT_EQ(next(), base); // the second event at base: a tie across the heap
+    EXPECT_EQ(next(), base + 100);
+    EXPECT_EQ(next(), base + 100);
+    EXPECT_EQ(next(), base + 100);
+    for (const Scheduler::Event& gone : {burst[3], burst[1000], burst[1999]})
+    {
+        wheel->Remove(gone);
+        map->Remove(gone);
+    }
+    wheel->Remove(farTie);
+    map->Remove(farTie);
+    insert(base + 100 + span); // through the heap, into the wheel once the burst is gone
+    uint64_t drained = 0;
+    while (!map->IsEmpty())
+    {
+        ASSERT_FALSE(wheel->IsEmpty());
+        next();
+        ++drained;
+    }
+    EXPECT_TRUE(wheel->IsEmpty());
+    EXPECT_EQ(drained, 2000u - 3 - 3 + 1 + 1);
+}
+
 namespace
 {
 
@@ -136,7 +207,24 @@ struct FabricRun
 {
     std::vector<uint64_t> txPackets; ///< per port, hosts then switches
     Time end;                        ///< simulated time of the last event
+    uint64_t events{0};              ///< events executed
+    uint64_t deliveries{0};          ///< hash of (time, host, packet uid) of every delivery
+    uint64_t firstUid{0};            ///< packet uids count on across runs: hash them from this one
 };
+
+/// Fold a delivery into a run's hash: two runs that deliver the same packets (uids are
+/// given in creation order) at the same times to the same hosts have the same hash.
+void
+HashDelivery(FabricRun* run, uint32_t host, Ptr<const Packet> p)
+{
+    const uint64_t parts[3] = {static_cast<uint64_t>(Simulator::Now().GetTimeStep()),
+                               host,
+                               p->GetUid() - run->firstUid};
+    for (uint64_t v : parts)
+    {
+        run->deliveries = (run->deliveries ^ v) * 0x100000001b3ull;
+    }
+}
 
 FabricRun
 RunFatTree(const std::string& scheduler)
@@ -155,9 +243,17 @@ RunFatTree(const std::string& scheduler)
     attrs.Set("MaxPackets", UintegerValue(300));
     IbTrafficPattern::InstallRawFlows(fabric, IbTrafficPattern::Shift(64, 5), attrs)
         .Start(NanoSeconds(100));
-    Simulator::Run();
     FabricRun r;
+    r.deliveries = 0xcbf29ce484222325ull;
+    r.firstUid = Create<Packet>()->GetUid();
+    for (uint32_t i = 0; i < fabric.hostPorts.GetN(); ++i)
+    {
+        fabric.HostPort(i)->TraceConnectWithoutContext("MacRx",
+                                                       MakeBoundCallback(&HashDelivery, &r, i));
+    }
+    Simulator::Run();
     r.end = Simulator::Now();
+    r.events = Simulator::GetEventCount();
     for (uint32_t i = 0; i < fabric.hostPorts.GetN(); ++i)
     {
         r.txPackets.push_back(fabric.HostPort(i)->GetTxPackets());
@@ -194,4 +290,9 @@ TEST(IbHeapScheduler, AFabricRunIsIdenticalToOneOnMapScheduler)
     EXPECT_EQ(heap.end, map.end);
     EXPECT_EQ(wheel.txPackets, map.txPackets);
     EXPECT_EQ(wheel.end, map.end);
+    EXPECT_GT(map.events, 0u);
+    EXPECT_EQ(heap.events, map.events);
+    EXPECT_EQ(wheel.events, map.events);
+    EXPECT_EQ(heap.deliveries, map.deliveries);
+    EXPECT_EQ(wheel.deliveries, map.deliveries);
 }
