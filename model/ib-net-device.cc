@@ -924,12 +924,14 @@ IbNetDevice::TrySend()
         FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
     }
     Simulator::Schedule(txEnd, m_txCompleteEvent);
-    // The packet stays with the port until the end of serialization only for PhyTxEnd;
-    // otherwise its reference goes to the cable outright. Neither writes the packet's
-    // reference count, which on a large fabric is no longer in the cache.
+    // The packet stays with the port until the end of serialization only for PhyTxEnd,
+    // and then the cable carries a copy: a cut-through switch downstream may rewrite the
+    // VL of what it receives before the last bit leaves here, and PhyTxEnd shows the
+    // packet as sent. Otherwise its reference goes to the cable outright, without writing
+    // the packet's reference count (on a large fabric, no longer in the cache).
     IbOwnedPacket onCable = !(m_watched & WATCH_PHY_TX_END)
                                 ? std::move(m_txCurrent.packet)
-                                : IbOwnedPacket(m_txCurrent.packet.Share());
+                                : IbOwnedPacket(m_txCurrent.packet.Get()->Copy());
     m_channel->Transmit(std::move(onCable), this, headerEnd, txEnd, false);
     if (emptied && vl != VL15)
     {

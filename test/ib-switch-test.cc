@@ -218,6 +218,67 @@ TEST_F(IbSwitchTest, SlToVlTableRemapsTheVlAndKeepsTheVcrcValid)
     EXPECT_EQ(c.src->GetVlForSl(2), 2); // it left the host on VL2
 }
 
+TEST_F(IbSwitchTest, PhyTxEndShowsThePacketAsSentWhenTheNextSwitchRewritesItsVl)
+{
+    // A cut-through switch takes a 4 KB packet 90 ns after its LRH arrives and rewrites
+    // its VL before the sender's last bit leaves (164 ns at HDR): the sender's PhyTxEnd
+    // must still show the packet as it was sent.
+    IbHelper ib;
+    ib.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
+    ib.SetDeviceAttribute("NumDataVls", UintegerValue(4));
+    Ptr<Node> h0 = CreateObject<Node>();
+    Ptr<Node> h1 = CreateObject<Node>();
+    Ptr<Node> s = CreateObject<Node>();
+    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+    s->AggregateObject(sw);
+    Ptr<IbNetDevice> src = ib.InstallPort(h0);
+    Ptr<IbNetDevice> dst = ib.InstallPort(h1);
+    sw->AddPort(ib.InstallPort(s));
+    sw->AddPort(ib.InstallPort(s));
+    ib.Connect(src, sw->GetPort(1));
+    ib.Connect(sw->GetPort(2), dst);
+    sw->SetLftEntry(dst->GetLid(), 2);
+    std::array<uint8_t, 16> map{};
+    map[2] = 3; // SL2 leaves the switch on VL3
+    sw->SetSl2Vl(1, 2, map);
+
+    struct Seen
+    {
+        int txEndVl{-1};
+        int rxVl{-1};
+        Time txEnd;
+        Time forwarded;
+    } seen;
+
+    auto vlOf = [](Ptr<const Packet> p) {
+        uint8_t b0 = 0;
+        p->CopyData(&b0, 1);
+        return b0 >> 4;
+    };
+    src->TraceConnectWithoutContext(
+        "PhyTxEnd",
+        MakeCallback(+[](Seen* x, int (*vl)(Ptr<const Packet>), Ptr<const Packet> p) {
+            x->txEndVl = vl(p);
+            x->txEnd = Simulator::Now();
+        }).Bind(&seen, +vlOf));
+    sw->GetPort(2)->TraceConnectWithoutContext("PhyTxBegin",
+                                               MakeCallback(+[](Seen* x, Ptr<const Packet>) {
+                                                   x->forwarded = Simulator::Now();
+                                               }).Bind(&seen));
+    dst->TraceConnectWithoutContext(
+        "MacRx",
+        MakeCallback(+[](Seen* x, int (*vl)(Ptr<const Packet>), Ptr<const Packet> p) {
+            x->rxVl = vl(p);
+        }).Bind(&seen, +vlOf));
+    Simulator::Schedule(MicroSeconds(1),
+                        [&]() { src->SendIbPacket(MakePacket(src, dst->GetLid(), 4000, 2)); });
+    Simulator::Run();
+    ASSERT_GT(seen.forwarded, Time(0));
+    EXPECT_LT(seen.forwarded, seen.txEnd); // the switch rewrote it while it was sent
+    EXPECT_EQ(seen.txEndVl, 2);
+    EXPECT_EQ(seen.rxVl, 3);
+}
+
 TEST_F(IbSwitchTest, Incast16To1IsLosslessAndFair)
 {
     const uint32_t senders = 16;
