@@ -123,6 +123,29 @@ IbTimingWheelScheduler::Append(uint64_t ts, Slot s)
     ++m_inWheel;
 }
 
+void
+IbTimingWheelScheduler::MarkEmpty(uint64_t ts)
+{
+    const uint32_t i = ts & (SPAN - 1);
+    m_buckets[i].head = kNone;
+    m_used[i / 64] &= ~(uint64_t{1} << (i % 64));
+    if (m_used[i / 64] == 0)
+    {
+        m_summary &= ~(uint64_t{1} << (i / 64));
+    }
+}
+
+Scheduler::Event
+IbTimingWheelScheduler::EventOf(uint64_t ts, const Slot& s)
+{
+    Event ev;
+    ev.impl = s.impl;
+    ev.key.m_ts = ts;
+    ev.key.m_uid = s.uid;
+    ev.key.m_context = s.context;
+    return ev;
+}
+
 uint64_t
 IbTimingWheelScheduler::FirstTimeInWheel() const
 {
@@ -193,12 +216,7 @@ IbTimingWheelScheduler::PeekNext() const
     const uint64_t ts = FirstTimeInWheel();
     const Bucket& b = m_buckets[ts & (SPAN - 1)];
     const Slot& s = m_pool[b.head].slot[b.first];
-    Event ev;
-    ev.impl = s.impl;
-    ev.key.m_ts = ts;
-    ev.key.m_uid = s.uid;
-    ev.key.m_context = s.context;
-    return ev;
+    return EventOf(ts, s);
 }
 
 Scheduler::Event
@@ -228,13 +246,7 @@ IbTimingWheelScheduler::RemoveNext()
         if (b.first == b.end)
         {
             FreeChunk(b.head);
-            b.head = kNone;
-            const uint32_t i = ts & (SPAN - 1);
-            m_used[i / 64] &= ~(uint64_t{1} << (i % 64));
-            if (m_used[i / 64] == 0)
-            {
-                m_summary &= ~(uint64_t{1} << (i / 64));
-            }
+            MarkEmpty(ts);
         }
     }
     else if (b.first == CHUNK_SLOTS)
@@ -252,12 +264,7 @@ IbTimingWheelScheduler::RemoveNext()
             Refill();
         }
     }
-    Event ev;
-    ev.impl = s.impl;
-    ev.key.m_ts = ts;
-    ev.key.m_uid = s.uid;
-    ev.key.m_context = s.context;
-    return ev;
+    return EventOf(ts, s);
 }
 
 void
@@ -297,13 +304,7 @@ IbTimingWheelScheduler::Remove(const Event& ev)
     NS_ABORT_MSG_UNLESS(found,
                         "IbTimingWheelScheduler::Remove: event " << ev.key.m_uid << " at " << ts
                                                                  << " is not scheduled");
-    const uint32_t i = ts & (SPAN - 1);
-    b.head = kNone;
-    m_used[i / 64] &= ~(uint64_t{1} << (i % 64));
-    if (m_used[i / 64] == 0)
-    {
-        m_summary &= ~(uint64_t{1} << (i / 64));
-    }
+    MarkEmpty(ts);
     m_inWheel -= keep.size() + 1;
     for (const Slot& s : keep)
     {

@@ -118,6 +118,17 @@ class IbTimingWheelScheduler : public Scheduler
      */
     void FreeChunk(uint32_t c);
     /**
+     * Mark the bucket of @p ts empty (its chunks are already back in the pool).
+     * @param ts a time step in the wheel's span
+     */
+    void MarkEmpty(uint64_t ts);
+    /**
+     * @param ts a bucket's time step
+     * @param s one of its events
+     * @return the event as the simulator takes it
+     */
+    static Event EventOf(uint64_t ts, const Slot& s);
+    /**
      * @return the time step of the earliest event in the wheel, which is not empty
      */
     uint64_t FirstTimeInWheel() const;
