@@ -29,6 +29,10 @@ namespace ns3
  * to mispredict inside a level (the smallest of four children is found with three
  * 128-bit comparisons and masks).
  *
+ * For a fabric, whose events are almost all due within nanoseconds,
+ * ns3::IbTimingWheelScheduler is faster (it keeps its later events in one of these); this
+ * heap is the better choice when events are microseconds apart.
+ *
  * Select it before the simulation starts:
  * `GlobalValue::Bind("SchedulerType", StringValue("ns3::IbHeapScheduler"))` or
  * `--SchedulerType=ns3::IbHeapScheduler`. Remove (Simulator::Remove) is O(n); Cancel,

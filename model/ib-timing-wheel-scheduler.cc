@@ -170,6 +170,12 @@ IbTimingWheelScheduler::FirstTimeInWheel() const
 }
 
 void
+IbTimingWheelScheduler::UpdateHeapFirst()
+{
+    m_heapFirst = m_far->IsEmpty() ? kNever : m_far->PeekNext().key.m_ts;
+}
+
+void
 IbTimingWheelScheduler::Refill()
 {
     const uint64_t limit = m_base + SPAN;
@@ -177,7 +183,7 @@ IbTimingWheelScheduler::Refill()
     {
         const Event ev = m_far->RemoveNext();
         Append(ev.key.m_ts, Slot{ev.impl, ev.key.m_uid, ev.key.m_context});
-        m_heapFirst = m_far->IsEmpty() ? kNever : m_far->PeekNext().key.m_ts;
+        UpdateHeapFirst();
     }
 }
 
@@ -229,7 +235,7 @@ IbTimingWheelScheduler::RemoveNext()
         // moves on to its time.
         const Event first = m_far->RemoveNext();
         m_base = first.key.m_ts;
-        m_heapFirst = m_far->IsEmpty() ? kNever : m_far->PeekNext().key.m_ts;
+        UpdateHeapFirst();
         if (m_heapFirst - m_base < SPAN)
         {
             Refill();
@@ -274,7 +280,7 @@ IbTimingWheelScheduler::Remove(const Event& ev)
     if (ts < m_base || ts - m_base >= SPAN)
     {
         m_far->Remove(ev); // aborts, naming the event, if it is not there either
-        m_heapFirst = m_far->IsEmpty() ? kNever : m_far->PeekNext().key.m_ts;
+        UpdateHeapFirst();
         return;
     }
     // Rare (Simulator::Remove): rebuild the bucket without the event.

@@ -132,6 +132,8 @@ class IbTimingWheelScheduler : public Scheduler
      * @return the time step of the earliest event in the wheel, which is not empty
      */
     uint64_t FirstTimeInWheel() const;
+    /// Set m_heapFirst from the heap, after the heap changed.
+    void UpdateHeapFirst();
     /**
      * Move the heap's events due before m_base + SPAN into the wheel.
      */
