@@ -31,20 +31,21 @@ IbChannel::GetTypeId()
             .AddAttribute("Delay",
                           "One-way propagation delay of the cable (used when Length is 0).",
                           TimeValue(NanoSeconds(10)),
-                          MakeTimeAccessor(&IbChannel::m_delay),
+                          MakeTimeAccessor(&IbChannel::SetDelay, &IbChannel::GetDelayAttribute),
                           MakeTimeChecker(Time(0)))
             .AddAttribute("Length",
                           "Cable length in metres; when non-zero it sets the delay to "
                           "Length x DelayPerMetre and Delay is ignored.",
                           DoubleValue(0.0),
-                          MakeDoubleAccessor(&IbChannel::m_length),
+                          MakeDoubleAccessor(&IbChannel::SetLength, &IbChannel::GetLength),
                           MakeDoubleChecker<double>(0.0, 1e6))
-            .AddAttribute("DelayPerMetre",
-                          "Propagation delay per metre of cable (about 5 ns/m for copper "
-                          "and fibre).",
-                          TimeValue(NanoSeconds(5)),
-                          MakeTimeAccessor(&IbChannel::m_delayPerMetre),
-                          MakeTimeChecker(Time(0)));
+            .AddAttribute(
+                "DelayPerMetre",
+                "Propagation delay per metre of cable (about 5 ns/m for copper "
+                "and fibre).",
+                TimeValue(NanoSeconds(5)),
+                MakeTimeAccessor(&IbChannel::SetDelayPerMetre, &IbChannel::GetDelayPerMetre),
+                MakeTimeChecker(Time(0)));
     return tid;
 }
 
@@ -121,14 +122,64 @@ IbChannel::GetDelay() const
 void
 IbChannel::UpdatePortModes()
 {
-    for (auto& dir : m_dir)
+    const Time propagation = GetDelay();
+    for (std::size_t d = 0; d < 2; ++d)
     {
-        if (dir->dst != nullptr)
+        Direction& dir = *m_dir[d];
+        if (dir.dst != nullptr)
         {
-            dir->dstCutThrough = dir->dst->IsCutThrough();
-            dir->dstRxDelay = dir->dst->GetRxDelay();
+            dir.dstCutThrough = dir.dst->IsCutThrough();
+            dir.arrivalDelay = propagation + dir.dst->GetRxDelay();
+        }
+        else
+        {
+            dir.arrivalDelay = propagation;
+        }
+        // The port at the other end sends on this direction.
+        if (m_devices[1 - d] != nullptr)
+        {
+            m_devices[1 - d]->m_txDir = m_portsLaunch ? &dir : nullptr;
         }
     }
+}
+
+void
+IbChannel::SetDelay(Time delay)
+{
+    m_delay = delay;
+    UpdatePortModes();
+}
+
+Time
+IbChannel::GetDelayAttribute() const
+{
+    return m_delay;
+}
+
+void
+IbChannel::SetLength(double length)
+{
+    m_length = length;
+    UpdatePortModes();
+}
+
+double
+IbChannel::GetLength() const
+{
+    return m_length;
+}
+
+void
+IbChannel::SetDelayPerMetre(Time delay)
+{
+    m_delayPerMetre = delay;
+    UpdatePortModes();
+}
+
+Time
+IbChannel::GetDelayPerMetre() const
+{
+    return m_delayPerMetre;
 }
 
 void
@@ -139,30 +190,23 @@ IbChannel::Transmit(IbOwnedPacket packet,
                     bool linkPacket)
 {
     NS_LOG_FUNCTION(this << packet.Get() << src << headerEnd << txEnd << linkPacket);
-    const uint32_t d = (src == m_devices[0]) ? 1 : 0;
-    const Direction& dir = *m_dir[d];
-    const Time lastNeeded = (dir.dstCutThrough && !linkPacket) ? headerEnd : txEnd;
+    Direction& dir = *m_dir[(src == m_devices[0]) ? 1 : 0];
+    if (!linkPacket)
+    {
+        dir.SendData(std::move(packet), headerEnd, txEnd);
+        return;
+    }
     InFlight item;
     item.packet = std::move(packet);
-    item.linkPacket = linkPacket;
-    Launch(d, lastNeeded + GetDelay() + dir.dstRxDelay, std::move(item));
+    item.linkPacket = true;
+    dir.Launch(txEnd + dir.arrivalDelay, std::move(item));
 }
 
 void
 IbChannel::TransmitFlowControl(const IbFlowControlHeader& fc, Ptr<IbNetDevice> src, Time txEnd)
 {
     NS_LOG_FUNCTION(this << src << txEnd);
-    const uint32_t d = (src == m_devices[0]) ? 1 : 0;
-    InFlight item;
-    if (m_dir[d]->dst->m_watched & IbNetDevice::WATCH_FC_RX)
-    {
-        item.packet = IbOwnedPacket(MakeFlowControlPacket(fc)); // someone watches it arrive
-    }
-    item.fctbs = fc.GetFctbs();
-    item.fccl = fc.GetFccl();
-    item.vl = fc.GetVl();
-    item.linkPacket = true;
-    Launch(d, txEnd + GetDelay() + m_dir[d]->dstRxDelay, std::move(item));
+    m_dir[(src == m_devices[0]) ? 1 : 0]->SendFlowControl(fc, txEnd);
 }
 
 Ptr<Packet>
@@ -174,32 +218,65 @@ IbChannel::MakeFlowControlPacket(const IbFlowControlHeader& fc)
 }
 
 void
-IbChannel::Launch(uint32_t d, Time delay, InFlight&& item)
+IbChannel::Direction::SendData(IbOwnedPacket packet, Time headerEnd, Time txEnd)
 {
-    Direction& dir = *m_dir[d];
+    InFlight item;
+    item.packet = std::move(packet);
+    Launch((dstCutThrough ? headerEnd : txEnd) + arrivalDelay, std::move(item));
+}
+
+void
+IbChannel::Direction::SendFlowControl(const IbFlowControlHeader& fc, Time txEnd)
+{
+    // Only the fields cross; Arrive builds the packet if the receiver's FlowControlRx
+    // trace is connected then.
+    InFlight item;
+    item.fctbs = fc.GetFctbs();
+    item.fccl = fc.GetFccl();
+    item.vl = fc.GetVl();
+    item.op = fc.GetOp();
+    item.linkPacket = true;
+    Launch(txEnd + arrivalDelay, std::move(item));
+}
+
+void
+IbChannel::Direction::Launch(Time delay, InFlight&& item)
+{
     const Time at = Simulator::Now() + delay;
-    NS_ABORT_MSG_IF(at < dir.lastArrival,
-                    "IbChannel " << GetId() << ": a packet would arrive at node " << dir.context
-                                 << " at " << at.As(Time::NS) << ", before one sent earlier ("
-                                 << dir.lastArrival.As(Time::NS)
+    NS_ABORT_MSG_IF(at < lastArrival,
+                    "IbChannel " << (channel != nullptr ? channel->GetId() : 0)
+                                 << ": a packet would arrive at node " << context << " at "
+                                 << at.As(Time::NS) << ", before one sent earlier ("
+                                 << lastArrival.As(Time::NS)
                                  << "); do not shorten a cable's Delay or Length, or a "
                                     "switch's latency, while packets are on it");
-    dir.lastArrival = at;
-    dir.Push(std::move(item));
-    dir.Ref(); // the scheduler's reference, dropped after the event ran
-    Simulator::ScheduleWithContext(dir.context, delay, &dir);
+    lastArrival = at;
+    Push(std::move(item));
+    Ref(); // the scheduler's reference, dropped after the event ran
+    Simulator::ScheduleWithContext(context, delay, this);
 }
 
 void
 IbChannel::Arrive(Direction& dir)
 {
     InFlight item = dir.Pop();
-    if (!item.packet)
+    if (item.packet)
     {
-        dir.dst->ApplyFlowControl(item.vl, item.fctbs, item.fccl);
+        dir.dst->ReceiveFromChannel(item.packet.Release(), item.linkPacket);
         return;
     }
-    dir.dst->ReceiveFromChannel(item.packet.Release(), item.linkPacket);
+    if (dir.dst->m_watched & IbNetDevice::WATCH_FC_RX)
+    {
+        // Someone watches it arrive: the packet the fields stand for.
+        IbFlowControlHeader fc;
+        fc.SetOp(item.op);
+        fc.SetFctbs(item.fctbs);
+        fc.SetVl(item.vl);
+        fc.SetFccl(item.fccl);
+        dir.dst->ReceiveFromChannel(MakeFlowControlPacket(fc), true);
+        return;
+    }
+    dir.dst->ApplyFlowControl(item.vl, item.fctbs, item.fccl);
 }
 
 void
@@ -221,10 +298,13 @@ IbChannel::InFlight
 IbChannel::Direction::Pop()
 {
     NS_ASSERT(size > 0);
+    // Only a full ring can have items waiting behind it: the overflow queue (in the
+    // object's last line) is looked at only then.
+    const bool wasFull = size == ring.size();
     InFlight item = std::move(ring[head]); // leaves the slot without a packet
     head = static_cast<uint8_t>((head + 1) % ring.size());
     --size;
-    if (!overflow.Empty())
+    if (wasFull && !overflow.Empty())
     {
         ring[(head + size) % ring.size()] = overflow.Pop();
         ++size;

@@ -108,6 +108,10 @@ class IbChannel : public Channel
   protected:
     void DoDispose() override;
 
+    /// false in a subclass whose Transmit must see every packet (IbRemoteChannel): its
+    /// ports then call Transmit instead of launching onto a Direction themselves.
+    bool m_portsLaunch{true};
+
     /**
      * @param i 0 or 1
      * @return the attached port i
@@ -121,7 +125,7 @@ class IbChannel : public Channel
     static Ptr<Packet> MakeFlowControlPacket(const IbFlowControlHeader& fc);
 
   private:
-    friend class IbNetDevice; // tells the channel when a port's switch mode changes
+    friend class IbNetDevice; // told its switch mode changes; the port sends on a Direction
 
     /// One packet on its way along one direction.
     struct InFlight
@@ -130,6 +134,7 @@ class IbChannel : public Channel
         uint16_t fctbs{0};      ///< flow control without packet: FCTBS
         uint16_t fccl{0};       ///< flow control without packet: FCCL
         uint8_t vl{0};          ///< flow control without packet: VL
+        uint8_t op{0};          ///< flow control without packet: Op
         bool linkPacket{false}; ///< a flow-control packet (with or without packet)
     };
 
@@ -139,11 +144,34 @@ class IbChannel : public Channel
      * once per packet in flight (possibly several times at once: every firing delivers
      * the oldest packet, so which one fires first does not matter) and never
      * cancelled. What a packet-hop reads of it (reference count, receiving port, the
-     * oldest packets) is in its first lines, not in three separate allocations.
+     * delay, the oldest packets) is in its first lines, not in three separate
+     * allocations, and the sending port launches packets onto it directly (see
+     * IbNetDevice), without touching the IbChannel object.
      */
     class alignas(64) Direction : public EventImpl
     {
       public:
+        /**
+         * Put a data packet on this direction (what IbChannel::Transmit does for a
+         * plain cable).
+         * @param packet the packet
+         * @param headerEnd time from now at which its LRH is on the wire
+         * @param txEnd time from now at which its last bit is on the wire
+         */
+        void SendData(IbOwnedPacket packet, Time headerEnd, Time txEnd);
+        /**
+         * Put flow-control fields on this direction (what IbChannel::TransmitFlowControl
+         * does for a plain cable).
+         * @param fc the fields
+         * @param txEnd time from now at which its last bit is on the wire
+         */
+        void SendFlowControl(const IbFlowControlHeader& fc, Time txEnd);
+        /**
+         * Put @p item on this direction; it arrives @p delay from now.
+         * @param delay time from now
+         * @param item what arrives
+         */
+        void Launch(Time delay, InFlight&& item);
         /**
          * Append a packet (or flow-control fields) behind those in flight.
          * @param item what arrives after the others
@@ -162,7 +190,7 @@ class IbChannel : public Channel
         bool dstCutThrough{false};    ///< it is a cut-through switch port
         uint8_t head{0};              ///< index of the oldest item in ring
         uint8_t size{0};              ///< items in ring
-        Time dstRxDelay;              ///< its processing delay
+        Time arrivalDelay;            ///< propagation delay plus the receiver's processing delay
         Time lastArrival;             ///< arrival time of the newest item in flight
         std::array<InFlight, 8> ring; ///< the oldest items in flight, in arrival order
         IbFifo<InFlight> overflow;    ///< newer ones, while more than 8 are in flight
@@ -172,19 +200,34 @@ class IbChannel : public Channel
     };
 
     /**
-     * Put @p item on direction @p d; it arrives @p delay from now.
-     * @param d direction (index of the receiving port)
-     * @param delay time from now
-     * @param item what arrives
-     */
-    void Launch(uint32_t d, Time delay, InFlight&& item);
-    /**
      * The oldest packet in flight on direction @p dir arrives.
      * @param dir the direction
      */
     void Arrive(Direction& dir);
-    /// Re-read the receiving ports' switch modes (cut-through, processing delay).
+    /// Re-read the receiving ports' switch modes (cut-through, processing delay) and the
+    /// delay; tell each port which direction it sends on.
     void UpdatePortModes();
+    /**
+     * Set the Delay attribute.
+     * @param delay the one-way propagation delay
+     */
+    void SetDelay(Time delay);
+    /// @return the Delay attribute (GetDelay() gives the delay in effect)
+    Time GetDelayAttribute() const;
+    /**
+     * Set the Length attribute.
+     * @param length metres
+     */
+    void SetLength(double length);
+    /// @return the Length attribute
+    double GetLength() const;
+    /**
+     * Set the DelayPerMetre attribute.
+     * @param delay propagation delay per metre
+     */
+    void SetDelayPerMetre(Time delay);
+    /// @return the DelayPerMetre attribute
+    Time GetDelayPerMetre() const;
 
     Ptr<Direction> m_dir[2];       //!< the two directions, by receiving port
     Ptr<IbNetDevice> m_devices[2]; //!< the two ends

@@ -5,11 +5,12 @@
 #ifndef IB_FIFO_H
 #define IB_FIFO_H
 
+#include "ns3/abort.h"
 #include "ns3/assert.h"
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 namespace ns3
 {
@@ -63,11 +64,11 @@ class IbFifo
      */
     void Push(T item)
     {
-        if (m_size == m_items.size())
+        if (m_size == m_capacity)
         {
             Grow();
         }
-        m_items[(m_head + m_size) & (m_items.size() - 1)] = std::move(item);
+        m_items[(m_head + m_size) & (m_capacity - 1)] = std::move(item);
         ++m_size;
     }
 
@@ -77,7 +78,7 @@ class IbFifo
         NS_ASSERT(!Empty());
         T item = std::move(m_items[m_head]);
         m_items[m_head] = T(); // drop what the moved-from element may still hold
-        m_head = static_cast<uint32_t>((m_head + 1) & (m_items.size() - 1));
+        m_head = (m_head + 1) & (m_capacity - 1);
         --m_size;
         return item;
     }
@@ -85,7 +86,8 @@ class IbFifo
     /// Remove everything and release the storage.
     void Clear()
     {
-        std::vector<T>().swap(m_items);
+        m_items.reset();
+        m_capacity = 0;
         m_head = 0;
         m_size = 0;
     }
@@ -94,18 +96,24 @@ class IbFifo
     /// Double the ring (2 slots at first), oldest element first.
     void Grow()
     {
-        std::vector<T> bigger(m_items.empty() ? 2 : 2 * m_items.size());
-        for (std::size_t i = 0; i < m_size; ++i)
+        const uint32_t capacity = m_capacity == 0 ? 2 : 2 * m_capacity;
+        NS_ABORT_MSG_IF(capacity == 0, "IbFifo: more than 2^31 elements");
+        std::unique_ptr<T[]> bigger(new T[capacity]);
+        for (uint32_t i = 0; i < m_size; ++i)
         {
-            bigger[i] = std::move(m_items[(m_head + i) & (m_items.size() - 1)]);
+            bigger[i] = std::move(m_items[(m_head + i) & (m_capacity - 1)]);
         }
-        m_items.swap(bigger);
+        m_items = std::move(bigger);
+        m_capacity = capacity;
         m_head = 0;
     }
 
-    std::vector<T> m_items; //!< the ring; its size is 0 or a power of two
-    uint32_t m_head{0};     //!< index of the oldest element
-    uint32_t m_size{0};     //!< number of elements
+    // 24 bytes, not the 32 of a std::vector and two indices: a port's per-VL state
+    // (IbNetDevice) fits one cache line with its queue.
+    std::unique_ptr<T[]> m_items; //!< the ring of m_capacity slots
+    uint32_t m_capacity{0};       //!< 0 or a power of two
+    uint32_t m_head{0};           //!< index of the oldest element
+    uint32_t m_size{0};           //!< number of elements
 };
 
 } // namespace ns3

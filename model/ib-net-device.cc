@@ -290,6 +290,7 @@ IbNetDevice::DoDispose()
     NS_LOG_FUNCTION(this);
     m_node = nullptr;
     m_channel = nullptr;
+    m_txDir = nullptr;
     m_receiveErrorModel = nullptr;
     m_txCurrent = TxItem();
     m_txReadyCallback.Nullify();
@@ -682,7 +683,7 @@ IbNetDevice::GetCreditStallTime(uint8_t vl) const
 {
     NS_ASSERT(vl < 16);
     const TxVl& t = m_vl[vl].tx;
-    return t.stalled ? t.stallTotal + (Simulator::Now() - t.stallStart) : t.stallTotal;
+    return t.stalled ? m_stallTotal[vl] + (Simulator::Now() - t.stallStart) : m_stallTotal[vl];
 }
 
 uint32_t
@@ -932,7 +933,14 @@ IbNetDevice::TrySend()
     IbOwnedPacket onCable = !(m_watched & WATCH_PHY_TX_END)
                                 ? std::move(m_txCurrent.packet)
                                 : IbOwnedPacket(m_txCurrent.packet.Get()->Copy());
-    m_channel->Transmit(std::move(onCable), this, headerEnd, txEnd, false);
+    if (m_txDir != nullptr)
+    {
+        m_txDir->SendData(std::move(onCable), headerEnd, txEnd); // spares the IbChannel's lines
+    }
+    else
+    {
+        m_channel->Transmit(std::move(onCable), this, headerEnd, txEnd, false);
+    }
     if (emptied && vl != VL15)
     {
         if (m_switch != nullptr)
@@ -988,7 +996,14 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
     ++m_fcSent;
     if (!(m_watched & WATCH_FC_TX))
     {
-        m_channel->TransmitFlowControl(fc, this, m_txFreeAt - now);
+        if (m_txDir != nullptr)
+        {
+            m_txDir->SendFlowControl(fc, m_txFreeAt - now);
+        }
+        else
+        {
+            m_channel->TransmitFlowControl(fc, this, m_txFreeAt - now);
+        }
         return;
     }
     Ptr<Packet> p = IbChannel::MakeFlowControlPacket(fc);
@@ -1182,7 +1197,7 @@ IbNetDevice::ApplyFlowControl(uint8_t vl, uint16_t fctbs, uint16_t fccl)
     if (t.stalled && (t.queue.Empty() || HasCredits(vl, t.queue.Front().blocks)))
     {
         const Time waited = Simulator::Now() - t.stallStart;
-        t.stallTotal += waited;
+        m_stallTotal[vl] += waited;
         t.stalled = false;
         m_creditStallTrace(vl, waited);
     }

@@ -5,6 +5,7 @@
 #ifndef IB_NET_DEVICE_H
 #define IB_NET_DEVICE_H
 
+#include "ib-channel.h"
 #include "ib-fifo.h"
 #include "ib-link-rate.h"
 #include "ib-owned-packet.h"
@@ -330,18 +331,27 @@ class IbNetDevice : public NetDevice
         uint16_t fccl{0};     ///< credit limit last advertised by the peer
         bool stalled{false};  ///< head packet is waiting for credits
         Time stallStart;      ///< when the current stall began
-        Time stallTotal;      ///< sum of all stalls
     };
 
     /// Receive-side state of one VL.
     struct RxVl
     {
-        uint16_t abr{0};         ///< adjusted blocks received, mod 4096
         uint32_t usedBlocks{0};  ///< blocks held by packets not yet released
         uint32_t freedBlocks{0}; ///< blocks released since the last flow-control packet
+        uint16_t abr{0};         ///< adjusted blocks received, mod 4096
         bool active{false};      ///< data arrived since the last refresh check
         Time lastFcSent;         ///< when the last flow-control packet for it left
     };
+
+    /// Transmit and receive state of one VL, side by side in one cache line (a packet
+    /// touches one line per VL and port; the stall totals are kept apart, m_stallTotal).
+    struct alignas(64) VlState
+    {
+        TxVl tx; ///< transmit side
+        RxVl rx; ///< receive side
+    };
+
+    static_assert(sizeof(VlState) == 64, "a VL's state fills one cache line");
 
     /**
      * Start the next transmission if the transmitter is free: first any pending
@@ -464,41 +474,50 @@ class IbNetDevice : public NetDevice
     };
 
     // The members every packet touches come first, together, so that a packet costs as
-    // few cache lines per port as possible (on a large fabric each of them is a miss).
+    // few cache lines per port as possible (on a large fabric each of them is a miss):
+    // what receiving and releasing read in the object's first line, what sending reads
+    // in its first three, and each VL's state in one line of its own (m_vl).
 
-    // Hot state
-    bool m_txBusy{false};                //!< a data packet is being serialized
-    bool m_linkUp{false};                //!< link state
-    bool m_cutThrough{false};            //!< hand on at header arrival
-    bool m_refreshPending{false};        //!< m_refreshEvent is scheduled
-    uint8_t m_numDataVls{8};             //!< data VLs in use
-    uint16_t m_txNonEmpty{0};            //!< bit v set when VL v's queue is not empty
-    uint16_t m_fcPending{0};             //!< bit v set when a flow-control packet for v is due
-    uint16_t m_watched{0};               //!< per-packet trace sources connected (Watch bits)
-    uint32_t m_capacityBlocks{0};        //!< m_vlBufferSize in blocks
-    uint32_t m_updateBlocks{1};          //!< m_creditUpdateBytes in blocks
-    uint32_t m_txQueueMaxPackets{256};   //!< transmit queue limit per VL
-    uint32_t m_mtu{4096};                //!< IBA MTU, payload bytes
+    // Hot state: first line (after Object's own members)
+    bool m_txBusy{false};                   //!< a data packet is being serialized
+    bool m_linkUp{false};                   //!< link state
+    bool m_cutThrough{false};               //!< hand on at header arrival
+    bool m_refreshPending{false};           //!< m_refreshEvent is scheduled
+    uint8_t m_numDataVls{8};                //!< data VLs in use
+    uint8_t m_ownerPort{0};                 //!< this port's number on m_switch or m_hca
+    uint16_t m_txNonEmpty{0};               //!< bit v set when VL v's queue is not empty
+    uint16_t m_fcPending{0};                //!< bit v set when a flow-control packet for v is due
+    uint16_t m_watched{0};                  //!< per-packet trace sources connected (Watch bits)
+    uint32_t m_capacityBlocks{0};           //!< m_vlBufferSize in blocks
+    uint32_t m_updateBlocks{1};             //!< m_creditUpdateBytes in blocks
+    IbChannel::Direction* m_txDir{nullptr}; //!< where packets go (null: m_channel->Transmit)
+    IbSwitch* m_switch{nullptr};            //!< owning switch, called directly (see IbSwitch)
+    // second line
+    IbHca* m_hca{nullptr};               //!< owning HCA, called directly (see IbHca)
+    Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model
     double m_stepsPerByte{0.0};          //!< time steps one byte takes at m_rate
-    DataRate m_rate;                     //!< data rate derived from speed and width
     double m_txCarry{0.0};               //!< sub-step remainder of back-to-back serialization
     Time m_txFreeAt;                     //!< the wire is busy (flow-control packets) until then
     Time m_lrhTime;                      //!< time the LRH takes on the wire (cut-through delivery)
-    Ptr<IbChannel> m_channel;            //!< attached cable
     Ptr<EventImpl> m_txCompleteEvent;    //!< calls TransmitComplete; reused for every packet
-    Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model
-    IbSwitch* m_switch{nullptr};         //!< owning switch, called directly (see IbSwitch)
-    IbHca* m_hca{nullptr};               //!< owning HCA, called directly (see IbHca)
-    uint8_t m_ownerPort{0};              //!< this port's number on m_switch or m_hca
-    IbReceiveCallback m_ibRxCallback;    //!< switch-style consumer
-    TxReadyCallback m_txReadyCallback;   //!< switch notification
-    DataRate m_rxDrainRate;              //!< host receive drain rate (0 = immediate)
-    uint64_t m_fcSent{0};                //!< flow-control packets sent
     uint64_t m_txPackets{0};             //!< data packets transmitted
-    uint64_t m_txBytes{0};               //!< wire bytes of data packets transmitted
-    TxItem m_txCurrent;                  //!< the data packet being serialized
-    Time m_rxDelay;                      //!< delay added to arrivals (switch)
-    IbVlArbiter m_arbiter;               //!< VL arbiter
+    // third line
+    uint64_t m_txBytes{0}; //!< wire bytes of data packets transmitted
+    TxItem m_txCurrent;    //!< the data packet being serialized
+    DataRate m_rate;       //!< data rate derived from speed and width
+    uint64_t m_fcSent{0};  //!< flow-control packets sent
+    Time m_rxDelay;        //!< delay added to arrivals (switch)
+    // per VL
+    std::array<VlState, 16> m_vl; //!< per-VL state (VL15: transmit queue only)
+
+    uint32_t m_txQueueMaxPackets{256}; //!< transmit queue limit per VL
+    uint32_t m_mtu{4096};              //!< IBA MTU, payload bytes
+    Ptr<IbChannel> m_channel;          //!< attached cable
+    IbReceiveCallback m_ibRxCallback;  //!< switch-style consumer
+    TxReadyCallback m_txReadyCallback; //!< switch notification
+    DataRate m_rxDrainRate;            //!< host receive drain rate (0 = immediate)
+    IbVlArbiter m_arbiter;             //!< VL arbiter
+    std::array<Time, 16> m_stallTotal; //!< per VL: sum of all credit stalls ended so far
 
     // Traces, the per-packet ones first, in the order a packet fires them
     IbTracedCallback<Ptr<const Packet>> m_phyRxEndTrace;       //!< PhyRxEnd
@@ -512,16 +531,6 @@ class IbNetDevice : public NetDevice
     IbTracedCallback<Ptr<const Packet>> m_fcRxTrace;           //!< FlowControlRx
     IbTracedCallback<Ptr<const Packet>> m_macTxTrace;          //!< MacTx
     IbTracedCallback<Ptr<const Packet>> m_macRxTrace;          //!< MacRx
-
-    /// Transmit and receive state of one VL, side by side.
-    struct VlState
-    {
-        TxVl tx; ///< transmit side
-        RxVl rx; ///< receive side
-    };
-
-    /// Per-VL state (index 15 = VL15); VL0, the busiest, right after the hot members.
-    std::array<VlState, 16> m_vl;
 
     // Configuration (attributes)
     IbLinkRate::Speed m_speed{IbLinkRate::EDR}; //!< link speed

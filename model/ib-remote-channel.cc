@@ -109,6 +109,7 @@ IbRemoteChannel::IbRemoteChannel()
     : m_remoteTxPackets(0)
 {
     NS_LOG_FUNCTION(this);
+    m_portsLaunch = false; // Transmit decides, packet by packet, whether MPI carries it
 }
 
 IbRemoteChannel::~IbRemoteChannel()
