@@ -52,12 +52,13 @@ IbSwitch::GetTypeId()
 }
 
 IbSwitch::IbSwitch()
-    : m_ports(1),
+    : m_granting(false),
+      m_cutThrough(true),
+      m_ports(1),
+      m_waiting(1, 0),
+      m_forwarded(0),
       m_lid(0),
       m_sl2vlStride(0),
-      m_granting(false),
-      m_cutThrough(true),
-      m_forwarded(0),
       m_unknownDlid(0)
 {
     NS_LOG_FUNCTION(this);
@@ -84,6 +85,7 @@ IbSwitch::DoDispose()
     m_ports.clear();
     m_input.clear();
     m_requests.clear();
+    m_waiting.clear();
     m_localReceive = LocalReceiveCallback();
     Object::DoDispose();
 }
@@ -102,6 +104,7 @@ IbSwitch::AddPort(Ptr<IbNetDevice> port)
     port->m_ownerPort = n;
     m_input.resize(m_ports.size() * 16);
     m_requests.resize(m_ports.size() * 16);
+    m_waiting.resize(m_ports.size(), 0);
     return n;
 }
 
@@ -376,9 +379,29 @@ IbSwitch::Receive(uint8_t inPort,
             }
         }
     }
+    IbNetDevice* port = PeekPointer(m_ports[out]);
+    if (!m_granting && !(m_waiting[inPort] & (1u << vl)) &&
+        !(m_waiting[out] & (1u << (16 + outVl))) && port->GetTxQueueLength(outVl) == 0 &&
+        port->HasCreditsFor(outVl, blocks))
+    {
+        // Nothing ahead of it in its input FIFO or for its output, which can take it:
+        // what the queues would do at once, without them.
+        m_granting = true;
+        ++m_forwarded;
+        port->EnqueueForwarded(std::move(e.packet),
+                               outVl,
+                               PeekPointer(dev),
+                               vl,
+                               e.earliestStart,
+                               e.bytes);
+        ServePending();
+        m_granting = false;
+        return;
+    }
     const uint32_t q = inPort * 16 + vl;
     IbFifo<InEntry>& fifo = m_input[q];
     fifo.Push(std::move(e));
+    m_waiting[inPort] |= 1u << vl;
     if (fifo.Size() == 1)
     {
         RequestHead(inPort, vl);
@@ -390,6 +413,7 @@ IbSwitch::RequestHead(uint8_t inPort, uint8_t inVl)
 {
     const InEntry& head = m_input[inPort * 16 + inVl].Front();
     m_requests[head.outPort * 16 + head.outVl].Push(static_cast<uint16_t>(inPort * 16 + inVl));
+    m_waiting[head.outPort] |= 1u << (16 + head.outVl);
     Grant(head.outPort, head.outVl);
 }
 
@@ -409,14 +433,29 @@ IbSwitch::Grant(uint8_t outPort, uint8_t outVl)
         m_grantPending.push_back(static_cast<uint16_t>(outPort * 16 + outVl));
         return;
     }
+    if (!(m_waiting[outPort] & (1u << (16 + outVl))))
+    {
+        return; // no input waits for it
+    }
     m_granting = true;
     m_grantPending.push_back(static_cast<uint16_t>(outPort * 16 + outVl));
+    ServePending();
+    m_granting = false;
+}
+
+void
+IbSwitch::ServePending()
+{
     while (!m_grantPending.empty())
     {
         const uint16_t key = m_grantPending.back();
         m_grantPending.pop_back();
         const uint8_t o = key / 16;
         const uint8_t ov = key % 16;
+        if (!(m_waiting[o] & (1u << (16 + ov))))
+        {
+            continue; // nothing waits for it: spare the request queue's lines
+        }
         IbFifo<uint16_t>& reqs = m_requests[key];
         IbNetDevice* port = PeekPointer(m_ports[o]);
         while (!reqs.Empty() && port->GetTxQueueLength(ov) == 0)
@@ -428,10 +467,18 @@ IbSwitch::Grant(uint8_t outPort, uint8_t outVl)
                 break; // TxReady comes back when credits arrive
             }
             reqs.Pop();
+            if (reqs.Empty())
+            {
+                m_waiting[o] &= ~(1u << (16 + ov));
+            }
             InEntry e = fifo.Pop();
-            ++m_forwarded;
             const uint8_t inPort = in / 16;
             const uint8_t inVl = in % 16;
+            if (fifo.Empty())
+            {
+                m_waiting[inPort] &= ~(1u << inVl);
+            }
+            ++m_forwarded;
             port->EnqueueForwarded(std::move(e.packet),
                                    ov,
                                    PeekPointer(m_ports[inPort]),
@@ -442,6 +489,7 @@ IbSwitch::Grant(uint8_t outPort, uint8_t outVl)
             {
                 const InEntry& next = fifo.Front();
                 m_requests[next.outPort * 16 + next.outVl].Push(in);
+                m_waiting[next.outPort] |= 1u << (16 + next.outVl);
                 if (next.outPort != o || next.outVl != ov)
                 {
                     m_grantPending.push_back(static_cast<uint16_t>(next.outPort * 16 + next.outVl));
@@ -449,7 +497,6 @@ IbSwitch::Grant(uint8_t outPort, uint8_t outVl)
             }
         }
     }
-    m_granting = false;
 }
 
 void

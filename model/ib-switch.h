@@ -224,6 +224,8 @@ class IbSwitch : public Object
      * @param inVl input VL
      */
     void RequestHead(uint8_t inPort, uint8_t inVl);
+    /// Serve the (port, VL) pairs in m_grantPending until none is left (m_granting set).
+    void ServePending();
     /**
      * Replicate a multicast packet.
      * @param inPort input port
@@ -250,24 +252,32 @@ class IbSwitch : public Object
     /// Fill in default SL-to-VL tables for pairs never programmed.
     void BuildDefaultSl2Vl();
 
-    std::vector<Ptr<IbNetDevice>> m_ports;        //!< index = port number; [0] unused
+    // What a packet reads comes first (each line of the object a packet touches is a
+    // cache miss on a large fabric).
+    bool m_granting;                       //!< inside Grant (re-entrancy guard)
+    bool m_cutThrough;                     //!< CutThrough attribute
+    bool m_sl2vlProgrammed{false};         //!< SetSl2Vl was called (else SL mod VLs)
+    std::vector<uint8_t> m_lft;            //!< linear forwarding table
+    LocalReceiveCallback m_localReceive;   //!< port-0 agent (or null)
+    std::vector<Ptr<IbNetDevice>> m_ports; //!< index = port number; [0] unused
+    /// [port]: bit vl set while m_input[port * 16 + vl] holds packets, bit 16 + vl while
+    /// m_requests[port * 16 + vl] holds requests. A packet that finds its input FIFO and
+    /// its output's requests empty, and the output port ready, goes straight to the port
+    /// without touching either queue; a port that is ready again finds out here whether
+    /// anything waits for it.
+    std::vector<uint32_t> m_waiting;
+    std::vector<uint16_t> m_grantPending;         //!< (port * 16 + vl) to serve after the guard
+    uint64_t m_forwarded;                         //!< packets forwarded
+    std::vector<IbFifo<InEntry>> m_input;         //!< [port * 16 + vl] input FIFOs
+    std::vector<IbFifo<uint16_t>> m_requests;     //!< [port * 16 + vl] -> (in * 16 + vl) heads
     uint16_t m_lid;                               //!< own LID
-    std::vector<uint8_t> m_lft;                   //!< linear forwarding table
     std::vector<std::vector<uint8_t>> m_mft;      //!< multicast table, [mlid - 0xC000] -> ports
     std::vector<std::array<uint8_t, 16>> m_sl2vl; //!< [in * stride + out] -> VL per SL
     std::vector<bool> m_sl2vlSet;                 //!< pair programmed explicitly
-    bool m_sl2vlProgrammed{false};                //!< SetSl2Vl was called (else SL mod VLs)
     uint32_t m_sl2vlStride;                       //!< ports + 1 when the tables were sized
-    std::vector<IbFifo<InEntry>> m_input;         //!< [port * 16 + vl] input FIFOs
-    std::vector<IbFifo<uint16_t>> m_requests;     //!< [port * 16 + vl] -> (in * 16 + vl) heads
-    bool m_granting;                              //!< inside Grant (re-entrancy guard)
-    std::vector<uint16_t> m_grantPending;         //!< (port * 16 + vl) to serve after the guard
     Time m_latency;                               //!< ForwardingLatency attribute
-    bool m_cutThrough;                            //!< CutThrough attribute
-    uint64_t m_forwarded;                         //!< packets forwarded
     uint64_t m_unknownDlid;                       //!< packets dropped for lack of a route
     TracedCallback<Ptr<const Packet>, uint8_t> m_dropTrace; //!< UnknownDlidDrop
-    LocalReceiveCallback m_localReceive;                    //!< port-0 agent (or null)
 };
 
 } // namespace ns3
