@@ -6,6 +6,7 @@
 
 #include "ib-flow-control-header.h"
 #include "ib-net-device.h"
+#include "ib-packet.h"
 
 #include "ns3/double.h"
 #include "ns3/log.h"
@@ -193,7 +194,9 @@ IbChannel::Transmit(IbOwnedPacket packet,
     Direction& dir = *m_dir[(src == m_devices[0]) ? 1 : 0];
     if (!linkPacket)
     {
-        dir.SendData(std::move(packet), headerEnd, txEnd);
+        const uint32_t head = IbPacket::PeekHead(*packet.Get());
+        const uint32_t bytes = packet.Get()->GetSize();
+        dir.SendData(std::move(packet), head, bytes, headerEnd, txEnd);
         return;
     }
     InFlight item;
@@ -218,10 +221,17 @@ IbChannel::MakeFlowControlPacket(const IbFlowControlHeader& fc)
 }
 
 void
-IbChannel::Direction::SendData(IbOwnedPacket packet, Time headerEnd, Time txEnd)
+IbChannel::Direction::SendData(IbOwnedPacket packet,
+                               uint32_t head,
+                               uint32_t bytes,
+                               Time headerEnd,
+                               Time txEnd)
 {
+    NS_ASSERT(bytes <= 0xFFFF);
     InFlight item;
     item.packet = std::move(packet);
+    item.head = head;
+    item.bytes = static_cast<uint16_t>(bytes);
     Launch((dstCutThrough ? headerEnd : txEnd) + arrivalDelay, std::move(item));
 }
 
@@ -231,10 +241,9 @@ IbChannel::Direction::SendFlowControl(const IbFlowControlHeader& fc, Time txEnd)
     // Only the fields cross; Arrive builds the packet if the receiver's FlowControlRx
     // trace is connected then.
     InFlight item;
-    item.fctbs = fc.GetFctbs();
-    item.fccl = fc.GetFccl();
-    item.vl = fc.GetVl();
-    item.op = fc.GetOp();
+    item.head = (static_cast<uint32_t>(fc.GetOp() & 0xF) << 28) |
+                (static_cast<uint32_t>(fc.GetFctbs() & 0xFFF) << 16) |
+                (static_cast<uint32_t>(fc.GetVl() & 0xF) << 12) | (fc.GetFccl() & 0xFFFu);
     item.linkPacket = true;
     Launch(txEnd + arrivalDelay, std::move(item));
 }
@@ -260,23 +269,31 @@ void
 IbChannel::Arrive(Direction& dir)
 {
     InFlight item = dir.Pop();
-    if (item.packet)
+    if (!item.linkPacket)
     {
-        dir.dst->ReceiveFromChannel(item.packet.Release(), item.linkPacket);
+        dir.dst->ReceiveData(std::move(item.packet), item.head, item.bytes);
         return;
     }
+    if (item.packet)
+    {
+        dir.dst->ReceiveFromChannel(item.packet.Release(), true);
+        return;
+    }
+    const uint8_t vl = (item.head >> 12) & 0xF;
+    const uint16_t fctbs = (item.head >> 16) & 0xFFF;
+    const uint16_t fccl = item.head & 0xFFF;
     if (dir.dst->m_watched & IbNetDevice::WATCH_FC_RX)
     {
         // Someone watches it arrive: the packet the fields stand for.
         IbFlowControlHeader fc;
-        fc.SetOp(item.op);
-        fc.SetFctbs(item.fctbs);
-        fc.SetVl(item.vl);
-        fc.SetFccl(item.fccl);
+        fc.SetOp(item.head >> 28);
+        fc.SetFctbs(fctbs);
+        fc.SetVl(vl);
+        fc.SetFccl(fccl);
         dir.dst->ReceiveFromChannel(MakeFlowControlPacket(fc), true);
         return;
     }
-    dir.dst->ApplyFlowControl(item.vl, item.fctbs, item.fccl);
+    dir.dst->ApplyFlowControl(vl, fctbs, fccl);
 }
 
 void

@@ -130,11 +130,11 @@ class IbChannel : public Channel
     /// One packet on its way along one direction.
     struct InFlight
     {
-        IbOwnedPacket packet;   ///< the packet (none for a flow-control packet sent as fields)
-        uint16_t fctbs{0};      ///< flow control without packet: FCTBS
-        uint16_t fccl{0};       ///< flow control without packet: FCCL
-        uint8_t vl{0};          ///< flow control without packet: VL
-        uint8_t op{0};          ///< flow control without packet: Op
+        IbOwnedPacket packet; ///< the packet (none for a flow-control packet sent as fields)
+        /// The packet's first four bytes, big-endian (IbPacket::PeekHead): a data packet's
+        /// LRH VL, SL and DLID, or a flow-control packet's Op, FCTBS, VL and FCCL
+        uint32_t head{0};
+        uint16_t bytes{0};      ///< a data packet's size
         bool linkPacket{false}; ///< a flow-control packet (with or without packet)
     };
 
@@ -155,10 +155,16 @@ class IbChannel : public Channel
          * Put a data packet on this direction (what IbChannel::Transmit does for a
          * plain cable).
          * @param packet the packet
+         * @param head its first four bytes (IbPacket::PeekHead), carried beside it
+         * @param bytes its size
          * @param headerEnd time from now at which its LRH is on the wire
          * @param txEnd time from now at which its last bit is on the wire
          */
-        void SendData(IbOwnedPacket packet, Time headerEnd, Time txEnd);
+        void SendData(IbOwnedPacket packet,
+                      uint32_t head,
+                      uint32_t bytes,
+                      Time headerEnd,
+                      Time txEnd);
         /**
          * Put flow-control fields on this direction (what IbChannel::TransmitFlowControl
          * does for a plain cable).

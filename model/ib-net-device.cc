@@ -574,7 +574,13 @@ IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
 {
     NS_ASSERT(bytes == 0 || bytes == packet->GetSize());
     const uint32_t size = bytes != 0 ? bytes : packet->GetSize();
-    EnqueueForwarded(IbOwnedPacket(packet), vl, inPort, inVl, earliestStart, size);
+    NS_ABORT_MSG_IF(size > 0xFFFF,
+                    "IbNetDevice on node " << m_node->GetId() << ": a switch forwards a packet of "
+                                           << size
+                                           << " bytes; IBA packets are at most 4 KB of payload "
+                                              "plus headers (split the data by the MTU)");
+    const uint32_t head = IbPacket::PeekHead(*packet);
+    EnqueueForwarded(IbOwnedPacket(packet), vl, inPort, inVl, earliestStart, size, head);
 }
 
 void
@@ -583,10 +589,12 @@ IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
                               IbNetDevice* inPort,
                               uint8_t inVl,
                               Time earliestStart,
-                              uint32_t bytes)
+                              uint32_t bytes,
+                              uint32_t head)
 {
     NS_LOG_FUNCTION(this << packet.Get() << unsigned(vl));
     NS_ASSERT(bytes == packet.Get()->GetSize());
+    NS_ASSERT(head == IbPacket::PeekHead(*packet.Get()) && (head >> 28) == vl);
     TxVl& q = m_vl[vl].tx;
     if (m_watched & WATCH_MAC_TX)
     {
@@ -594,6 +602,7 @@ IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
     }
     TxItem item;
     item.bytes = bytes;
+    item.head = head;
     item.packet = std::move(packet);
     item.blocks = static_cast<uint16_t>(IbPacket::Blocks(item.bytes));
     item.releasePort = inPort;
@@ -782,10 +791,9 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
     {
         Configure();
     }
-    uint8_t lrh[2];
-    packet->CopyData(lrh, 2);
-    const uint8_t currentVl = lrh[0] >> 4;
-    const uint8_t sl = lrh[1] >> 4;
+    uint32_t head = IbPacket::PeekHead(*packet);
+    const uint8_t currentVl = head >> 28;
+    const uint8_t sl = (head >> 20) & 0xF;
     const uint8_t vl = (currentVl == VL15) ? VL15 : m_sl2vl[sl];
     const uint32_t bytes = packet->GetSize();
     if ((vl == VL15 && currentVl != VL15) || bytes > m_mtu + kMaxHeaderBytes)
@@ -814,10 +822,12 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
     if (vl != currentVl)
     {
         IbPacket::SetVl(packet, vl);
+        head = (head & 0x0FFFFFFFu) | (static_cast<uint32_t>(vl) << 28);
     }
     FireIfConnected(m_watched & WATCH_MAC_TX, m_macTxTrace, packet);
     q.queue.Push({IbOwnedPacket(packet),
                   bytes,
+                  head,
                   static_cast<uint16_t>(IbPacket::Blocks(bytes)),
                   0,
                   nullptr,
@@ -935,7 +945,8 @@ IbNetDevice::TrySend()
                                 : IbOwnedPacket(m_txCurrent.packet.Get()->Copy());
     if (m_txDir != nullptr)
     {
-        m_txDir->SendData(std::move(onCable), headerEnd, txEnd); // spares the IbChannel's lines
+        // Neither the IbChannel object nor the packet is read: on a large fabric, cache misses.
+        m_txDir->SendData(std::move(onCable), item.head, item.bytes, headerEnd, txEnd);
     }
     else
     {
@@ -1036,11 +1047,22 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
         ReceiveFlowControl(packet);
         return;
     }
-    FireIfConnected(m_watched & WATCH_PHY_RX_END, m_phyRxEndTrace, packet);
-    uint8_t byte0;
-    packet->CopyData(&byte0, 1);
-    const uint8_t vl = byte0 >> 4;
-    const uint32_t blocks = IbPacket::Blocks(packet->GetSize());
+    const uint32_t head = IbPacket::PeekHead(*packet);
+    const uint32_t bytes = packet->GetSize();
+    ReceiveData(IbOwnedPacket(packet), head, bytes);
+}
+
+void
+IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
+{
+    NS_LOG_FUNCTION(this << owned.Get() << bytes);
+    NS_ASSERT(head == IbPacket::PeekHead(*owned.Get()) && bytes == owned.Get()->GetSize());
+    if (m_watched & WATCH_PHY_RX_END)
+    {
+        m_phyRxEndTrace(owned.Share());
+    }
+    const uint8_t vl = head >> 28;
+    const uint32_t blocks = IbPacket::Blocks(bytes);
     const bool flowControlled = vl != VL15;
     if (flowControlled)
     {
@@ -1061,13 +1083,13 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
             m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
         }
     }
-    if (m_receiveErrorModel && m_receiveErrorModel->IsCorrupt(packet))
+    if (m_receiveErrorModel && m_receiveErrorModel->IsCorrupt(owned.Share()))
     {
         // The VCRC check fails: hardware discards the packet; its blocks never occupy
         // the buffer, and the credits they stood for go back to the sender.
         NS_LOG_LOGIC("packet failed its CRC; dropped");
         ++m_rxCrcErrors;
-        m_phyRxDropTrace(packet);
+        m_phyRxDropTrace(owned.Share());
         if (flowControlled)
         {
             m_vl[vl].rx.freedBlocks += blocks;
@@ -1091,13 +1113,18 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
                         vl,
                         r.usedBlocks * IbPacket::BLOCK_SIZE);
     }
-    FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, packet);
-    FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, packet);
+    if (m_watched & (WATCH_SNIFFER | WATCH_PROMISC_SNIFFER))
+    {
+        const Ptr<Packet> p = owned.Share();
+        FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, p);
+        FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
+    }
     if (m_switch != nullptr)
     {
-        m_switch->Receive(m_ownerPort, this, std::move(packet), vl, blocks);
+        m_switch->Forward(m_ownerPort, this, std::move(owned), head, bytes, vl, blocks);
         return;
     }
+    Ptr<Packet> packet = owned.Release();
     if (m_hca != nullptr)
     {
         m_hca->Receive(m_ownerPort, this, std::move(packet), vl, blocks);

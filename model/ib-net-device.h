@@ -157,20 +157,25 @@ class IbNetDevice : public NetDevice
                           uint32_t bytes = 0);
     /**
      * EnqueueForwarded for a packet whose reference the caller hands over without
-     * writing its reference count (IbSwitch's input buffers hold IbOwnedPacket).
+     * writing its reference count (IbSwitch's input buffers hold IbOwnedPacket), and
+     * whose size and first four bytes the caller knows: the port, the cable and the next
+     * switch do not read the packet itself.
      * @param packet the packet
      * @param vl the output VL
      * @param inPort the input port whose buffer holds it
      * @param inVl the VL of that buffer
      * @param earliestStart do not start serializing before this time
      * @param bytes the packet's size (not 0)
+     * @param head the packet's first four bytes (LRH: VL, LVer, SL, LNH, DLID), as a
+     *        big-endian number; its VL is @p vl
      */
     void EnqueueForwarded(IbOwnedPacket packet,
                           uint8_t vl,
                           IbNetDevice* inPort,
                           uint8_t inVl,
                           Time earliestStart,
-                          uint32_t bytes);
+                          uint32_t bytes,
+                          uint32_t head);
 
     /**
      * @param vl a data VL
@@ -317,6 +322,7 @@ class IbNetDevice : public NetDevice
     {
         IbOwnedPacket packet;              ///< the packet
         uint32_t bytes{0};                 ///< wire size
+        uint32_t head{0};                  ///< its first four bytes (the LRH's), big-endian
         uint16_t blocks{0};                ///< credit blocks
         uint8_t releaseVl{0};              ///< VL of the input buffer holding it (switch)
         IbNetDevice* releasePort{nullptr}; ///< input port to release at TX end (switch)
@@ -353,6 +359,13 @@ class IbNetDevice : public NetDevice
 
     static_assert(sizeof(VlState) == 64, "a VL's state fills one cache line");
 
+    /**
+     * A data packet's last bit (or, on a cut-through switch port, its LRH) has arrived.
+     * @param packet the packet
+     * @param head its first four bytes, big-endian (the cable carries them beside it)
+     * @param bytes its size
+     */
+    void ReceiveData(IbOwnedPacket packet, uint32_t head, uint32_t bytes);
     /**
      * Start the next transmission if the transmitter is free: first any pending
      * flow-control packets, then VL15, then the data VL the arbiter picks.
@@ -479,37 +492,37 @@ class IbNetDevice : public NetDevice
     // in its first three, and each VL's state in one line of its own (m_vl).
 
     // Hot state: first line (after Object's own members)
-    bool m_txBusy{false};                   //!< a data packet is being serialized
-    bool m_linkUp{false};                   //!< link state
-    bool m_cutThrough{false};               //!< hand on at header arrival
-    bool m_refreshPending{false};           //!< m_refreshEvent is scheduled
-    uint8_t m_numDataVls{8};                //!< data VLs in use
-    uint8_t m_ownerPort{0};                 //!< this port's number on m_switch or m_hca
-    uint16_t m_txNonEmpty{0};               //!< bit v set when VL v's queue is not empty
-    uint16_t m_fcPending{0};                //!< bit v set when a flow-control packet for v is due
-    uint16_t m_watched{0};                  //!< per-packet trace sources connected (Watch bits)
-    uint32_t m_capacityBlocks{0};           //!< m_vlBufferSize in blocks
-    uint32_t m_updateBlocks{1};             //!< m_creditUpdateBytes in blocks
-    IbChannel::Direction* m_txDir{nullptr}; //!< where packets go (null: m_channel->Transmit)
-    IbSwitch* m_switch{nullptr};            //!< owning switch, called directly (see IbSwitch)
-    // second line
-    IbHca* m_hca{nullptr};               //!< owning HCA, called directly (see IbHca)
+    bool m_txBusy{false};                //!< a data packet is being serialized
+    bool m_linkUp{false};                //!< link state
+    bool m_cutThrough{false};            //!< hand on at header arrival
+    bool m_refreshPending{false};        //!< m_refreshEvent is scheduled
+    uint8_t m_numDataVls{8};             //!< data VLs in use
+    uint8_t m_ownerPort{0};              //!< this port's number on m_switch or m_hca
+    uint16_t m_txNonEmpty{0};            //!< bit v set when VL v's queue is not empty
+    uint16_t m_fcPending{0};             //!< bit v set when a flow-control packet for v is due
+    uint16_t m_watched{0};               //!< per-packet trace sources connected (Watch bits)
+    uint32_t m_capacityBlocks{0};        //!< m_vlBufferSize in blocks
+    uint32_t m_updateBlocks{1};          //!< m_creditUpdateBytes in blocks
     Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model
-    double m_stepsPerByte{0.0};          //!< time steps one byte takes at m_rate
-    double m_txCarry{0.0};               //!< sub-step remainder of back-to-back serialization
-    Time m_txFreeAt;                     //!< the wire is busy (flow-control packets) until then
-    Time m_lrhTime;                      //!< time the LRH takes on the wire (cut-through delivery)
-    Ptr<EventImpl> m_txCompleteEvent;    //!< calls TransmitComplete; reused for every packet
-    uint64_t m_txPackets{0};             //!< data packets transmitted
+    IbSwitch* m_switch{nullptr};         //!< owning switch, called directly (see IbSwitch)
+    // second line
+    IbHca* m_hca{nullptr};                  //!< owning HCA, called directly (see IbHca)
+    IbChannel::Direction* m_txDir{nullptr}; //!< where packets go (null: m_channel->Transmit)
+    double m_stepsPerByte{0.0};             //!< time steps one byte takes at m_rate
+    double m_txCarry{0.0};                  //!< sub-step remainder of back-to-back serialization
+    Time m_txFreeAt;                        //!< the wire is busy (flow-control packets) until then
+    Time m_lrhTime;                   //!< time the LRH takes on the wire (cut-through delivery)
+    Ptr<EventImpl> m_txCompleteEvent; //!< calls TransmitComplete; reused for every packet
+    uint64_t m_txPackets{0};          //!< data packets transmitted
     // third line
     uint64_t m_txBytes{0}; //!< wire bytes of data packets transmitted
     TxItem m_txCurrent;    //!< the data packet being serialized
     DataRate m_rate;       //!< data rate derived from speed and width
     uint64_t m_fcSent{0};  //!< flow-control packets sent
-    Time m_rxDelay;        //!< delay added to arrivals (switch)
     // per VL
     std::array<VlState, 16> m_vl; //!< per-VL state (VL15: transmit queue only)
 
+    Time m_rxDelay;                    //!< delay added to arrivals (switch)
     uint32_t m_txQueueMaxPackets{256}; //!< transmit queue limit per VL
     uint32_t m_mtu{4096};              //!< IBA MTU, payload bytes
     Ptr<IbChannel> m_channel;          //!< attached cable

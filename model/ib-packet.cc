@@ -136,6 +136,16 @@ IbPacket::PeekLrh(Ptr<const Packet> p)
     return lrh;
 }
 
+uint32_t
+IbPacket::PeekHead(const Packet& p)
+{
+    uint8_t b[4];
+    NS_ASSERT(p.GetSize() >= 4);
+    p.CopyData(b, 4);
+    return (static_cast<uint32_t>(b[0]) << 24) | (static_cast<uint32_t>(b[1]) << 16) |
+           (static_cast<uint32_t>(b[2]) << 8) | b[3];
+}
+
 void
 IbPacket::SetVl(Ptr<Packet> p, uint8_t vl)
 {

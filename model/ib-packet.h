@@ -102,6 +102,16 @@ class IbPacket
     static IbLrhHeader PeekLrh(Ptr<const Packet> p);
 
     /**
+     * The first four bytes of a packet as one big-endian number: for a data packet the
+     * LRH's VL (bits 31-28), SL (23-20) and DLID (15-0); for a flow-control packet Op,
+     * FCTBS, VL and FCCL. Ports, cables and switches carry it beside the packet so that
+     * forwarding does not read the packet's buffer.
+     * @param p a packet of at least four bytes
+     * @return its first four bytes
+     */
+    static uint32_t PeekHead(const Packet& p);
+
+    /**
      * Rewrite the LRH VL field of a sealed packet and update its VCRC (not its ICRC,
      * which does not cover VL). Costs a few buffer operations and O(log n) table
      * look-ups, independent of the payload size.

@@ -54,9 +54,9 @@ IbSwitch::GetTypeId()
 IbSwitch::IbSwitch()
     : m_granting(false),
       m_cutThrough(true),
+      m_forwarded(0),
       m_ports(1),
       m_waiting(1, 0),
-      m_forwarded(0),
       m_lid(0),
       m_sl2vlStride(0),
       m_unknownDlid(0)
@@ -298,13 +298,26 @@ IbSwitch::Receive(uint8_t inPort,
                   uint32_t blocks)
 {
     NS_LOG_FUNCTION(this << unsigned(inPort) << packet << unsigned(vl));
-    uint8_t lrh[4];
-    packet->CopyData(lrh, 4);
-    const uint8_t sl = lrh[1] >> 4;
-    const uint16_t dlid = static_cast<uint16_t>((lrh[2] << 8) | lrh[3]);
+    const uint32_t head = IbPacket::PeekHead(*packet);
+    const uint32_t bytes = packet->GetSize();
+    Forward(inPort, PeekPointer(dev), IbOwnedPacket(packet), head, bytes, vl, blocks);
+}
+
+void
+IbSwitch::Forward(uint8_t inPort,
+                  IbNetDevice* dev,
+                  IbOwnedPacket owned,
+                  uint32_t head,
+                  uint32_t bytes,
+                  uint8_t vl,
+                  uint32_t blocks)
+{
+    NS_LOG_FUNCTION(this << unsigned(inPort) << owned.Get() << unsigned(vl));
+    const uint8_t sl = (head >> 20) & 0xF;
+    const uint16_t dlid = head & 0xFFFF;
     if (dlid >= MULTICAST_LID_BASE && dlid != 0xFFFF)
     {
-        Multicast(inPort, packet, vl, blocks, dlid, sl);
+        Multicast(inPort, owned.Release(), vl, blocks, dlid, sl);
         return;
     }
     const uint8_t out = dlid < m_lft.size() ? m_lft[dlid] : NO_ROUTE;
@@ -315,17 +328,17 @@ IbSwitch::Receive(uint8_t inPort,
         Time tail = Simulator::Now();
         if (m_cutThrough)
         {
-            tail += dev->GetDataRate().CalculateBytesTxTime(packet->GetSize() - IbPacket::LRH_SIZE);
+            tail += dev->GetDataRate().CalculateBytesTxTime(bytes - IbPacket::LRH_SIZE);
         }
         dev->ReleaseRxBuffer(vl, blocks);
-        m_localReceive(packet, inPort, tail);
+        m_localReceive(owned.Release(), inPort, tail);
         return;
     }
     if (out == 0 || out >= m_ports.size())
     {
         // No route (255), or the switch's own management port (0): SMPs are not modelled.
         NS_LOG_LOGIC("no route for DLID " << dlid << "; dropped");
-        Drop(inPort, packet, vl, blocks);
+        Drop(inPort, owned.Release(), vl, blocks);
         return;
     }
     uint8_t outVl = vl;
@@ -350,16 +363,18 @@ IbSwitch::Receive(uint8_t inPort,
     {
         NS_LOG_LOGIC("SL" << unsigned(sl) << " maps to VL15 from port " << unsigned(inPort)
                           << " to " << unsigned(out) << ": dropped");
-        Drop(inPort, packet, vl, blocks);
+        Drop(inPort, owned.Release(), vl, blocks);
         return;
     }
     if (outVl != vl)
     {
-        IbPacket::SetVl(packet, outVl);
+        IbPacket::SetVl(owned.Share(), outVl);
+        head = (head & 0x0FFFFFFFu) | (static_cast<uint32_t>(outVl) << 28);
     }
     InEntry e;
-    e.bytes = packet->GetSize();
-    e.packet = IbOwnedPacket(packet);
+    e.bytes = bytes;
+    e.packet = std::move(owned);
+    e.head = head;
     e.blocks = blocks;
     e.outPort = out;
     e.outVl = outVl;
@@ -370,7 +385,6 @@ IbSwitch::Receive(uint8_t inPort,
         if (outRate > inRate)
         {
             // The tail is still arriving: finish no earlier than it does.
-            const uint32_t bytes = e.bytes;
             const Time tail = inRate.CalculateBytesTxTime(bytes - IbPacket::LRH_SIZE);
             const Time outTime = outRate.CalculateBytesTxTime(bytes);
             if (tail > outTime)
@@ -390,10 +404,11 @@ IbSwitch::Receive(uint8_t inPort,
         ++m_forwarded;
         port->EnqueueForwarded(std::move(e.packet),
                                outVl,
-                               PeekPointer(dev),
+                               dev,
                                vl,
                                e.earliestStart,
-                               e.bytes);
+                               e.bytes,
+                               e.head);
         ServePending();
         m_granting = false;
         return;
@@ -484,7 +499,8 @@ IbSwitch::ServePending()
                                    PeekPointer(m_ports[inPort]),
                                    inVl,
                                    e.earliestStart,
-                                   e.bytes);
+                                   e.bytes,
+                                   e.head);
             if (!fifo.Empty())
             {
                 const InEntry& next = fifo.Front();

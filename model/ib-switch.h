@@ -187,6 +187,7 @@ class IbSwitch : public Object
         IbOwnedPacket packet; ///< the packet (VL already rewritten)
         uint32_t bytes{0};    ///< its size
         uint32_t blocks{0};   ///< credit blocks it occupies
+        uint32_t head{0};     ///< its first four bytes, big-endian (VL already outVl)
         uint8_t outPort{0};   ///< where it goes
         uint8_t outVl{0};     ///< on which VL
         Time earliestStart;   ///< cut-through onto a faster link: not before this
@@ -203,6 +204,24 @@ class IbSwitch : public Object
     void Receive(uint8_t inPort,
                  Ptr<IbNetDevice> dev,
                  Ptr<Packet> packet,
+                 uint8_t vl,
+                 uint32_t blocks);
+    /**
+     * Receive for a packet whose size and first four bytes the port passes along (its
+     * own port calls this directly): forwarding reads the LFT, not the packet.
+     * @param inPort the port number
+     * @param dev the port
+     * @param packet the packet, its reference handed over
+     * @param head its first four bytes, big-endian (IbPacket::PeekHead)
+     * @param bytes its size
+     * @param vl its VL
+     * @param blocks its size in blocks
+     */
+    void Forward(uint8_t inPort,
+                 IbNetDevice* dev,
+                 IbOwnedPacket packet,
+                 uint32_t head,
+                 uint32_t bytes,
                  uint8_t vl,
                  uint32_t blocks);
     /**
@@ -257,8 +276,8 @@ class IbSwitch : public Object
     bool m_granting;                       //!< inside Grant (re-entrancy guard)
     bool m_cutThrough;                     //!< CutThrough attribute
     bool m_sl2vlProgrammed{false};         //!< SetSl2Vl was called (else SL mod VLs)
+    uint64_t m_forwarded;                  //!< packets forwarded
     std::vector<uint8_t> m_lft;            //!< linear forwarding table
-    LocalReceiveCallback m_localReceive;   //!< port-0 agent (or null)
     std::vector<Ptr<IbNetDevice>> m_ports; //!< index = port number; [0] unused
     /// [port]: bit vl set while m_input[port * 16 + vl] holds packets, bit 16 + vl while
     /// m_requests[port * 16 + vl] holds requests. A packet that finds its input FIFO and
@@ -267,7 +286,7 @@ class IbSwitch : public Object
     /// anything waits for it.
     std::vector<uint32_t> m_waiting;
     std::vector<uint16_t> m_grantPending;         //!< (port * 16 + vl) to serve after the guard
-    uint64_t m_forwarded;                         //!< packets forwarded
+    LocalReceiveCallback m_localReceive;          //!< port-0 agent (or null)
     std::vector<IbFifo<InEntry>> m_input;         //!< [port * 16 + vl] input FIFOs
     std::vector<IbFifo<uint16_t>> m_requests;     //!< [port * 16 + vl] -> (in * 16 + vl) heads
     uint16_t m_lid;                               //!< own LID
