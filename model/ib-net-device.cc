@@ -194,7 +194,8 @@ IbNetDevice::GetTypeId()
                           "Error model applied to arriving data packets; a corrupted packet "
                           "fails its VCRC and is dropped, as hardware does.",
                           PointerValue(),
-                          MakePointerAccessor(&IbNetDevice::m_receiveErrorModel),
+                          MakePointerAccessor(&IbNetDevice::SetReceiveErrorModel,
+                                              &IbNetDevice::GetReceiveErrorModel),
                           MakePointerChecker<ErrorModel>())
             .AddTraceSource("MacTx",
                             "A packet was accepted for transmission.",
@@ -291,7 +292,7 @@ IbNetDevice::DoDispose()
     m_node = nullptr;
     m_channel = nullptr;
     m_txDir = nullptr;
-    m_receiveErrorModel = nullptr;
+    SetReceiveErrorModel(nullptr);
     m_txCurrent = TxItem();
     m_txReadyCallback.Nullify();
     m_switch = nullptr;
@@ -685,6 +686,21 @@ void
 IbNetDevice::SetReceiveErrorModel(Ptr<ErrorModel> em)
 {
     m_receiveErrorModel = em;
+    // A bit of m_watched, in the port's first line, says whether to look at it.
+    if (em)
+    {
+        m_watched |= WATCH_RX_ERROR_MODEL;
+    }
+    else
+    {
+        m_watched &= static_cast<uint16_t>(~WATCH_RX_ERROR_MODEL);
+    }
+}
+
+Ptr<ErrorModel>
+IbNetDevice::GetReceiveErrorModel() const
+{
+    return m_receiveErrorModel;
 }
 
 Time
@@ -1083,7 +1099,7 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
             m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
         }
     }
-    if (m_receiveErrorModel && m_receiveErrorModel->IsCorrupt(owned.Share()))
+    if ((m_watched & WATCH_RX_ERROR_MODEL) && m_receiveErrorModel->IsCorrupt(owned.Share()))
     {
         // The VCRC check fails: hardware discards the packet; its blocks never occupy
         // the buffer, and the credits they stood for go back to the sender.

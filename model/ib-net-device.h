@@ -220,6 +220,8 @@ class IbNetDevice : public NetDevice
     uint32_t GetVlBufferSize() const;
     /// @param em the receive error model (corrupted packets fail the VCRC and are dropped)
     void SetReceiveErrorModel(Ptr<ErrorModel> em);
+    /// @return the receive error model (null if none)
+    Ptr<ErrorModel> GetReceiveErrorModel() const;
     /**
      * @param vl a VL
      * @return packets waiting in its transmit queue
@@ -484,6 +486,7 @@ class IbNetDevice : public NetDevice
         WATCH_FC_RX = 1u << 8,           //!< m_fcRxTrace
         WATCH_MAC_TX = 1u << 9,          //!< m_macTxTrace
         WATCH_MAC_RX = 1u << 10,         //!< m_macRxTrace
+        WATCH_RX_ERROR_MODEL = 1u << 11, //!< m_receiveErrorModel is set
     };
 
     // The members every packet touches come first, together, so that a packet costs as
@@ -492,21 +495,21 @@ class IbNetDevice : public NetDevice
     // in its first three, and each VL's state in one line of its own (m_vl).
 
     // Hot state: first line (after Object's own members)
-    bool m_txBusy{false};                //!< a data packet is being serialized
-    bool m_linkUp{false};                //!< link state
-    bool m_cutThrough{false};            //!< hand on at header arrival
-    bool m_refreshPending{false};        //!< m_refreshEvent is scheduled
-    uint8_t m_numDataVls{8};             //!< data VLs in use
-    uint8_t m_ownerPort{0};              //!< this port's number on m_switch or m_hca
-    uint16_t m_txNonEmpty{0};            //!< bit v set when VL v's queue is not empty
-    uint16_t m_fcPending{0};             //!< bit v set when a flow-control packet for v is due
-    uint16_t m_watched{0};               //!< per-packet trace sources connected (Watch bits)
-    uint32_t m_capacityBlocks{0};        //!< m_vlBufferSize in blocks
-    uint32_t m_updateBlocks{1};          //!< m_creditUpdateBytes in blocks
-    Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model
-    IbSwitch* m_switch{nullptr};         //!< owning switch, called directly (see IbSwitch)
-    // second line
-    IbHca* m_hca{nullptr};                  //!< owning HCA, called directly (see IbHca)
+    bool m_txBusy{false};         //!< a data packet is being serialized
+    bool m_linkUp{false};         //!< link state
+    bool m_cutThrough{false};     //!< hand on at header arrival
+    bool m_refreshPending{false}; //!< m_refreshEvent is scheduled
+    uint8_t m_numDataVls{8};      //!< data VLs in use
+    uint8_t m_ownerPort{0};       //!< this port's number on m_switch or m_hca
+    uint16_t m_txNonEmpty{0};     //!< bit v set when VL v's queue is not empty
+    uint16_t m_fcPending{0};      //!< bit v set when a flow-control packet for v is due
+    uint16_t m_watched{0};        //!< per-packet trace sources connected (Watch bits)
+    uint32_t m_capacityBlocks{0}; //!< m_vlBufferSize in blocks
+    uint32_t m_updateBlocks{1};   //!< m_creditUpdateBytes in blocks
+    DataRate m_rate;              //!< data rate derived from speed and width
+    IbSwitch* m_switch{nullptr};  //!< owning switch, called directly (see IbSwitch)
+    // second line (a flow-control packet sent needs the first two)
+    uint64_t m_fcSent{0};                   //!< flow-control packets sent
     IbChannel::Direction* m_txDir{nullptr}; //!< where packets go (null: m_channel->Transmit)
     double m_stepsPerByte{0.0};             //!< time steps one byte takes at m_rate
     double m_txCarry{0.0};                  //!< sub-step remainder of back-to-back serialization
@@ -515,10 +518,10 @@ class IbNetDevice : public NetDevice
     Ptr<EventImpl> m_txCompleteEvent; //!< calls TransmitComplete; reused for every packet
     uint64_t m_txPackets{0};          //!< data packets transmitted
     // third line
-    uint64_t m_txBytes{0}; //!< wire bytes of data packets transmitted
-    TxItem m_txCurrent;    //!< the data packet being serialized
-    DataRate m_rate;       //!< data rate derived from speed and width
-    uint64_t m_fcSent{0};  //!< flow-control packets sent
+    uint64_t m_txBytes{0};               //!< wire bytes of data packets transmitted
+    TxItem m_txCurrent;                  //!< the data packet being serialized
+    Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model (WATCH_RX_ERROR_MODEL)
+    IbHca* m_hca{nullptr};               //!< owning HCA, called directly (see IbHca)
     // per VL
     std::array<VlState, 16> m_vl; //!< per-VL state (VL15: transmit queue only)
 

@@ -720,6 +720,36 @@ TEST_F(IbLinkTest, CorruptedPacketsAreDroppedCountedAndCreditsReturn)
     EXPECT_EQ(l.b->GetRxBufferUsed(0), 0u);
 }
 
+TEST_F(IbLinkTest, TheReceiveErrorModelAttributeSetsTheModelAndTheSetterClearsIt)
+{
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+    em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
+    em->SetAttribute("ErrorRate", DoubleValue(0.05));
+    em->AssignStreams(7);
+    l.b->SetAttribute("ReceiveErrorModel", PointerValue(em));
+    PointerValue got;
+    l.b->GetAttribute("ReceiveErrorModel", got);
+    EXPECT_EQ(got.Get<ErrorModel>(), em);
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("MaxPackets", UintegerValue(1000));
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    Simulator::Stop(MicroSeconds(500));
+    Simulator::Run();
+    const uint64_t drops = l.b->GetRxCrcErrors();
+    EXPECT_GT(drops, 0u);
+    // Cleared (ns-3's PointerValue cannot set a null pointer): the next packets all arrive.
+    l.b->SetReceiveErrorModel(nullptr);
+    EXPECT_EQ(l.b->GetReceiveErrorModel(), nullptr);
+    RxStats rx;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    traffic.Install(l.a).Start(MicroSeconds(501));
+    Simulator::Run();
+    EXPECT_EQ(l.b->GetRxCrcErrors(), drops);
+    EXPECT_EQ(rx.total, 1000u);
+}
+
 TEST_F(IbLinkTest, CreditsAreExchangedAtLinkUpAndAfterTraffic)
 {
     IbHelper helper;
