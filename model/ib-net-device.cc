@@ -601,11 +601,11 @@ IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
     {
         m_macTxTrace(packet.Share());
     }
+    NS_ASSERT(bytes <= 0xFFFF);
     TxItem item;
-    item.bytes = bytes;
+    item.bytes = static_cast<uint16_t>(bytes);
     item.head = head;
     item.packet = std::move(packet);
-    item.blocks = static_cast<uint16_t>(IbPacket::Blocks(item.bytes));
     item.releasePort = inPort;
     item.releaseVl = inVl;
     item.earliestStart = earliestStart;
@@ -841,13 +841,7 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
         head = (head & 0x0FFFFFFFu) | (static_cast<uint32_t>(vl) << 28);
     }
     FireIfConnected(m_watched & WATCH_MAC_TX, m_macTxTrace, packet);
-    q.queue.Push({IbOwnedPacket(packet),
-                  bytes,
-                  head,
-                  static_cast<uint16_t>(IbPacket::Blocks(bytes)),
-                  0,
-                  nullptr,
-                  Time()});
+    q.queue.Push({IbOwnedPacket(packet), head, static_cast<uint16_t>(bytes), 0, nullptr, Time()});
     m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
     FireIfConnected(m_watched & WATCH_TX_QUEUE_DEPTH, m_txQueueDepthTrace, vl, q.queue.Size());
     if (!m_txBusy)
@@ -896,7 +890,7 @@ IbNetDevice::TrySend()
         {
             const uint8_t v = LowestBit(mask);
             TxVl& t = m_vl[v].tx;
-            headBlocks[v] = t.queue.Front().blocks;
+            headBlocks[v] = t.queue.Front().Blocks();
             if (HasCredits(v, headBlocks[v]))
             {
                 eligible |= static_cast<uint16_t>(1u << v);
@@ -928,7 +922,7 @@ IbNetDevice::TrySend()
                     t.queue.Size());
     if (vl != VL15)
     {
-        t.fctbs = (t.fctbs + item.blocks) & 0xFFF;
+        t.fctbs = (t.fctbs + item.Blocks()) & 0xFFF;
     }
     // The wire may still carry flow-control packets sent just now, and a cut-through
     // packet may not start before its own tail allows: start after both.
@@ -999,7 +993,7 @@ IbNetDevice::TransmitComplete()
     if (item.releasePort != nullptr)
     {
         // A forwarded packet has left the switch: its input buffer space is free now.
-        item.releasePort->ReleaseRxBuffer(item.releaseVl, item.blocks);
+        item.releasePort->ReleaseRxBuffer(item.releaseVl, item.Blocks());
     }
     TrySend();
 }
@@ -1237,7 +1231,7 @@ IbNetDevice::ApplyFlowControl(uint8_t vl, uint16_t fctbs, uint16_t fccl)
     m_vl[vl].rx.abr = fctbs;
     TxVl& t = m_vl[vl].tx;
     t.fccl = fccl;
-    if (t.stalled && (t.queue.Empty() || HasCredits(vl, t.queue.Front().blocks)))
+    if (t.stalled && (t.queue.Empty() || HasCredits(vl, t.queue.Front().Blocks())))
     {
         const Time waited = Simulator::Now() - t.stallStart;
         m_stallTotal[vl] += waited;

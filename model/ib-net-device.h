@@ -323,13 +323,20 @@ class IbNetDevice : public NetDevice
     struct TxItem
     {
         IbOwnedPacket packet;              ///< the packet
-        uint32_t bytes{0};                 ///< wire size
         uint32_t head{0};                  ///< its first four bytes (the LRH's), big-endian
-        uint16_t blocks{0};                ///< credit blocks
+        uint16_t bytes{0};                 ///< wire size (IBA: at most 4 KB plus headers)
         uint8_t releaseVl{0};              ///< VL of the input buffer holding it (switch)
         IbNetDevice* releasePort{nullptr}; ///< input port to release at TX end (switch)
         Time earliestStart;                ///< cut-through: do not start before this
+
+        /// @return the credit blocks it occupies
+        uint16_t Blocks() const
+        {
+            return static_cast<uint16_t>((bytes + 63u) / 64u);
+        }
     };
+
+    static_assert(sizeof(TxItem) == 32, "two transmit queue entries per cache line");
 
     /// Transmit-side state of one VL.
     struct TxVl
@@ -492,7 +499,8 @@ class IbNetDevice : public NetDevice
     // The members every packet touches come first, together, so that a packet costs as
     // few cache lines per port as possible (on a large fabric each of them is a miss):
     // what receiving and releasing read in the object's first line, what sending reads
-    // in its first three, and each VL's state in one line of its own (m_vl).
+    // in its first three (flow control in its first two), and each VL's state in one
+    // line of its own (m_vl).
 
     // Hot state: first line (after Object's own members)
     bool m_txBusy{false};         //!< a data packet is being serialized
@@ -517,9 +525,12 @@ class IbNetDevice : public NetDevice
     Time m_lrhTime;                   //!< time the LRH takes on the wire (cut-through delivery)
     Ptr<EventImpl> m_txCompleteEvent; //!< calls TransmitComplete; reused for every packet
     uint64_t m_txPackets{0};          //!< data packets transmitted
-    // third line
-    uint64_t m_txBytes{0};               //!< wire bytes of data packets transmitted
-    TxItem m_txCurrent;                  //!< the data packet being serialized
+    // third line: the packet being sent and the VL arbiter, whose walks (what Select
+    // reads) come first in it
+    uint64_t m_txBytes{0}; //!< wire bytes of data packets transmitted
+    TxItem m_txCurrent;    //!< the data packet being serialized
+    IbVlArbiter m_arbiter; //!< VL arbiter
+    // then what host ports and the error model read
     Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model (WATCH_RX_ERROR_MODEL)
     IbHca* m_hca{nullptr};               //!< owning HCA, called directly (see IbHca)
     // per VL
@@ -532,7 +543,6 @@ class IbNetDevice : public NetDevice
     IbReceiveCallback m_ibRxCallback;  //!< switch-style consumer
     TxReadyCallback m_txReadyCallback; //!< switch notification
     DataRate m_rxDrainRate;            //!< host receive drain rate (0 = immediate)
-    IbVlArbiter m_arbiter;             //!< VL arbiter
     std::array<Time, 16> m_stallTotal; //!< per VL: sum of all credit stalls ended so far
 
     // Traces, the per-packet ones first, in the order a packet fires them

@@ -117,9 +117,23 @@ IbVlArbiter::Load(Walk& w, const std::vector<Entry>& entries, std::array<Entry, 
         }
     }
     std::copy(entries.begin(), entries.end(), table.begin());
-    w.n = static_cast<uint32_t>(entries.size());
+    w.n = static_cast<uint8_t>(entries.size());
     w.index = 0;
-    w.remaining = entries.empty() ? 0 : entries[0].weight;
+    w.vl = entries.empty() ? 0 : entries[0].vl;
+    w.weight = entries.empty() ? 0 : entries[0].weight;
+    w.remaining = w.weight;
+}
+
+void
+IbVlArbiter::Advance(Walk& w, const Entry* table)
+{
+    if (w.n > 1)
+    {
+        w.index = static_cast<uint8_t>((w.index + 1) % w.n);
+        w.vl = table[w.index].vl;
+        w.weight = table[w.index].weight;
+    }
+    w.remaining = w.weight;
 }
 
 void
@@ -187,20 +201,21 @@ IbVlArbiter::Pick(Walk& w, const Entry* table, uint16_t eligible, const uint16_t
     // otherwise move on, reloading each visited entry's weight.
     for (uint32_t step = 0; step <= n; ++step)
     {
-        const Entry& e = table[w.index];
-        if (w.remaining > 0 && (eligible & (1u << e.vl)))
+        if (w.remaining > 0 && (eligible & (1u << w.vl)))
         {
-            w.remaining -= headBlocks[e.vl];
-            const int vl = e.vl;
-            if (w.remaining <= 0)
+            const int vl = w.vl;
+            const int32_t left = w.remaining - static_cast<int32_t>(headBlocks[vl]);
+            if (left <= 0)
             {
-                w.index = (w.index + 1) % n;
-                w.remaining = table[w.index].weight;
+                Advance(w, table);
+            }
+            else
+            {
+                w.remaining = static_cast<int16_t>(left);
             }
             return vl;
         }
-        w.index = (w.index + 1) % n;
-        w.remaining = table[w.index].weight;
+        Advance(w, table);
     }
     return -1;
 }
@@ -214,8 +229,11 @@ IbVlArbiter::Select(uint16_t eligible, const uint16_t* headBlocks)
         const int vl = Pick(m_high, m_highTable.data(), eligible, headBlocks);
         if (vl >= 0)
         {
-            m_highBytes += static_cast<uint64_t>(headBlocks[vl]) * 64;
-            if (m_limit != 255 && m_highBytes >= static_cast<uint64_t>(m_limit) * 4096)
+            // Capped: with an unbounded limit (255) it would otherwise wrap around.
+            m_highBytes = static_cast<uint32_t>(
+                std::min<uint64_t>(m_highBytes + static_cast<uint64_t>(headBlocks[vl]) * 64,
+                                   UINT32_MAX));
+            if (m_limit != 255 && m_highBytes >= static_cast<uint32_t>(m_limit) * 4096)
             {
                 m_lowTurnDue = true;
             }

@@ -26,10 +26,12 @@ namespace ns3
  * VL15 is not arbitrated here; the port sends it ahead of everything.
  *
  * Select() is O(number of entries) in the worst case and does no allocation: it runs
- * once per transmitted packet. The arbiter is cache-line aligned and keeps what Select
- * reads in its first line: inside a port, one line per packet.
+ * once per transmitted packet. What Select reads is in the object's first 22 bytes (the
+ * two walks hold their current entry, so the tables are read only when a walk moves to
+ * another entry): IbNetDevice puts them in a cache line it reads for every packet
+ * anyway.
  */
-class alignas(64) IbVlArbiter
+class IbVlArbiter
 {
   public:
     /// One table entry.
@@ -85,10 +87,20 @@ class alignas(64) IbVlArbiter
     struct Walk
     {
         uint16_t mask{0};     ///< VLs named by an entry of non-zero weight
-        uint32_t n{0};        ///< entries in the table
-        uint32_t index{0};    ///< current entry
-        int32_t remaining{0}; ///< weight left in the current entry, 64-byte units
+        uint8_t n{0};         ///< entries in the table (at most 64)
+        uint8_t index{0};     ///< current entry
+        uint8_t vl{0};        ///< its VL
+        uint8_t weight{0};    ///< its weight
+        int16_t remaining{0}; ///< weight left in the current entry, 64-byte units (> 0 or 0)
     };
+
+    /**
+     * Move a walk to the table's next entry and load its weight (a table of one entry
+     * is not read).
+     * @param w the walk
+     * @param table its table
+     */
+    static void Advance(Walk& w, const Entry* table);
 
     /**
      * Pick from one table and charge the entry.
@@ -111,7 +123,7 @@ class alignas(64) IbVlArbiter
     // of which Select reads only the current entry.
     Walk m_high;                         //!< walk through the high-priority table
     Walk m_low;                          //!< walk through the low-priority table
-    uint64_t m_highBytes;                //!< bytes the high table sent since low's last turn
+    uint32_t m_highBytes;                //!< bytes the high table sent since low's turn (capped)
     uint8_t m_limit;                     //!< Limit of High Priority (4 KB units)
     bool m_lowTurnDue;                   //!< the high limit was reached: low next if it can
     std::array<Entry, 64> m_highTable{}; //!< high-priority table, inside the port

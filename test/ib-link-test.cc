@@ -216,6 +216,32 @@ TEST(IbVlArbiter, LimitOfHighPriorityLetsLowThrough)
     EXPECT_EQ(a255.Select(0x2, heads), 1);
 }
 
+TEST(IbVlArbiter, WalksBothTablesInTurnAndRestartOnANewTable)
+{
+    // High 0:2,1:1; low 2:1; limit 0 (one high packet, then low if it can).
+    IbVlArbiter arb;
+    arb.SetHighTable({{0, 2}, {1, 1}});
+    arb.SetLowTable({{2, 1}});
+    arb.SetLimitOfHighPriority(0);
+    const uint16_t heads[16] = {1, 1, 1};
+    std::vector<int> order;
+    for (int i = 0; i < 12; ++i)
+    {
+        order.push_back(arb.Select(0x7, heads));
+    }
+    // High entry 0 spends its two blocks on two packets, entry 1 its one, low in between.
+    EXPECT_EQ(order, (std::vector<int>{0, 2, 0, 2, 1, 2, 0, 2, 0, 2, 1, 2}));
+    // Only VL1 eligible: entry 0 is passed over every time.
+    EXPECT_EQ(arb.Select(0x2, heads), 1);
+    EXPECT_EQ(arb.Select(0x2, heads), 1);
+    // A new high table replaces the walk's current entry.
+    arb.SetHighTable({{3, 1}});
+    EXPECT_EQ(arb.Select(0x8, heads), 3);
+    EXPECT_EQ(arb.Select(0x9, heads), 3); // VL0 is no longer in the high table
+    arb.SetHighTable({});
+    EXPECT_EQ(arb.Select(0x9, heads), -1);
+}
+
 // ----------------------------------------------------------------------------- timing
 
 TEST_F(IbLinkTest, ArrivalTimeIsSerializationPlusPropagation)
