@@ -266,23 +266,23 @@ IbChannel::Direction::Launch(Time delay, InFlight&& item)
 }
 
 void
-IbChannel::Arrive(Direction& dir)
+IbChannel::Direction::Arrive()
 {
-    InFlight item = dir.Pop();
+    InFlight item = Pop();
     if (!item.linkPacket)
     {
-        dir.dst->ReceiveData(std::move(item.packet), item.head, item.bytes);
+        dst->ReceiveData(std::move(item.packet), item.head, item.bytes);
         return;
     }
     if (item.packet)
     {
-        dir.dst->ReceiveFromChannel(item.packet.Release(), true);
+        dst->ReceiveFromChannel(item.packet.Release(), true);
         return;
     }
     const uint8_t vl = (item.head >> 12) & 0xF;
     const uint16_t fctbs = (item.head >> 16) & 0xFFF;
     const uint16_t fccl = item.head & 0xFFF;
-    if (dir.dst->m_watched & IbNetDevice::WATCH_FC_RX)
+    if (dst->m_watched & IbNetDevice::WATCH_FC_RX)
     {
         // Someone watches it arrive: the packet the fields stand for.
         IbFlowControlHeader fc;
@@ -290,18 +290,25 @@ IbChannel::Arrive(Direction& dir)
         fc.SetFctbs(fctbs);
         fc.SetVl(vl);
         fc.SetFccl(fccl);
-        dir.dst->ReceiveFromChannel(MakeFlowControlPacket(fc), true);
+        dst->ReceiveFromChannel(MakeFlowControlPacket(fc), true);
         return;
     }
-    dir.dst->ApplyFlowControl(vl, fctbs, fccl);
+    dst->ApplyFlowControl(vl, fctbs, fccl);
 }
 
 void
 IbChannel::Direction::Push(InFlight&& item)
 {
-    // The ring holds the oldest items; once it is full, newer ones wait in overflow and
-    // Pop refills the ring from it, so overflow is only ever non-empty behind a full ring
-    // and the order is kept.
+    // An item that finds the direction empty waits in first, in the object's first line;
+    // the others queue in the ring behind it. Once the ring is full, newer ones wait in
+    // overflow and Pop refills the ring from it, so overflow is only ever non-empty behind
+    // a full ring and the order is kept.
+    if (!firstFull && size == 0)
+    {
+        first = std::move(item);
+        firstFull = true;
+        return;
+    }
     if (size == ring.size())
     {
         overflow.Push(std::move(item));
@@ -314,6 +321,11 @@ IbChannel::Direction::Push(InFlight&& item)
 IbChannel::InFlight
 IbChannel::Direction::Pop()
 {
+    if (firstFull)
+    {
+        firstFull = false;
+        return std::move(first); // leaves first without a packet
+    }
     NS_ASSERT(size > 0);
     // Only a full ring can have items waiting behind it: the overflow queue (in the
     // object's last line) is looked at only then.
@@ -332,6 +344,8 @@ IbChannel::Direction::Pop()
 void
 IbChannel::Direction::Clear()
 {
+    first.packet.Reset();
+    firstFull = false;
     for (auto& item : ring)
     {
         item.packet.Reset();
@@ -344,9 +358,9 @@ IbChannel::Direction::Clear()
 void
 IbChannel::Direction::Notify()
 {
-    if (channel != nullptr)
+    if (dst != nullptr) // null once the cable is disposed of
     {
-        channel->Arrive(*this);
+        Arrive();
     }
 }
 

@@ -317,7 +317,8 @@ class IbNetDevice : public NetDevice
     /// (fewer cache misses per packet on large fabrics). Set*Callback clears them.
     friend class IbSwitch;
     friend class IbHca;
-    friend class IbChannel; // delivers flow-control fields, reads FlowControlRx's state
+    friend class IbChannel;            // sets m_txDir
+    friend class IbChannel::Direction; // delivers packets and flow-control fields
 
     /// A packet waiting in a transmit queue.
     struct TxItem
