@@ -29,8 +29,11 @@
  *
  * The program gives glibc's heap transparent huge pages (it restarts itself with
  * GLIBC_TUNABLES=glibc.malloc.hugetlb=1; --hugePages=false keeps 4 KB pages) and prints
- * which it runs with, and the scheduler (--scheduler, ns3::MapScheduler by default;
- * ns3::IbTimingWheelScheduler is this module's, faster at every fabric size).
+ * which it runs with, and the scheduler of each scenario (--scheduler; by default ns-3's
+ * own MapScheduler where the IB model is compared with ns-3's models or the bare
+ * scheduler, so that both sides run on ns-3's default, and this module's
+ * IbTimingWheelScheduler, the one it recommends for fabrics, where only the IB model
+ * runs: scaling, build, allreduce).
  */
 
 #include "ns3/applications-module.h"
@@ -567,9 +570,9 @@ main(int argc, char* argv[])
     uint32_t payload = 4096;
     double fatTreeUs = 500;
     bool p2pToo = true;
-    std::string scheduler = "ns3::MapScheduler";
+    std::string scheduler;
     uint32_t hostsOverride = 0;
-    uint64_t scalingHops = 2000000;
+    uint64_t scalingHops = 8000000;
     uint64_t allreduceBytes = 64ull << 20;
     CommandLine cmd(__FILE__);
     cmd.AddValue("scenario",
@@ -588,9 +591,11 @@ main(int argc, char* argv[])
     cmd.AddValue("scalingHops", "scaling: target packet-hops per fabric size", scalingHops);
     cmd.AddValue("allreduceBytes", "allreduce: bytes per rank", allreduceBytes);
     cmd.AddValue("scheduler",
-                 "ns-3 scheduler for every run (ns3::MapScheduler is ns-3's default; "
-                 "ns3::IbTimingWheelScheduler and ns3::IbHeapScheduler are this module's, "
-                 "same results, faster; ns3::HeapScheduler, ns3::CalendarScheduler, ...)",
+                 "ns-3 scheduler for every run (default: ns3::MapScheduler, ns-3's default, "
+                 "for the scenarios that compare with ns-3's models and the bare scheduler; "
+                 "ns3::IbTimingWheelScheduler, this module's scheduler for fabrics, for "
+                 "scaling, build and allreduce; ns3::IbHeapScheduler, ns3::HeapScheduler, "
+                 "ns3::CalendarScheduler, ... give the same results)",
                  scheduler);
     bool hugePages = true;
     cmd.AddValue("hugePages",
@@ -603,8 +608,15 @@ main(int argc, char* argv[])
                  p2pToo);
     cmd.Parse(argc, argv);
     const std::string heapPages = UseHugePages(hugePages, argv);
-    IbHeapScheduler::SelectSchedulerType(scheduler, "--scheduler");
-    std::cout << "scheduler " << scheduler << "; heap: " << heapPages << "\n";
+    // The scheduler for the scenarios that follow (the next simulator created uses it).
+    auto useScheduler = [&](const std::string& byDefault) {
+        const std::string type = scheduler.empty() ? byDefault : scheduler;
+        IbHeapScheduler::SelectSchedulerType(type, "--scheduler");
+        std::cout << "scheduler " << type << "\n";
+    };
+    std::cout << "heap: " << heapPages << "\n";
+    const std::string kCompared = "ns3::MapScheduler";
+    const std::string kIbOnly = "ns3::IbTimingWheelScheduler";
 
     std::cout << std::left << std::setw(12) << "scenario" << std::setw(22) << "model" << std::right
               << std::setw(12) << "pkt-hops" << std::setw(10) << "wall s" << std::setw(14)
@@ -619,10 +631,12 @@ main(int argc, char* argv[])
     };
     if (scenario == "all" || scenario == "scheduler")
     {
+        useScheduler(kCompared);
         run(BenchScheduler(5000000));
     }
     if (scenario == "all" || scenario == "link-chain")
     {
+        useScheduler(kCompared);
         const Result ibr = BenchIbChain(hops, MilliSeconds(simMs), payload);
         run(ibr);
         if (!p2pToo)
@@ -642,6 +656,7 @@ main(int argc, char* argv[])
     }
     if (scenario == "all" || scenario == "scaling")
     {
+        useScheduler(kIbOnly);
         std::vector<uint32_t> sizes{16, 64, 256, 1024};
         if (hostsOverride != 0)
         {
@@ -674,14 +689,17 @@ main(int argc, char* argv[])
     }
     if (scenario == "all" || scenario == "build")
     {
+        useScheduler(kIbOnly);
         BenchBuild(4096, 32, csv);
     }
     if (scenario == "allreduce")
     {
+        useScheduler(kIbOnly);
         BenchAllreduce(hostsOverride != 0 ? hostsOverride : 1024, allreduceBytes, csv);
     }
     if (scenario == "all" || scenario == "fat-tree")
     {
+        useScheduler(kCompared);
         const IbTopology t = IbTopologyBuilder::FatTree2Level(16, 128, 1.0, IbLinkRate::HDR, 4);
         const Time d = MicroSeconds(fatTreeUs);
         const Result ibr = BenchIbFatTree(t, d, payload, 1);
