@@ -27,11 +27,13 @@ class Packet;
  * @brief A full-duplex InfiniBand cable between exactly two ports.
  *
  * Each direction is an independent serial link; the channel only adds the propagation
- * delay. Data packets cross it as ns3::Packet objects. A link-level flow-control packet
- * crosses it as an ns3::Packet when someone watches it (the sender's FlowControlTx or
- * the receiver's FlowControlRx trace is connected, or the cable is an IbRemoteChannel
- * that ships it to another MPI rank); otherwise only its three fields (VL, FCTBS, FCCL)
- * cross, at the same times, which spares a packet allocation, a serialization and a
+ * delay. Data packets cross it as ns3::Packet objects, with their first four bytes and
+ * size beside them so that the receiving port and switch need not read the packet. A
+ * link-level flow-control packet crosses it as an ns3::Packet when the sender's
+ * FlowControlTx trace is connected or the cable is an IbRemoteChannel that ships it to
+ * another MPI rank; otherwise only its fields (Op, FCTBS, VL, FCCL) cross, at the same
+ * times, and the receiving end builds the packet only if its FlowControlRx trace is
+ * connected when it arrives. That spares a packet allocation, a serialization and a
  * parse per flow-control packet.
  *
  * A direction's packets arrive in the order they were sent (a later packet's header
@@ -82,8 +84,8 @@ class IbChannel : public Channel
 
     /**
      * Send a flow-control packet to the port at the other end; it arrives one propagation
-     * delay after its last bit leaves. The base class builds an ns3::Packet only if the
-     * receiver's FlowControlRx trace is connected.
+     * delay after its last bit leaves. The base class sends the fields; the receiving end
+     * builds an ns3::Packet only if its FlowControlRx trace is connected then.
      * @param fc the flow-control packet's fields (LPCRC computed or not)
      * @param src the sending port
      * @param txEnd time from now at which the sender puts its last bit on the wire
