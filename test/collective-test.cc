@@ -278,7 +278,7 @@ TEST_F(CollectiveTest, CommunicatorsOnDisjointAndOverlappingHostsRunAtOnce)
         CollectiveOpSpec spec;
         Buffers in;
         Buffers out;
-        uint32_t id;
+        uint32_t id{0};
     };
 
     std::vector<Job> jobs;
