@@ -124,6 +124,7 @@ void
 IbChannel::UpdatePortModes()
 {
     const Time propagation = GetDelay();
+    const bool direct = m_portsLaunch || GetInstanceTypeId() == IbChannel::GetTypeId();
     for (std::size_t d = 0; d < 2; ++d)
     {
         Direction& dir = *m_dir[d];
@@ -136,10 +137,11 @@ IbChannel::UpdatePortModes()
         {
             dir.arrivalDelay = propagation;
         }
-        // The port at the other end sends on this direction.
-        if (m_devices[1 - d] != nullptr)
+        // The port at the other end sends on this direction (if it is still this cable's).
+        IbNetDevice* src = PeekPointer(m_devices[1 - d]);
+        if (src != nullptr && PeekPointer(src->m_channel) == this)
         {
-            m_devices[1 - d]->m_txDir = m_portsLaunch ? &dir : nullptr;
+            src->m_txDir = direct ? &dir : nullptr;
         }
     }
 }

@@ -75,6 +75,9 @@ class IbChannel : public Channel
      * @param headerEnd time from now at which the packet's LRH is on the wire
      * @param txEnd time from now at which the sender puts the packet's last bit on the wire
      * @param linkPacket true for a link-level flow-control packet
+     *
+     * A plain IbChannel's ports bypass this and launch onto the direction themselves; a
+     * subclass's ports call it (see m_portsLaunch).
      */
     virtual void Transmit(IbOwnedPacket packet,
                           Ptr<IbNetDevice> src,
@@ -110,9 +113,11 @@ class IbChannel : public Channel
   protected:
     void DoDispose() override;
 
-    /// false in a subclass whose Transmit must see every packet (IbRemoteChannel): its
-    /// ports then call Transmit instead of launching onto a Direction themselves.
-    bool m_portsLaunch{true};
+    /// The ports launch their packets onto a Direction themselves instead of calling
+    /// Transmit and TransmitFlowControl. Always so for a plain IbChannel; a subclass
+    /// (whose TypeId differs) gets it only if it sets this, which it may do only if it
+    /// overrides neither (IbRemoteChannel overrides both: it must see every packet).
+    bool m_portsLaunch{false};
 
     /**
      * @param i 0 or 1
@@ -133,10 +138,11 @@ class IbChannel : public Channel
     struct InFlight
     {
         IbOwnedPacket packet; ///< the packet (none for a flow-control packet sent as fields)
-        /// The packet's first four bytes, big-endian (IbPacket::PeekHead): a data packet's
-        /// LRH VL, SL and DLID, or a flow-control packet's Op, FCTBS, VL and FCCL
+        /// A data packet's first four bytes, big-endian (IbPacket::PeekHead: LRH VL, SL and
+        /// DLID), or the Op, FCTBS, VL and FCCL of a flow-control packet sent as fields;
+        /// 0 for a flow-control packet that crosses as a packet
         uint32_t head{0};
-        uint16_t bytes{0};      ///< a data packet's size
+        uint16_t bytes{0};      ///< a data packet's size (0 for flow control)
         bool linkPacket{false}; ///< a flow-control packet (with or without packet)
     };
 
@@ -209,7 +215,7 @@ class IbChannel : public Channel
         InFlight first;            ///< the oldest item, if it found the direction empty
         // then the rest
         std::array<InFlight, 8> ring; ///< the oldest items in flight (after first), in order
-        IbFifo<InFlight> overflow;    ///< newer ones, while more than 8 are in ring
+        IbFifo<InFlight> overflow;    ///< newer ones, while the ring is full
         IbChannel* channel{nullptr};  ///< the cable (raw: the cable holds its directions)
 
       protected:

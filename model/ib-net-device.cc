@@ -192,7 +192,9 @@ IbNetDevice::GetTypeId()
                           MakeUintegerChecker<uint16_t>())
             .AddAttribute("ReceiveErrorModel",
                           "Error model applied to arriving data packets; a corrupted packet "
-                          "fails its VCRC and is dropped, as hardware does.",
+                          "fails its VCRC and is dropped, as hardware does. The model decides "
+                          "whether a packet is corrupt; it must not change the packet's bytes "
+                          "(the port has read its header before).",
                           PointerValue(),
                           MakePointerAccessor(&IbNetDevice::SetReceiveErrorModel,
                                               &IbNetDevice::GetReceiveErrorModel),
@@ -1059,6 +1061,12 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
     }
     const uint32_t head = IbPacket::PeekHead(*packet);
     const uint32_t bytes = packet->GetSize();
+    // The cable and the transmit queues carry sizes in 16 bits (IBA packets are at most
+    // 4 KB plus headers); only a packet from another MPI rank enters here unchecked.
+    NS_ABORT_MSG_IF(bytes > 0xFFFF,
+                    "IbNetDevice on node " << m_node->GetId() << " received a packet of " << bytes
+                                           << " bytes; IBA packets are at most 4 KB of payload "
+                                              "plus headers (split the data by the MTU)");
     ReceiveData(IbOwnedPacket(packet), head, bytes);
 }
 

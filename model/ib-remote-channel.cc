@@ -109,7 +109,6 @@ IbRemoteChannel::IbRemoteChannel()
     : m_remoteTxPackets(0)
 {
     NS_LOG_FUNCTION(this);
-    m_portsLaunch = false; // Transmit decides, packet by packet, whether MPI carries it
 }
 
 IbRemoteChannel::~IbRemoteChannel()

@@ -278,6 +278,52 @@ TEST_F(IbLinkTest, ArrivalTimeIsSerializationPlusPropagation)
         << "arrived " << arrivedAt << " sent " << sentAt;
 }
 
+TEST_F(IbLinkTest, ACableLengthOrDelaySetAfterAttachTimesTheNextPacket)
+{
+    // The cable's direction caches the delay: its attribute setters must refresh it.
+    IbHelper helper;
+    helper.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
+    Link l = MakeLink(helper);
+    Ptr<IbChannel> cable = DynamicCast<IbChannel>(l.a->GetChannel());
+    cable->SetAttribute("Length", DoubleValue(7.0)); // 35 ns at 5 ns/m
+    const uint32_t payload = 1000;
+    std::vector<Time> sent;
+    std::vector<Time> arrived;
+    auto send = [&]() {
+        Ptr<Packet> p = Create<Packet>(payload);
+        IbLrhHeader lrh;
+        lrh.SetDlid(l.b->GetLid());
+        lrh.SetSlid(l.a->GetLid());
+        IbBthHeader bth;
+        bth.SetOpcode(IbOpcode::RC_SEND_ONLY);
+        IbPacket::Seal(p, lrh, nullptr, bth, payload);
+        sent.push_back(Simulator::Now());
+        l.a->SendIbPacket(p);
+    };
+    Simulator::Schedule(MicroSeconds(1), send);
+    // Back to a plain delay (Length 0), then a longer one, each with nothing in flight.
+    Simulator::Schedule(MicroSeconds(2), [&]() {
+        cable->SetAttribute("Length", DoubleValue(0.0));
+        cable->SetAttribute("Delay", TimeValue(NanoSeconds(120)));
+    });
+    Simulator::Schedule(MicroSeconds(3), send);
+    Simulator::Schedule(MicroSeconds(4), [&]() {
+        cable->SetAttribute("Length", DoubleValue(100.0));
+        cable->SetAttribute("DelayPerMetre", TimeValue(NanoSeconds(4)));
+    });
+    Simulator::Schedule(MicroSeconds(5), send);
+    l.b->TraceConnectWithoutContext("PhyRxEnd",
+                                    MakeCallback(+[](std::vector<Time>* t, Ptr<const Packet>) {
+                                        t->push_back(Simulator::Now());
+                                    }).Bind(&arrived));
+    Simulator::Run();
+    ASSERT_EQ(arrived.size(), 3u);
+    const Time serialization = Seconds((8u + 12 + payload + 4 + 2) * 8.0 / 200e9);
+    EXPECT_EQ(arrived[0] - sent[0], serialization + NanoSeconds(35));
+    EXPECT_EQ(arrived[1] - sent[1], serialization + NanoSeconds(120));
+    EXPECT_EQ(arrived[2] - sent[2], serialization + NanoSeconds(400));
+}
+
 TEST_F(IbLinkTest, ALongCableDeliversManyPacketsInFlightInOrder)
 {
     // 1 km: 5 us one way. The receiver's 64 KB of credits cover 15 packets of 4 KB (65
