@@ -50,6 +50,31 @@ MakeLink(IbHelper& helper)
     return l;
 }
 
+/// @return an RC SEND-only packet of @p payload bytes from port a to port b, sealed
+Ptr<Packet>
+SealedSend(const Link& l, uint32_t payload)
+{
+    Ptr<Packet> p = Create<Packet>(payload);
+    IbLrhHeader lrh;
+    lrh.SetDlid(l.b->GetLid());
+    lrh.SetSlid(l.a->GetLid());
+    IbBthHeader bth;
+    bth.SetOpcode(IbOpcode::RC_SEND_ONLY);
+    IbPacket::Seal(p, lrh, nullptr, bth, payload);
+    return p;
+}
+
+/// @return an error model that corrupts 5 % of the packets (seeded)
+Ptr<RateErrorModel>
+FivePercentPacketErrors()
+{
+    Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+    em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
+    em->SetAttribute("ErrorRate", DoubleValue(0.05));
+    em->AssignStreams(7);
+    return em;
+}
+
 /// Receive-side statistics, gathered from MacRx.
 struct RxStats
 {
@@ -255,13 +280,7 @@ TEST_F(IbLinkTest, ArrivalTimeIsSerializationPlusPropagation)
     Time arrivedAt;
     uint32_t wireBytes = 0;
     Simulator::Schedule(MicroSeconds(1), [&]() {
-        Ptr<Packet> p = Create<Packet>(payload);
-        IbLrhHeader lrh;
-        lrh.SetDlid(l.b->GetLid());
-        lrh.SetSlid(l.a->GetLid());
-        IbBthHeader bth;
-        bth.SetOpcode(IbOpcode::RC_SEND_ONLY);
-        IbPacket::Seal(p, lrh, nullptr, bth, payload);
+        Ptr<Packet> p = SealedSend(l, payload);
         wireBytes = p->GetSize();
         sentAt = Simulator::Now();
         l.a->SendIbPacket(p);
@@ -290,15 +309,8 @@ TEST_F(IbLinkTest, ACableLengthOrDelaySetAfterAttachTimesTheNextPacket)
     std::vector<Time> sent;
     std::vector<Time> arrived;
     auto send = [&]() {
-        Ptr<Packet> p = Create<Packet>(payload);
-        IbLrhHeader lrh;
-        lrh.SetDlid(l.b->GetLid());
-        lrh.SetSlid(l.a->GetLid());
-        IbBthHeader bth;
-        bth.SetOpcode(IbOpcode::RC_SEND_ONLY);
-        IbPacket::Seal(p, lrh, nullptr, bth, payload);
         sent.push_back(Simulator::Now());
-        l.a->SendIbPacket(p);
+        l.a->SendIbPacket(SealedSend(l, payload));
     };
     Simulator::Schedule(MicroSeconds(1), send);
     // Back to a plain delay (Length 0), then a longer one, each with nothing in flight.
@@ -770,11 +782,7 @@ TEST_F(IbLinkTest, CorruptedPacketsAreDroppedCountedAndCreditsReturn)
 {
     IbHelper helper;
     Link l = MakeLink(helper);
-    Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
-    em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
-    em->SetAttribute("ErrorRate", DoubleValue(0.05));
-    em->AssignStreams(7);
-    l.b->SetReceiveErrorModel(em);
+    l.b->SetReceiveErrorModel(FivePercentPacketErrors());
     RxStats rx;
     uint64_t rxDrops = 0;
     l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
@@ -796,10 +804,7 @@ TEST_F(IbLinkTest, TheReceiveErrorModelAttributeSetsTheModelAndTheSetterClearsIt
 {
     IbHelper helper;
     Link l = MakeLink(helper);
-    Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
-    em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
-    em->SetAttribute("ErrorRate", DoubleValue(0.05));
-    em->AssignStreams(7);
+    Ptr<RateErrorModel> em = FivePercentPacketErrors();
     l.b->SetAttribute("ReceiveErrorModel", PointerValue(em));
     PointerValue got;
     l.b->GetAttribute("ReceiveErrorModel", got);
