@@ -568,6 +568,16 @@ IbNetDevice::SetTxReadyCallback(TxReadyCallback cb)
 }
 
 void
+IbNetDevice::CheckWireSize(uint32_t bytes, const char* what) const
+{
+    NS_ABORT_MSG_IF(bytes > 0xFFFF,
+                    "IbNetDevice on node " << m_node->GetId() << ": " << what << " a packet of "
+                                           << bytes
+                                           << " bytes; IBA packets are at most 4 KB of payload "
+                                              "plus headers (split the data by the MTU)");
+}
+
+void
 IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
                               uint8_t vl,
                               IbNetDevice* inPort,
@@ -577,11 +587,7 @@ IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
 {
     NS_ASSERT(bytes == 0 || bytes == packet->GetSize());
     const uint32_t size = bytes != 0 ? bytes : packet->GetSize();
-    NS_ABORT_MSG_IF(size > 0xFFFF,
-                    "IbNetDevice on node " << m_node->GetId() << ": a switch forwards a packet of "
-                                           << size
-                                           << " bytes; IBA packets are at most 4 KB of payload "
-                                              "plus headers (split the data by the MTU)");
+    CheckWireSize(size, "a switch forwards");
     const uint32_t head = IbPacket::PeekHead(*packet);
     EnqueueForwarded(IbOwnedPacket(packet), vl, inPort, inVl, earliestStart, size, head);
 }
@@ -840,7 +846,7 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
     if (vl != currentVl)
     {
         IbPacket::SetVl(packet, vl);
-        head = (head & 0x0FFFFFFFu) | (static_cast<uint32_t>(vl) << 28);
+        head = IbPacket::HeadWithVl(head, vl);
     }
     FireIfConnected(m_watched & WATCH_MAC_TX, m_macTxTrace, packet);
     q.queue.Push({IbOwnedPacket(packet), head, static_cast<uint16_t>(bytes), 0, nullptr, Time()});
@@ -1063,10 +1069,7 @@ IbNetDevice::ReceiveFromChannel(Ptr<Packet> packet, bool linkPacket)
     const uint32_t bytes = packet->GetSize();
     // The cable and the transmit queues carry sizes in 16 bits (IBA packets are at most
     // 4 KB plus headers); only a packet from another MPI rank enters here unchecked.
-    NS_ABORT_MSG_IF(bytes > 0xFFFF,
-                    "IbNetDevice on node " << m_node->GetId() << " received a packet of " << bytes
-                                           << " bytes; IBA packets are at most 4 KB of payload "
-                                              "plus headers (split the data by the MTU)");
+    CheckWireSize(bytes, "received");
     ReceiveData(IbOwnedPacket(packet), head, bytes);
 }
 

@@ -9,6 +9,7 @@
 #include "ib-fifo.h"
 #include "ib-link-rate.h"
 #include "ib-owned-packet.h"
+#include "ib-packet.h"
 #include "ib-traced-callback.h"
 #include "ib-vl-arbiter.h"
 
@@ -333,7 +334,7 @@ class IbNetDevice : public NetDevice
         /// @return the credit blocks it occupies
         uint16_t Blocks() const
         {
-            return static_cast<uint16_t>((bytes + 63u) / 64u);
+            return static_cast<uint16_t>(IbPacket::Blocks(bytes));
         }
     };
 
@@ -376,6 +377,13 @@ class IbNetDevice : public NetDevice
      * @param bytes its size
      */
     void ReceiveData(IbOwnedPacket packet, uint32_t head, uint32_t bytes);
+    /**
+     * Abort, naming this port, if a packet is too large for the 16-bit sizes the cable
+     * and the transmit queues carry (IBA packets are at most 4 KB plus headers).
+     * @param bytes the packet's size
+     * @param what what the port is doing with it ("received", ...)
+     */
+    void CheckWireSize(uint32_t bytes, const char* what) const;
     /**
      * Start the next transmission if the transmitter is free: first any pending
      * flow-control packets, then VL15, then the data VL the arbiter picks.

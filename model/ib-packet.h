@@ -112,6 +112,16 @@ class IbPacket
     static uint32_t PeekHead(const Packet& p);
 
     /**
+     * @param head a data packet's first four bytes (PeekHead)
+     * @param vl a VL
+     * @return @p head with its VL field (bits 31-28) set to @p vl
+     */
+    static uint32_t HeadWithVl(uint32_t head, uint8_t vl)
+    {
+        return (head & 0x0FFFFFFFu) | (static_cast<uint32_t>(vl & 0xF) << 28);
+    }
+
+    /**
      * Rewrite the LRH VL field of a sealed packet and update its VCRC (not its ICRC,
      * which does not cover VL). Costs a few buffer operations and O(log n) table
      * look-ups, independent of the payload size.

@@ -369,7 +369,7 @@ IbSwitch::Forward(uint8_t inPort,
     if (outVl != vl)
     {
         IbPacket::SetVl(owned.Share(), outVl);
-        head = (head & 0x0FFFFFFFu) | (static_cast<uint32_t>(outVl) << 28);
+        head = IbPacket::HeadWithVl(head, outVl);
     }
     InEntry e;
     e.bytes = bytes;

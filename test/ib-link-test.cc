@@ -875,6 +875,20 @@ TEST_F(IbLinkTest, RawDatagramsCarryNs3ProtocolsByEtherType)
 
 // ----------------------------------------------------------------------------- user errors
 
+TEST(IbLinkUserErrors, APacketLargerThanIbaAllowsIsRefusedWithItsSize)
+{
+    // Sizes travel in 16 bits beside the packet: a larger one (from another MPI rank, or
+    // injected into a switch) is refused, not truncated.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    EXPECT_DEATH(l.b->ReceiveFromChannel(Create<Packet>(70000), false),
+                 "received a packet of 70000 bytes; IBA packets are at most 4 KB");
+    EXPECT_DEATH(l.b->EnqueueForwarded(Create<Packet>(70000), 0, nullptr, 0, Time(0)),
+                 "a switch forwards a packet of 70000 bytes");
+    Simulator::Destroy();
+}
+
 TEST(IbLinkUserErrors, BadAttributeValuesNameTheInputAndTheFix)
 {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
