@@ -243,9 +243,7 @@ IbChannel::Direction::SendFlowControl(const IbFlowControlHeader& fc, Time txEnd)
     // Only the fields cross; Arrive builds the packet if the receiver's FlowControlRx
     // trace is connected then.
     InFlight item;
-    item.head = (static_cast<uint32_t>(fc.GetOp() & 0xF) << 28) |
-                (static_cast<uint32_t>(fc.GetFctbs() & 0xFFF) << 16) |
-                (static_cast<uint32_t>(fc.GetVl() & 0xF) << 12) | (fc.GetFccl() & 0xFFFu);
+    item.head = fc.GetFirstWord();
     item.linkPacket = true;
     Launch(txEnd + arrivalDelay, std::move(item));
 }
@@ -281,14 +279,14 @@ IbChannel::Direction::Arrive()
         dst->ReceiveFromChannel(item.packet.Release(), true);
         return;
     }
-    const uint8_t vl = (item.head >> 12) & 0xF;
-    const uint16_t fctbs = (item.head >> 16) & 0xFFF;
-    const uint16_t fccl = item.head & 0xFFF;
+    const uint8_t vl = IbFlowControlHeader::VlOf(item.head);
+    const uint16_t fctbs = IbFlowControlHeader::FctbsOf(item.head);
+    const uint16_t fccl = IbFlowControlHeader::FcclOf(item.head);
     if (dst->m_watched & IbNetDevice::WATCH_FC_RX)
     {
         // Someone watches it arrive: the packet the fields stand for.
         IbFlowControlHeader fc;
-        fc.SetOp(item.head >> 28);
+        fc.SetOp(IbFlowControlHeader::OpOf(item.head));
         fc.SetFctbs(fctbs);
         fc.SetVl(vl);
         fc.SetFccl(fccl);

@@ -50,13 +50,22 @@ IbFlowControlHeader::GetSerializedSize() const
     return SIZE;
 }
 
+uint32_t
+IbFlowControlHeader::GetFirstWord() const
+{
+    return (static_cast<uint32_t>(m_op & 0xF) << 28) |
+           (static_cast<uint32_t>(m_fctbs & 0xFFF) << 16) |
+           (static_cast<uint32_t>(m_vl & 0xF) << 12) | (m_fccl & 0xFFFu);
+}
+
 void
 IbFlowControlHeader::FirstFourBytes(uint8_t* out) const
 {
-    out[0] = static_cast<uint8_t>((m_op << 4) | (m_fctbs >> 8));
-    out[1] = static_cast<uint8_t>(m_fctbs & 0xFF);
-    out[2] = static_cast<uint8_t>((m_vl << 4) | (m_fccl >> 8));
-    out[3] = static_cast<uint8_t>(m_fccl & 0xFF);
+    const uint32_t word = GetFirstWord();
+    out[0] = static_cast<uint8_t>(word >> 24);
+    out[1] = static_cast<uint8_t>(word >> 16);
+    out[2] = static_cast<uint8_t>(word >> 8);
+    out[3] = static_cast<uint8_t>(word);
 }
 
 uint16_t
@@ -85,12 +94,11 @@ IbFlowControlHeader::Deserialize(Buffer::Iterator start)
                                                   << " left");
         return 0;
     }
-    uint16_t word = start.ReadNtohU16();
-    m_op = static_cast<uint8_t>(word >> 12);
-    m_fctbs = word & 0x0FFF;
-    word = start.ReadNtohU16();
-    m_vl = static_cast<uint8_t>(word >> 12);
-    m_fccl = word & 0x0FFF;
+    const uint32_t word = start.ReadNtohU32();
+    m_op = OpOf(word);
+    m_fctbs = FctbsOf(word);
+    m_vl = VlOf(word);
+    m_fccl = FcclOf(word);
     m_lpcrc = start.ReadLsbtohU16();
     m_lpcrcReceived = true;
     return SIZE;

@@ -118,6 +118,37 @@ class IbFlowControlHeader : public Header
      */
     bool IsLpcrcValid() const;
 
+    /**
+     * @brief The packet's first four bytes as one big-endian number: Op (bits 31-28),
+     * FCTBS (27-16), VL (15-12), FCCL (11-0). IbChannel carries it instead of a packet.
+     * @return the word
+     */
+    uint32_t GetFirstWord() const;
+
+    /// @param word a first word (GetFirstWord) @return its Op
+    static uint8_t OpOf(uint32_t word)
+    {
+        return static_cast<uint8_t>(word >> 28);
+    }
+
+    /// @param word a first word (GetFirstWord) @return its FCTBS
+    static uint16_t FctbsOf(uint32_t word)
+    {
+        return static_cast<uint16_t>((word >> 16) & 0xFFF);
+    }
+
+    /// @param word a first word (GetFirstWord) @return its VL
+    static uint8_t VlOf(uint32_t word)
+    {
+        return static_cast<uint8_t>((word >> 12) & 0xF);
+    }
+
+    /// @param word a first word (GetFirstWord) @return its FCCL
+    static uint16_t FcclOf(uint32_t word)
+    {
+        return static_cast<uint16_t>(word & 0xFFF);
+    }
+
   private:
     /**
      * @brief Write the first 4 bytes (Op, FCTBS, VL, FCCL) of the packet.

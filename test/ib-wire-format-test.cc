@@ -551,6 +551,13 @@ TEST(IbWireFormat, FlowControlBytes)
     EXPECT_EQ(SerializeHeader(h), expected);
     EXPECT_EQ(h.GetLpcrc(), lpcrc);
     EXPECT_TRUE(h.IsLpcrcValid());
+    // The word a cable carries instead of the packet is the same four bytes.
+    const uint32_t word = h.GetFirstWord();
+    EXPECT_EQ(word, 0x1ABC7123u);
+    EXPECT_EQ(IbFlowControlHeader::OpOf(word), IbFlowControlHeader::OP_INIT);
+    EXPECT_EQ(IbFlowControlHeader::FctbsOf(word), 0xABC);
+    EXPECT_EQ(IbFlowControlHeader::VlOf(word), 7);
+    EXPECT_EQ(IbFlowControlHeader::FcclOf(word), 0x123);
 }
 
 TEST(IbWireFormat, Defaults)
