@@ -7,6 +7,7 @@
 #include "ib-flow-control-header.h"
 #include "ib-net-device.h"
 #include "ib-packet.h"
+#include "ib-timing-wheel-scheduler.h"
 
 #include "ns3/double.h"
 #include "ns3/log.h"
@@ -262,6 +263,8 @@ IbChannel::Direction::Launch(Time delay, InFlight&& item)
     lastArrival = at;
     Push(std::move(item));
     Ref(); // the scheduler's reference, dropped after the event ran
+    // Arrive reads the receiving port's first lines: on a large fabric, long out of the cache.
+    IbTimingWheelScheduler::PrefetchHint(dst, 2);
     Simulator::ScheduleWithContext(context, delay, this);
 }
 

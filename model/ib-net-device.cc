@@ -12,6 +12,7 @@
 #include "ib-packet.h"
 #include "ib-rwh-header.h"
 #include "ib-switch.h"
+#include "ib-timing-wheel-scheduler.h"
 
 #include "ns3/data-rate.h"
 #include "ns3/error-model.h"
@@ -951,6 +952,11 @@ IbNetDevice::TrySend()
         FireIfConnected(m_watched & WATCH_PHY_TX_BEGIN, m_phyTxBeginTrace, p);
         FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, p);
         FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
+    }
+    if (item.releasePort != nullptr)
+    {
+        // TransmitComplete releases the packet's input buffer on that port.
+        IbTimingWheelScheduler::PrefetchHint(item.releasePort, 2);
     }
     Simulator::Schedule(txEnd, m_txCompleteEvent);
     // The packet stays with the port until the end of serialization only for PhyTxEnd,

@@ -10,6 +10,7 @@
 #include "ns3/assert.h"
 #include "ns3/log.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace ns3
@@ -51,7 +52,8 @@ IbTimingWheelScheduler::GetTypeId()
 }
 
 IbTimingWheelScheduler::IbTimingWheelScheduler()
-    : m_heapFirst(kNever),
+    : m_wheelFirst(kNever),
+      m_heapFirst(kNever),
       m_free(kNone),
       m_far(CreateObject<IbHeapScheduler>())
 {
@@ -99,7 +101,7 @@ IbTimingWheelScheduler::FreeChunk(uint32_t c)
 }
 
 void
-IbTimingWheelScheduler::Append(uint64_t ts, Slot s)
+IbTimingWheelScheduler::Append(uint64_t ts, const Slot& s)
 {
     Bucket& b = BucketOf(ts);
     if (b.head == kNone)
@@ -121,6 +123,7 @@ IbTimingWheelScheduler::Append(uint64_t ts, Slot s)
                   "events of one time step must come in uid order");
     m_pool[b.tail].slot[b.end++] = s;
     ++m_inWheel;
+    m_wheelFirst = std::min(m_wheelFirst, ts);
 }
 
 void
@@ -182,8 +185,34 @@ IbTimingWheelScheduler::Refill()
     while (m_heapFirst < limit)
     {
         const Event ev = m_far->RemoveNext();
-        Append(ev.key.m_ts, Slot{ev.impl, ev.key.m_uid, ev.key.m_context});
+        Append(ev.key.m_ts, Slot{ev.impl, 0, ev.key.m_uid, ev.key.m_context});
         UpdateHeapFirst();
+    }
+}
+
+void
+IbTimingWheelScheduler::PrefetchFirst()
+{
+    if (m_inWheel == 0)
+    {
+        return;
+    }
+    const Bucket& b = BucketOf(m_wheelFirst);
+    const Slot& next = m_pool[b.head].slot[b.first];
+    __builtin_prefetch(next.impl);
+    const uintptr_t lines = next.hint & 63;
+    if (lines != 0)
+    {
+        const auto* line = reinterpret_cast<const char*>(next.hint & ~uintptr_t{63});
+        __builtin_prefetch(line);
+        if (lines > 1)
+        {
+            __builtin_prefetch(line + 64);
+            for (uintptr_t i = 2; i < lines; ++i)
+            {
+                __builtin_prefetch(line + 64 * i);
+            }
+        }
     }
 }
 
@@ -193,7 +222,7 @@ IbTimingWheelScheduler::Insert(const Event& ev)
     NS_ASSERT_MSG(ev.key.m_ts >= m_base, "an event before the last one removed");
     if (ev.key.m_ts - m_base < SPAN)
     {
-        Append(ev.key.m_ts, Slot{ev.impl, ev.key.m_uid, ev.key.m_context});
+        Append(ev.key.m_ts, Slot{ev.impl, s_hint, ev.key.m_uid, ev.key.m_context});
     }
     else
     {
@@ -203,6 +232,7 @@ IbTimingWheelScheduler::Insert(const Event& ev)
             m_heapFirst = ev.key.m_ts;
         }
     }
+    s_hint = 0;
 }
 
 bool
@@ -219,10 +249,10 @@ IbTimingWheelScheduler::PeekNext() const
     {
         return m_far->PeekNext();
     }
-    const uint64_t ts = FirstTimeInWheel();
-    const Bucket& b = m_buckets[ts & (SPAN - 1)];
+    NS_ASSERT(m_wheelFirst == FirstTimeInWheel());
+    const Bucket& b = m_buckets[m_wheelFirst & (SPAN - 1)];
     const Slot& s = m_pool[b.head].slot[b.first];
-    return EventOf(ts, s);
+    return EventOf(m_wheelFirst, s);
 }
 
 Scheduler::Event
@@ -239,20 +269,25 @@ IbTimingWheelScheduler::RemoveNext()
         if (m_heapFirst - m_base < SPAN)
         {
             Refill();
+            PrefetchFirst();
         }
         return first;
     }
-    const uint64_t ts = FirstTimeInWheel();
+    const uint64_t ts = m_wheelFirst;
+    NS_ASSERT(ts == FirstTimeInWheel());
     Bucket& b = BucketOf(ts);
     Chunk& c = m_pool[b.head];
     const Slot s = c.slot[b.first++];
     --m_inWheel;
+    const bool moved = ts != m_base;
+    m_base = ts;
     if (b.head == b.tail)
     {
         if (b.first == b.end)
         {
             FreeChunk(b.head);
             MarkEmpty(ts);
+            m_wheelFirst = m_inWheel > 0 ? FirstTimeInWheel() : kNever;
         }
     }
     else if (b.first == CHUNK_SLOTS)
@@ -262,14 +297,11 @@ IbTimingWheelScheduler::RemoveNext()
         b.head = next;
         b.first = 0;
     }
-    if (ts != m_base)
+    if (moved && m_heapFirst - m_base < SPAN)
     {
-        m_base = ts;
-        if (m_heapFirst - m_base < SPAN)
-        {
-            Refill();
-        }
+        Refill();
     }
+    PrefetchFirst();
     return EventOf(ts, s);
 }
 
@@ -316,6 +348,7 @@ IbTimingWheelScheduler::Remove(const Event& ev)
     {
         Append(ts, s);
     }
+    m_wheelFirst = m_inWheel > 0 ? FirstTimeInWheel() : kNever;
 }
 
 } // namespace ns3

@@ -43,6 +43,13 @@ class IbHeapScheduler;
  * further away in steps, more of them go through the heap, and the scheduler costs about
  * what ns3::IbHeapScheduler does; the order is the same.
  *
+ * Events run one after another, each waiting for the memory it reads; on a large fabric
+ * most of that memory (the receiving port, the input buffer to release) is no longer in
+ * the cache. Whoever schedules an event can name, with PrefetchHint, the cache lines its
+ * handler will read first; when that event becomes the next one, RemoveNext prefetches
+ * them (and the event object itself), so that they load while the current event runs.
+ * Hints change no result: they are not read otherwise, and other schedulers ignore them.
+ *
  * Select it before the simulation starts:
  * `GlobalValue::Bind("SchedulerType", StringValue("ns3::IbTimingWheelScheduler"))` or
  * `--SchedulerType=ns3::IbTimingWheelScheduler`. Remove (Simulator::Remove) scans the
@@ -72,17 +79,32 @@ class IbTimingWheelScheduler : public Scheduler
     Event RemoveNext() override;
     void Remove(const Event& ev) override;
 
+    /**
+     * Name the memory the handler of the next event inserted (by the next Schedule call,
+     * whatever its scheduler) reads first. This scheduler prefetches it when that event
+     * becomes the next one to run; other schedulers never read it, and a hint for an
+     * event that goes to the heap (due SPAN steps or more ahead) is dropped. A prefetch
+     * never faults: a stale or wrong hint costs memory bandwidth, never a result.
+     * @param address the first byte
+     * @param lines how many cache lines from the one holding @p address (at most 63)
+     */
+    static void PrefetchHint(const void* address, uint32_t lines)
+    {
+        s_hint = (reinterpret_cast<uintptr_t>(address) & ~uintptr_t{63}) | (lines & 63);
+    }
+
   private:
     /// An event in a bucket; its time is the bucket's.
     struct Slot
     {
         EventImpl* impl;  //!< the event
+        uintptr_t hint;   //!< PrefetchHint: line address | line count, or 0
         uint32_t uid;     //!< its uid
         uint32_t context; //!< its context
     };
 
     /// Slots per chunk: a chunk is two cache lines.
-    static constexpr uint32_t CHUNK_SLOTS = 7;
+    static constexpr uint32_t CHUNK_SLOTS = 5;
 
     /// A bucket's events are a list of chunks, from a pool shared by all buckets.
     struct alignas(64) Chunk
@@ -90,6 +112,8 @@ class IbTimingWheelScheduler : public Scheduler
         Slot slot[CHUNK_SLOTS]; //!< the events, oldest first
         uint32_t next;          //!< the next chunk of the bucket, or of the free list
     };
+
+    static_assert(sizeof(Slot) == 24 && sizeof(Chunk) == 128, "a chunk is two cache lines");
 
     /// The events of one time step: chunks head .. tail, none when the bucket is empty.
     struct Bucket
@@ -107,7 +131,7 @@ class IbTimingWheelScheduler : public Scheduler
      * @param ts a time step in [m_base, m_base + SPAN)
      * @param s the event at that time: the last so far
      */
-    void Append(uint64_t ts, Slot s);
+    void Append(uint64_t ts, const Slot& s);
     /**
      * @return a free chunk's index (the pool grows when none is free)
      */
@@ -138,6 +162,8 @@ class IbTimingWheelScheduler : public Scheduler
      * Move the heap's events due before m_base + SPAN into the wheel.
      */
     void Refill();
+    /// Prefetch the wheel's first event (the next to run) and the memory of its hint.
+    void PrefetchFirst();
 
     /**
      * @param ts a time step
@@ -148,7 +174,11 @@ class IbTimingWheelScheduler : public Scheduler
         return m_buckets[ts & (SPAN - 1)];
     }
 
+    /// The hint for the next Insert (PrefetchHint): one simulator, one thread, per process.
+    static inline uintptr_t s_hint{0};
+
     uint64_t m_base{0};                   //!< the wheel holds events due in [m_base, m_base + SPAN)
+    uint64_t m_wheelFirst;                //!< the time of the wheel's first event; max if empty
     uint64_t m_heapFirst;                 //!< the time of the heap's first event; max if empty
     uint64_t m_summary{0};                //!< bit w: m_used[w] is not zero
     uint64_t m_inWheel{0};                //!< events in the wheel
