@@ -11,7 +11,9 @@
  *               IPv4 routers and a UDP stream of the same packet size and rate
  *   scaling     3-level fat trees (radix 16) of 16 to 1024 hosts, ftree routing, a shift
  *               permutation (congestion-free, so every size carries the same load per
- *               host); the wall time per packet-hop should stay flat as the fabric grows
+ *               host); the wall time per packet-hop should stay flat as the fabric grows.
+ *               The sweep runs --scalingRounds times (default 3); each round's spread is
+ *               printed, and the spread of the fastest run of each size
  *   build       a 4096-host 3-level fat tree (radix 32): build, assign LIDs and route;
  *               wall time and resident memory
  *   allreduce   a ring allreduce (float sum, RDMA, 256 KiB chunks) on a 3-level fat tree
@@ -189,6 +191,7 @@ BenchIbChain(uint32_t switches, Time duration, uint32_t payload)
     Result r;
     r.scenario = "link-chain";
     r.model = "infiniband";
+    IbHelper::ResetLidAllocation(); // each scenario is a subnet of its own
     IbHelper ib;
     ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
     ib.SetDeviceAttribute("NumDataVls", UintegerValue(1));
@@ -289,6 +292,7 @@ BenchIbFatTree(const IbTopology& topology, Time duration, uint32_t payload, uint
     IbFabricHelper fh;
     fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
     fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbHelper::ResetLidAllocation(); // each scenario is a subnet of its own
     IbFabric f = fh.Build(topology);
     ObjectFactory attrs;
     attrs.SetTypeId("ns3::IbRawTrafficApplication");
@@ -396,6 +400,7 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
     IbFabricHelper fh;
     fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
     fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbHelper::ResetLidAllocation(); // each scenario is a subnet of its own
     IbFabric f = fh.Build(t);
     ObjectFactory attrs;
     attrs.SetTypeId("ns3::IbRawTrafficApplication");
@@ -455,6 +460,7 @@ BenchAllreduce(uint32_t hosts, uint64_t bytes, const std::string& csv)
     const IbTopology t = IbTopologyBuilder::FatTree3Level(16, hosts, 1.0, IbLinkRate::HDR, 4);
     IbFabricHelper fh;
     fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbHelper::ResetLidAllocation(); // each scenario is a subnet of its own
     IbFabric f = fh.Build(t);
     CollectiveHelper helper;
     helper.SetAlgorithm("ring");
@@ -513,6 +519,7 @@ BenchBuild(uint32_t hosts, uint32_t radix, const std::string& csv)
     IbFabricHelper fh;
     fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
     fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbHelper::ResetLidAllocation(); // each scenario is a subnet of its own
     IbFabric f = fh.Build(t);
     const auto t1 = std::chrono::steady_clock::now();
     Result r;
