@@ -103,6 +103,7 @@ IbTimingWheelScheduler::FreeChunk(uint32_t c)
 void
 IbTimingWheelScheduler::Append(uint64_t ts, const Slot& s)
 {
+    // s is a copy the caller holds, never a slot of m_pool, which AllocChunk may move.
     Bucket& b = BucketOf(ts);
     if (b.head == kNone)
     {
@@ -198,21 +199,13 @@ IbTimingWheelScheduler::PrefetchFirst()
         return;
     }
     const Bucket& b = BucketOf(m_wheelFirst);
+    NS_ASSERT(b.head != kNone && b.first < (b.head == b.tail ? b.end : CHUNK_SLOTS));
     const Slot& next = m_pool[b.head].slot[b.first];
     __builtin_prefetch(next.impl);
-    const uintptr_t lines = next.hint & 63;
-    if (lines != 0)
+    const uintptr_t line = next.hint & ~uintptr_t{63};
+    for (uintptr_t i = 0; i < (next.hint & 63); ++i)
     {
-        const auto* line = reinterpret_cast<const char*>(next.hint & ~uintptr_t{63});
-        __builtin_prefetch(line);
-        if (lines > 1)
-        {
-            __builtin_prefetch(line + 64);
-            for (uintptr_t i = 2; i < lines; ++i)
-            {
-                __builtin_prefetch(line + 64 * i);
-            }
-        }
+        __builtin_prefetch(reinterpret_cast<const void*>(line + 64 * i));
     }
 }
 
@@ -222,7 +215,9 @@ IbTimingWheelScheduler::Insert(const Event& ev)
     NS_ASSERT_MSG(ev.key.m_ts >= m_base, "an event before the last one removed");
     if (ev.key.m_ts - m_base < SPAN)
     {
-        Append(ev.key.m_ts, Slot{ev.impl, s_hint, ev.key.m_uid, ev.key.m_context});
+        Append(
+            ev.key.m_ts,
+            Slot{ev.impl, m_hint.load(std::memory_order_relaxed), ev.key.m_uid, ev.key.m_context});
     }
     else
     {
@@ -232,7 +227,7 @@ IbTimingWheelScheduler::Insert(const Event& ev)
             m_heapFirst = ev.key.m_ts;
         }
     }
-    s_hint = 0;
+    m_hint.store(0, std::memory_order_relaxed);
 }
 
 bool

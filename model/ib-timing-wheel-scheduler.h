@@ -5,10 +5,12 @@
 #ifndef IB_TIMING_WHEEL_SCHEDULER_H
 #define IB_TIMING_WHEEL_SCHEDULER_H
 
+#include "ns3/abort.h"
 #include "ns3/ptr.h"
 #include "ns3/scheduler.h"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -44,10 +46,10 @@ class IbHeapScheduler;
  * what ns3::IbHeapScheduler does; the order is the same.
  *
  * Events run one after another, each waiting for the memory it reads; on a large fabric
- * most of that memory (the receiving port, the input buffer to release) is no longer in
- * the cache. Whoever schedules an event can name, with PrefetchHint, the cache lines its
- * handler will read first; when that event becomes the next one, RemoveNext prefetches
- * them (and the event object itself), so that they load while the current event runs.
+ * most of that memory (the receiving port, the input port whose buffer a transmission
+ * releases) is no longer in the cache. Whoever schedules an event can name, with PrefetchHint, the
+ * cache lines its handler will read first; when that event becomes the next one, RemoveNext
+ * prefetches them (and the event object itself), so that they load while the current event runs.
  * Hints change no result: they are not read otherwise, and other schedulers ignore them.
  *
  * Select it before the simulation starts:
@@ -90,7 +92,10 @@ class IbTimingWheelScheduler : public Scheduler
      */
     static void PrefetchHint(const void* address, uint32_t lines)
     {
-        s_hint = (reinterpret_cast<uintptr_t>(address) & ~uintptr_t{63}) | (lines & 63);
+        NS_ABORT_MSG_IF(lines > 63,
+                        "IbTimingWheelScheduler::PrefetchHint: " << lines << " lines; at most 63");
+        m_hint.store((reinterpret_cast<uintptr_t>(address) & ~uintptr_t{63}) | lines,
+                     std::memory_order_relaxed);
     }
 
   private:
@@ -174,8 +179,9 @@ class IbTimingWheelScheduler : public Scheduler
         return m_buckets[ts & (SPAN - 1)];
     }
 
-    /// The hint for the next Insert (PrefetchHint): one simulator, one thread, per process.
-    static inline uintptr_t s_hint{0};
+    /// The hint for the next Insert (PrefetchHint). Atomic because the real-time simulator
+    /// inserts from other threads too; relaxed: a hint on the wrong event changes no result.
+    static inline std::atomic<uintptr_t> m_hint{0};
 
     uint64_t m_base{0};                   //!< the wheel holds events due in [m_base, m_base + SPAN)
     uint64_t m_wheelFirst;                //!< the time of the wheel's first event; max if empty
