@@ -50,9 +50,12 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <numeric>
+#include <random>
 #include <sstream>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace ns3;
 
@@ -101,6 +104,42 @@ CpuSeconds()
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
            ru.ru_stime.tv_usec * 1e-6;
+}
+
+/**
+ * What the machine's other tenants leave of its memory system right now: the time per load
+ * of a random walk through 8 MB, about the 1024-host fabric's hot state (a single cycle;
+ * each load's address comes from the one before, like a chain of cache misses in a
+ * fabric's events). About 15 ns when 8 MB fit in this process's share of the L3, 100 ns
+ * and more when they do not: the neighbours' load on the shared L3 decides which.
+ * @return nanoseconds per load
+ */
+double
+MemoryProbeNs()
+{
+    constexpr uint32_t entries = (8u << 20) / sizeof(uint32_t);
+    std::vector<uint32_t> next(entries);
+    std::iota(next.begin(), next.end(), 0u);
+    std::mt19937 rng(7);
+    for (uint32_t i = entries - 1; i > 0; --i) // Sattolo: one cycle through every entry
+    {
+        std::swap(next[i], next[rng() % i]);
+    }
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < entries / 4; ++k) // warm up: pages mapped, caches filled
+    {
+        at = next[at];
+    }
+    constexpr uint32_t loads = 4000000;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (uint32_t k = 0; k < loads; ++k)
+    {
+        at = next[at];
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    volatile uint32_t sink = at; // keep the walk
+    (void)sink;
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / loads;
 }
 
 long
@@ -683,10 +722,15 @@ main(int argc, char* argv[])
         // amounts from one minute to the next, never speed them up, so the fastest round of
         // each size is the best estimate of what the model costs. Every run is printed.
         std::vector<std::vector<Result>> rounds(scalingRounds);
+        std::vector<double> probes;
         for (auto& sweep : rounds)
         {
             for (uint32_t hosts : sizes)
             {
+                if (hosts == sizes.back())
+                {
+                    probes.push_back(MemoryProbeNs());
+                }
                 sweep.push_back(BenchScaling(hosts, scalingHops, payload));
                 run(sweep.back());
             }
@@ -711,7 +755,9 @@ main(int argc, char* argv[])
         {
             std::cout << "scaling, round " << k + 1 << ": wall time per packet-hop from "
                       << spread(rounds[k], false) << ", CPU time per packet-hop from "
-                      << spread(rounds[k], true) << "\n";
+                      << spread(rounds[k], true) << "; memory probe before the " << sizes.back()
+                      << "-host run " << std::setprecision(1) << probes[k]
+                      << " ns per load (8 MB random walk)\n";
         }
         if (rounds.size() > 1)
         {
