@@ -31,6 +31,17 @@ namespace
 /// Next LID handed out to a port that has none.
 uint16_t g_nextLid = 1;
 
+/// Simulator::Destroy restarts the allocation (ForgetLids is scheduled for it).
+bool g_forgetAtDestroy = false;
+
+/// The simulation's nodes are gone: the next one's ports are a new subnet, from LID 1.
+void
+ForgetLids()
+{
+    g_nextLid = 1;
+    g_forgetAtDestroy = false;
+}
+
 /**
  * Write one InfiniBand packet as an ERF record.
  * @param file the pcap file
@@ -76,6 +87,11 @@ IbHelper::InstallPort(Ptr<Node> node) const
                         "IbHelper: all 49151 unicast LIDs are in use; a subnet has at most "
                         "0xBFFF ports with LMC 0");
         dev->SetLid(g_nextLid++);
+        if (!g_forgetAtDestroy)
+        {
+            Simulator::ScheduleDestroy(&ForgetLids);
+            g_forgetAtDestroy = true;
+        }
     }
     node->AddDevice(dev);
     return dev;

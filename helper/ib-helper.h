@@ -78,7 +78,8 @@ class IbHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevice
      */
     void Connect(Ptr<IbNetDevice> a, Ptr<IbNetDevice> b) const;
 
-    /// Restart automatic LID allocation at 1 (for tests that build several fabrics).
+    /// Restart automatic LID allocation at 1 (for tests that build several fabrics). Every
+    /// Simulator::Destroy does it too: each simulation's ports are numbered from LID 1.
     static void ResetLidAllocation();
 
   private:

@@ -265,3 +265,20 @@ TEST_F(IbFabricTest, LftDumpReadBackThroughFileEngineGivesIdenticalRoutes)
     EXPECT_EQ(AllPairsPackets(f2), uint64_t(n) * (n - 1));
     std::remove(path);
 }
+
+TEST(IbHelperLids, EverySimulationNumbersItsPortsFromLidOne)
+{
+    // A parameter sweep: ports installed in three simulations one after another, with no
+    // IbHelper::ResetLidAllocation in between. Simulator::Destroy restarts the allocation,
+    // so each simulation's ports get LIDs 1, 2, ... (and a sweep never runs out of the
+    // 49151 unicast LIDs; the subnet manager may renumber them afterwards).
+    IbHelper::ResetLidAllocation();
+    for (int run = 0; run < 3; ++run)
+    {
+        IbHelper ib;
+        Ptr<Node> node = CreateObject<Node>();
+        EXPECT_EQ(ib.InstallPort(node)->GetLid(), 1) << "simulation " << run;
+        EXPECT_EQ(ib.InstallPort(node)->GetLid(), 2) << "simulation " << run;
+        Simulator::Destroy();
+    }
+}

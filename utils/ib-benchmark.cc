@@ -231,7 +231,6 @@ BenchIbChain(uint32_t switches, Time duration, uint32_t payload)
     Result r;
     r.scenario = "link-chain";
     r.model = "infiniband";
-    IbHelper::ResetLidAllocation(); // each scenario is a subnet of its own
     IbHelper ib;
     ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
     ib.SetDeviceAttribute("NumDataVls", UintegerValue(1));
@@ -332,7 +331,6 @@ BenchIbFatTree(const IbTopology& topology, Time duration, uint32_t payload, uint
     IbFabricHelper fh;
     fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
     fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
-    IbHelper::ResetLidAllocation(); // each scenario is a subnet of its own
     IbFabric f = fh.Build(topology);
     ObjectFactory attrs;
     attrs.SetTypeId("ns3::IbRawTrafficApplication");
@@ -440,7 +438,6 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
     IbFabricHelper fh;
     fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
     fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
-    IbHelper::ResetLidAllocation(); // each scenario is a subnet of its own
     IbFabric f = fh.Build(t);
     ObjectFactory attrs;
     attrs.SetTypeId("ns3::IbRawTrafficApplication");
@@ -500,7 +497,6 @@ BenchAllreduce(uint32_t hosts, uint64_t bytes, const std::string& csv)
     const IbTopology t = IbTopologyBuilder::FatTree3Level(16, hosts, 1.0, IbLinkRate::HDR, 4);
     IbFabricHelper fh;
     fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
-    IbHelper::ResetLidAllocation(); // each scenario is a subnet of its own
     IbFabric f = fh.Build(t);
     CollectiveHelper helper;
     helper.SetAlgorithm("ring");
@@ -559,7 +555,6 @@ BenchBuild(uint32_t hosts, uint32_t radix, const std::string& csv)
     IbFabricHelper fh;
     fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
     fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
-    IbHelper::ResetLidAllocation(); // each scenario is a subnet of its own
     IbFabric f = fh.Build(t);
     const auto t1 = std::chrono::steady_clock::now();
     Result r;
