@@ -151,6 +151,9 @@ IbRawTrafficApplication::StartApplication()
                         << " is not a unicast LID (1..0xBFFF); set the Dlid attribute to "
                            "the destination port's LID.");
     m_vl = m_device->GetVlForSl(m_sl);
+    // Read once: on a large fabric the LID's line of the port is not in the cache when a
+    // packet is built, and the subnet manager assigns LIDs before applications start.
+    m_slid = m_device->GetLid();
     m_running = true;
     if (m_rate.GetBitRate() == 0)
     {
@@ -188,7 +191,7 @@ IbRawTrafficApplication::SendOne()
     lrh.SetVl(m_vl);
     lrh.SetSl(m_sl);
     lrh.SetDlid(m_dlid);
-    lrh.SetSlid(m_device->GetLid());
+    lrh.SetSlid(m_slid);
     IbBthHeader bth;
     bth.SetOpcode(IbOpcode::RC_SEND_ONLY);
     bth.SetDestQp(m_destQp);

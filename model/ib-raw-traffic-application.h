@@ -26,6 +26,8 @@ class Packet;
  * it keeps QueueTarget packets in the port's transmit queue for that VL and tops it up
  * whenever the port starts a packet, so the link never idles for lack of data.
  * Otherwise it sends at DataRate, counted in wire bytes (headers and CRCs included).
+ * The SLID of every packet is the port's LID when the application starts: assign LIDs
+ * (IbFabricHelper, IbSubnetManager) before that.
  *
  * Received packets are not consumed here: count them at the receiving port's MacRx.
  */
@@ -69,6 +71,7 @@ class IbRawTrafficApplication : public Application
 
     Ptr<IbNetDevice> m_device;                   //!< sending port
     uint16_t m_dlid;                             //!< destination LID
+    uint16_t m_slid{0};                          //!< m_device's LID when the application started
     uint8_t m_sl;                                //!< service level
     uint8_t m_vl;                                //!< VL the SL maps to on m_device
     uint32_t m_payloadSize;                      //!< payload bytes per packet
