@@ -1164,7 +1164,7 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
     }
     if (m_rxDrainRate.GetBitRate() == 0)
     {
-        DeliverUp(packet);
+        DeliverUp(packet, head);
         if (flowControlled)
         {
             ReleaseRxBuffer(vl, blocks);
@@ -1184,7 +1184,7 @@ void
 IbNetDevice::DrainComplete()
 {
     auto [packet, vl] = m_drainQueue.Pop();
-    DeliverUp(packet);
+    DeliverUp(packet, IbPacket::PeekHead(*packet));
     if (vl != VL15)
     {
         ReleaseRxBuffer(vl, IbPacket::Blocks(packet->GetSize()));
@@ -1305,21 +1305,22 @@ IbNetDevice::RefreshFlowControl()
 }
 
 void
-IbNetDevice::DeliverUp(Ptr<Packet> packet)
+IbNetDevice::DeliverUp(Ptr<Packet> packet, uint32_t head)
 {
     FireIfConnected(m_watched & WATCH_MAC_RX, m_macRxTrace, packet);
+    if (IbPacket::LnhOfHead(head) != IbLrhHeader::LNH_RAW)
+    {
+        // IBA transport packets go to an HCA's transport, which installs an
+        // IbReceiveCallback; ns-3 protocols only see raw datagrams. Decided from the head
+        // word: neither the packet's bytes nor the callbacks' lines of this object are
+        // read (on a large fabric, cache misses).
+        return;
+    }
     if (m_rxCallback.IsNull() && m_promiscCallback.IsNull())
     {
         return;
     }
     IbLrhHeader lrh;
-    packet->PeekHeader(lrh);
-    if (lrh.GetLnh() != IbLrhHeader::LNH_RAW)
-    {
-        // IBA transport packets go to an HCA's transport, which installs an
-        // IbReceiveCallback; ns-3 protocols only see raw datagrams.
-        return;
-    }
     packet->RemoveHeader(lrh);
     IbRwhHeader rwh;
     packet->RemoveHeader(rwh);

@@ -429,8 +429,9 @@ class IbNetDevice : public NetDevice
     /**
      * Hand a received data packet to the upper layer (host port).
      * @param packet the packet
+     * @param head its first four bytes (IbPacket::PeekHead)
      */
-    void DeliverUp(Ptr<Packet> packet);
+    void DeliverUp(Ptr<Packet> packet, uint32_t head);
     /// The drain of the head of the host receive queue finished (RxDrainRate).
     void DrainComplete();
     /// Periodic flow-control refresh while VLs are active.

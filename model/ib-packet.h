@@ -122,6 +122,15 @@ class IbPacket
     }
 
     /**
+     * @param head a data packet's first four bytes (PeekHead)
+     * @return the LRH's Link Next Header (bits 17-16), one of IbLrhHeader's LNH_* constants
+     */
+    static uint8_t LnhOfHead(uint32_t head)
+    {
+        return static_cast<uint8_t>((head >> 16) & 0x3);
+    }
+
+    /**
      * Rewrite the LRH VL field of a sealed packet and update its VCRC (not its ICRC,
      * which does not cover VL). Costs a few buffer operations and O(log n) table
      * look-ups, independent of the payload size.

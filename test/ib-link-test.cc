@@ -873,6 +873,41 @@ TEST_F(IbLinkTest, RawDatagramsCarryNs3ProtocolsByEtherType)
     EXPECT_EQ(gotFrom, l.a->GetAddress());
 }
 
+TEST_F(IbLinkTest, OnlyRawDatagramsGoUpToNs3ProtocolsTransportPacketsStopAtMacRx)
+{
+    // The port decides from the LNH carried beside the packet: a transport packet (LNH
+    // IBA local) fires MacRx and stops there, a raw datagram (LNH raw) reaches the node.
+    // Both with and without a receive drain rate (the drained path reads the LNH back).
+    for (const char* drain : {"0bps", "10Gbps"})
+    {
+        IbHelper helper;
+        Link l = MakeLink(helper);
+        l.b->SetAttribute("RxDrainRate", DataRateValue(DataRate(drain)));
+        uint32_t macRx = 0;
+        uint32_t up = 0;
+        l.b->TraceConnectWithoutContext("MacRx", MakeCallback(+[](uint32_t* n, Ptr<const Packet>) {
+                                                     ++*n;
+                                                 }).Bind(&macRx));
+        l.b->SetReceiveCallback(MakeCallback(+[](uint32_t* n,
+                                                 Ptr<NetDevice>,
+                                                 Ptr<const Packet>,
+                                                 uint16_t,
+                                                 const Address&) {
+                                    ++*n;
+                                    return true;
+                                }).Bind(&up));
+        Simulator::Schedule(MicroSeconds(1), [&]() {
+            EXPECT_TRUE(l.a->SendIbPacket(SealedSend(l, 256)));
+            EXPECT_TRUE(l.a->SendIbPacket(SealedSend(l, 256)));
+            EXPECT_TRUE(l.a->Send(Create<Packet>(100), l.b->GetAddress(), 0x0800));
+        });
+        Simulator::Run();
+        EXPECT_EQ(macRx, 3u) << "RxDrainRate " << drain;
+        EXPECT_EQ(up, 1u) << "RxDrainRate " << drain;
+        Simulator::Destroy();
+    }
+}
+
 // ----------------------------------------------------------------------------- user errors
 
 TEST(IbLinkUserErrors, APacketLargerThanIbaAllowsIsRefusedWithItsSize)
