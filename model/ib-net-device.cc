@@ -286,6 +286,16 @@ IbNetDevice::IbNetDevice()
 IbNetDevice::~IbNetDevice()
 {
     NS_LOG_FUNCTION(this);
+    ForgetTxStartListeners();
+}
+
+void
+IbNetDevice::ForgetTxStartListeners()
+{
+    while (m_txStartListeners != nullptr)
+    {
+        RemoveTxStartListener(m_txStartListeners);
+    }
 }
 
 void
@@ -300,6 +310,7 @@ IbNetDevice::DoDispose()
     m_txReadyCallback.Nullify();
     m_switch = nullptr;
     m_hca = nullptr;
+    ForgetTxStartListeners();
     for (auto& v : m_vl)
     {
         v.tx.queue.Clear();
@@ -566,6 +577,43 @@ IbNetDevice::SetTxReadyCallback(TxReadyCallback cb)
     m_txReadyCallback = cb;
     m_switch = nullptr;
     m_hca = nullptr;
+}
+
+void
+IbNetDevice::AddTxStartListener(IbTxStartListener* listener)
+{
+    NS_ABORT_MSG_IF(listener->m_txStartPort != nullptr,
+                    "AddTxStartListener: the listener is already registered on a port ("
+                        << (listener->m_txStartPort == this ? "this one" : "another one")
+                        << "); remove it there first.");
+    IbTxStartListener** tail = &m_txStartListeners;
+    while (*tail != nullptr)
+    {
+        tail = &(*tail)->m_nextOnPort;
+    }
+    *tail = listener;
+    listener->m_txStartPort = this;
+    listener->m_nextOnPort = nullptr;
+    m_watched |= WATCH_TX_START;
+}
+
+void
+IbNetDevice::RemoveTxStartListener(IbTxStartListener* listener)
+{
+    for (IbTxStartListener** at = &m_txStartListeners; *at != nullptr; at = &(*at)->m_nextOnPort)
+    {
+        if (*at == listener)
+        {
+            *at = listener->m_nextOnPort;
+            listener->m_txStartPort = nullptr;
+            listener->m_nextOnPort = nullptr;
+            break;
+        }
+    }
+    if (m_txStartListeners == nullptr)
+    {
+        m_watched &= static_cast<uint16_t>(~WATCH_TX_START);
+    }
 }
 
 void
@@ -952,6 +1000,15 @@ IbNetDevice::TrySend()
         FireIfConnected(m_watched & WATCH_PHY_TX_BEGIN, m_phyTxBeginTrace, p);
         FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, p);
         FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
+    }
+    if (m_watched & WATCH_TX_START)
+    {
+        for (IbTxStartListener* l = m_txStartListeners; l != nullptr;)
+        {
+            IbTxStartListener* next = l->m_nextOnPort; // l may remove itself
+            l->TxStarted(static_cast<uint8_t>(vl));
+            l = next;
+        }
     }
     if (item.releasePort != nullptr)
     {

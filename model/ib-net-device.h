@@ -11,6 +11,7 @@
 #include "ib-owned-packet.h"
 #include "ib-packet.h"
 #include "ib-traced-callback.h"
+#include "ib-tx-start-listener.h"
 #include "ib-vl-arbiter.h"
 
 #include "ns3/data-rate.h"
@@ -135,6 +136,19 @@ class IbNetDevice : public NetDevice
      * @param cb the switch's callback
      */
     void SetTxReadyCallback(TxReadyCallback cb);
+
+    /**
+     * Tell @p listener each time this port starts a data packet, after the listeners
+     * registered before it (see IbTxStartListener: what PhyTxBegin tells, without a trace
+     * source's per-packet cost).
+     * @param listener the listener, registered on no port
+     */
+    void AddTxStartListener(IbTxStartListener* listener);
+    /**
+     * Stop telling @p listener; nothing if it is not registered on this port.
+     * @param listener the listener
+     */
+    void RemoveTxStartListener(IbTxStartListener* listener);
 
     /**
      * Queue a packet a switch forwards out of this port. The packet's LRH VL must already
@@ -432,6 +446,8 @@ class IbNetDevice : public NetDevice
      * @param head its first four bytes (IbPacket::PeekHead)
      */
     void DeliverUp(Ptr<Packet> packet, uint32_t head);
+    /// Unregister every IbTxStartListener (the port goes away).
+    void ForgetTxStartListeners();
     /// The drain of the head of the host receive queue finished (RxDrainRate).
     void DrainComplete();
     /// Periodic flow-control refresh while VLs are active.
@@ -504,6 +520,7 @@ class IbNetDevice : public NetDevice
         WATCH_MAC_TX = 1u << 9,          //!< m_macTxTrace
         WATCH_MAC_RX = 1u << 10,         //!< m_macRxTrace
         WATCH_RX_ERROR_MODEL = 1u << 11, //!< m_receiveErrorModel is set
+        WATCH_TX_START = 1u << 12,       //!< m_txStartListeners is not empty
     };
 
     // The members every packet touches come first, together, so that a packet costs as
@@ -541,19 +558,20 @@ class IbNetDevice : public NetDevice
     TxItem m_txCurrent;    //!< the data packet being serialized
     IbVlArbiter m_arbiter; //!< VL arbiter
     // then what host ports and the error model read
-    Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model (WATCH_RX_ERROR_MODEL)
-    IbHca* m_hca{nullptr};               //!< owning HCA, called directly (see IbHca)
+    IbTxStartListener* m_txStartListeners{nullptr}; //!< the first; each names the next
+    IbHca* m_hca{nullptr};                          //!< owning HCA, called directly (see IbHca)
     // per VL
     std::array<VlState, 16> m_vl; //!< per-VL state (VL15: transmit queue only)
 
-    Time m_rxDelay;                    //!< delay added to arrivals (switch)
-    uint32_t m_txQueueMaxPackets{256}; //!< transmit queue limit per VL
-    uint32_t m_mtu{4096};              //!< IBA MTU, payload bytes
-    Ptr<IbChannel> m_channel;          //!< attached cable
-    IbReceiveCallback m_ibRxCallback;  //!< switch-style consumer
-    TxReadyCallback m_txReadyCallback; //!< switch notification
-    DataRate m_rxDrainRate;            //!< host receive drain rate (0 = immediate)
-    std::array<Time, 16> m_stallTotal; //!< per VL: sum of all credit stalls ended so far
+    Time m_rxDelay;                      //!< delay added to arrivals (switch)
+    Ptr<ErrorModel> m_receiveErrorModel; //!< receive error model (WATCH_RX_ERROR_MODEL)
+    uint32_t m_txQueueMaxPackets{256};   //!< transmit queue limit per VL
+    uint32_t m_mtu{4096};                //!< IBA MTU, payload bytes
+    Ptr<IbChannel> m_channel;            //!< attached cable
+    IbReceiveCallback m_ibRxCallback;    //!< switch-style consumer
+    TxReadyCallback m_txReadyCallback;   //!< switch notification
+    DataRate m_rxDrainRate;              //!< host receive drain rate (0 = immediate)
+    std::array<Time, 16> m_stallTotal;   //!< per VL: sum of all credit stalls ended so far
 
     // Traces, the per-packet ones first, in the order a packet fires them
     IbTracedCallback<Ptr<const Packet>> m_phyRxEndTrace;       //!< PhyRxEnd

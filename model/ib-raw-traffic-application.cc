@@ -89,8 +89,7 @@ IbRawTrafficApplication::IbRawTrafficApplication()
       m_maxPackets(0),
       m_queueTarget(2),
       m_sent(0),
-      m_running(false),
-      m_connected(false)
+      m_running(false)
 {
     NS_LOG_FUNCTION(this);
 }
@@ -103,6 +102,10 @@ IbRawTrafficApplication::~IbRawTrafficApplication()
 void
 IbRawTrafficApplication::DoDispose()
 {
+    if (GetTxStartPort() != nullptr)
+    {
+        GetTxStartPort()->RemoveTxStartListener(this);
+    }
     m_device = nullptr;
     Application::DoDispose();
 }
@@ -157,10 +160,8 @@ IbRawTrafficApplication::StartApplication()
     m_running = true;
     if (m_rate.GetBitRate() == 0)
     {
-        m_device->TraceConnectWithoutContext("PhyTxBegin",
-                                             MakeCallback(&IbRawTrafficApplication::TopUp, this));
-        m_connected = true;
-        TopUp(nullptr);
+        m_device->AddTxStartListener(this);
+        TopUp();
     }
     else
     {
@@ -174,12 +175,9 @@ IbRawTrafficApplication::StopApplication()
     NS_LOG_FUNCTION(this);
     m_running = false;
     m_sendEvent.Cancel();
-    if (m_connected)
+    if (GetTxStartPort() != nullptr)
     {
-        m_device->TraceDisconnectWithoutContext(
-            "PhyTxBegin",
-            MakeCallback(&IbRawTrafficApplication::TopUp, this));
-        m_connected = false;
+        GetTxStartPort()->RemoveTxStartListener(this);
     }
 }
 
@@ -208,7 +206,16 @@ IbRawTrafficApplication::SendOne()
 }
 
 void
-IbRawTrafficApplication::TopUp(Ptr<const Packet>)
+IbRawTrafficApplication::TxStarted(uint8_t vl)
+{
+    if (vl == m_vl)
+    {
+        TopUp();
+    }
+}
+
+void
+IbRawTrafficApplication::TopUp()
 {
     while (m_running && !Done() && m_device->GetTxQueueLength(m_vl) < m_queueTarget)
     {

@@ -5,6 +5,8 @@
 #ifndef IB_RAW_TRAFFIC_APPLICATION_H
 #define IB_RAW_TRAFFIC_APPLICATION_H
 
+#include "ib-tx-start-listener.h"
+
 #include "ns3/application.h"
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"
@@ -24,14 +26,15 @@ class Packet;
  * Each packet is LRH | BTH | payload | pad | ICRC | VCRC with the chosen SL, DLID,
  * destination QP and consecutive PSNs. With DataRate 0 the application saturates its VL:
  * it keeps QueueTarget packets in the port's transmit queue for that VL and tops it up
- * whenever the port starts a packet, so the link never idles for lack of data.
+ * whenever the port starts a packet on it (an IbTxStartListener of the port), so the link
+ * never idles for lack of data.
  * Otherwise it sends at DataRate, counted in wire bytes (headers and CRCs included).
  * The SLID of every packet is the port's LID when the application starts: assign LIDs
  * (IbFabricHelper, IbSubnetManager) before that.
  *
  * Received packets are not consumed here: count them at the receiving port's MacRx.
  */
-class IbRawTrafficApplication : public Application
+class IbRawTrafficApplication : public Application, public IbTxStartListener
 {
   public:
     /**
@@ -62,10 +65,12 @@ class IbRawTrafficApplication : public Application
     /// Timer of rate mode.
     void SendTimer();
     /**
-     * Top up the VL queue in saturating mode (connected to the port's PhyTxBegin).
-     * @param p the packet that started (unused)
+     * Saturating mode: the port started a packet; top up the VL queue if it was ours.
+     * @param vl the packet's VL
      */
-    void TopUp(Ptr<const Packet> p);
+    void TxStarted(uint8_t vl) override;
+    /// Top up the VL queue to QueueTarget packets (saturating mode).
+    void TopUp();
     /// @return true once MaxPackets have been sent
     bool Done() const;
 
@@ -82,7 +87,6 @@ class IbRawTrafficApplication : public Application
     uint32_t m_queueTarget;                      //!< saturating mode: packets kept queued
     uint64_t m_sent;                             //!< packets sent
     bool m_running;                              //!< between start and stop
-    bool m_connected;                            //!< TopUp is connected to PhyTxBegin
     EventId m_sendEvent;                         //!< rate-mode timer
     TracedCallback<Ptr<const Packet>> m_txTrace; //!< Tx trace
 };

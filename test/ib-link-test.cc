@@ -24,6 +24,8 @@
 
 #include <array>
 #include <gtest/gtest.h>
+#include <memory>
+#include <string>
 #include <vector>
 
 using namespace ns3;
@@ -906,6 +908,90 @@ TEST_F(IbLinkTest, OnlyRawDatagramsGoUpToNs3ProtocolsTransportPacketsStopAtMacRx
         EXPECT_EQ(up, 1u) << "RxDrainRate " << drain;
         Simulator::Destroy();
     }
+}
+
+namespace
+{
+
+/// Records the VLs it is told of, with its name, in a shared log.
+class RecordingListener : public IbTxStartListener
+{
+  public:
+    RecordingListener(std::vector<std::string>* log, std::string name)
+        : m_log(log),
+          m_name(std::move(name))
+    {
+    }
+
+    void TxStarted(uint8_t vl) override
+    {
+        m_log->push_back(m_name + std::to_string(vl));
+    }
+
+  private:
+    std::vector<std::string>* m_log;
+    std::string m_name;
+};
+
+} // namespace
+
+TEST_F(IbLinkTest, TxStartListenersHearEveryPacketInOrderUntilRemovedOrDestroyed)
+{
+    IbHelper helper;
+    helper.SetDeviceAttribute("NumDataVls", UintegerValue(2));
+    Link l = MakeLink(helper);
+    std::vector<std::string> log;
+    RecordingListener a(&log, "a");
+    auto b = std::make_unique<RecordingListener>(&log, "b");
+    l.a->AddTxStartListener(&a);
+    l.a->AddTxStartListener(b.get());
+    EXPECT_EQ(a.GetTxStartPort(), PeekPointer(l.a));
+    auto send = [&l](uint8_t sl) {
+        Ptr<Packet> p = Create<Packet>(256);
+        IbLrhHeader lrh;
+        lrh.SetSl(sl);
+        lrh.SetDlid(l.b->GetLid());
+        lrh.SetSlid(l.a->GetLid());
+        IbBthHeader bth;
+        bth.SetOpcode(IbOpcode::RC_SEND_ONLY);
+        IbPacket::Seal(p, lrh, nullptr, bth, 256);
+        EXPECT_TRUE(l.a->SendIbPacket(p));
+    };
+    // Two packets (VL0, VL1): both listeners, in the order they registered.
+    Simulator::Schedule(MicroSeconds(1), [&]() {
+        send(0);
+        send(1);
+    });
+    // b is destroyed while registered: a hears the third packet alone. Then a leaves and
+    // hears nothing more.
+    Simulator::Schedule(MicroSeconds(2), [&]() {
+        b.reset();
+        send(0);
+    });
+    Simulator::Schedule(MicroSeconds(3), [&]() {
+        l.a->RemoveTxStartListener(&a);
+        EXPECT_EQ(a.GetTxStartPort(), nullptr);
+        send(1);
+    });
+    Simulator::Run();
+    EXPECT_EQ(log, (std::vector<std::string>{"a0", "b0", "a1", "b1", "a0"}));
+    Simulator::Destroy();
+}
+
+TEST(IbLinkUserErrors, ATxStartListenerIsOnOnePortAtATime)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    std::vector<std::string> log;
+    RecordingListener a(&log, "a");
+    l.a->AddTxStartListener(&a);
+    EXPECT_DEATH(l.b->AddTxStartListener(&a),
+                 "already registered on a port \\(another one\\); remove it there first");
+    l.a->RemoveTxStartListener(&a);
+    l.b->AddTxStartListener(&a);
+    EXPECT_EQ(a.GetTxStartPort(), PeekPointer(l.b));
+    Simulator::Destroy();
 }
 
 // ----------------------------------------------------------------------------- user errors
