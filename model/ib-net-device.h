@@ -557,7 +557,7 @@ class IbNetDevice : public NetDevice
     uint64_t m_txBytes{0}; //!< wire bytes of data packets transmitted
     TxItem m_txCurrent;    //!< the data packet being serialized
     IbVlArbiter m_arbiter; //!< VL arbiter
-    // then what host ports and the error model read
+    // then what a port reads when a packet starts and it has listeners, or an HCA
     IbTxStartListener* m_txStartListeners{nullptr}; //!< the first; each names the next
     IbHca* m_hca{nullptr};                          //!< owning HCA, called directly (see IbHca)
     // per VL
