@@ -994,6 +994,39 @@ TEST(IbLinkUserErrors, ATxStartListenerIsOnOnePortAtATime)
     Simulator::Destroy();
 }
 
+TEST_F(IbLinkTest, RawTrafficTxTraceSeesEveryPacketWhileConnected)
+{
+    // The application's Tx trace fires for each packet handed to the port, through
+    // TraceConnect and Config alike, and stops when disconnected.
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("MaxPackets", UintegerValue(40));
+    traffic.SetAttribute("PayloadSize", UintegerValue(256));
+    ApplicationContainer apps = traffic.Install(l.a);
+    apps.Start(MicroSeconds(1));
+    Ptr<IbRawTrafficApplication> app = DynamicCast<IbRawTrafficApplication>(apps.Get(0));
+    uint64_t seen = 0;
+    uint64_t seenByPath = 0;
+    uint64_t sentWhenDisconnected = 0;
+    auto count = MakeCallback(+[](uint64_t* n, Ptr<const Packet>) { ++*n; });
+    app->TraceConnectWithoutContext("Tx", count.Bind(&seen));
+    Config::ConnectWithoutContext("/NodeList/*/ApplicationList/*/$ns3::IbRawTrafficApplication/Tx",
+                                  count.Bind(&seenByPath));
+    // Half a microsecond after the start some, not all, of the 40 packets (each under
+    // 25 ns on the wire at EDR 4x) have been handed to the port.
+    Simulator::Schedule(NanoSeconds(1500), [&]() {
+        sentWhenDisconnected = app->GetSent();
+        app->TraceDisconnectWithoutContext("Tx", count.Bind(&seen));
+    });
+    Simulator::Run();
+    EXPECT_EQ(app->GetSent(), 40u);
+    EXPECT_EQ(seenByPath, 40u);
+    EXPECT_GT(sentWhenDisconnected, 0u);
+    EXPECT_LT(sentWhenDisconnected, 40u);
+    EXPECT_EQ(seen, sentWhenDisconnected);
+}
+
 // ----------------------------------------------------------------------------- user errors
 
 TEST(IbLinkUserErrors, APacketLargerThanIbaAllowsIsRefusedWithItsSize)
