@@ -1013,8 +1013,9 @@ TEST_F(IbLinkTest, RawTrafficTxTraceSeesEveryPacketWhileConnected)
     app->TraceConnectWithoutContext("Tx", count.Bind(&seen));
     Config::ConnectWithoutContext("/NodeList/*/ApplicationList/*/$ns3::IbRawTrafficApplication/Tx",
                                   count.Bind(&seenByPath));
-    // Half a microsecond after the start some, not all, of the 40 packets (each under
-    // 25 ns on the wire at EDR 4x) have been handed to the port.
+    // Packets start back to back from 1 us, one per serialization time T, and the
+    // application keeps QueueTarget (2) more in the port's queue: at 1.5 us it has handed
+    // over floor(500 ns / T) + 1 + 2 of the 40.
     Simulator::Schedule(NanoSeconds(1500), [&]() {
         sentWhenDisconnected = app->GetSent();
         app->TraceDisconnectWithoutContext("Tx", count.Bind(&seen));
@@ -1022,8 +1023,8 @@ TEST_F(IbLinkTest, RawTrafficTxTraceSeesEveryPacketWhileConnected)
     Simulator::Run();
     EXPECT_EQ(app->GetSent(), 40u);
     EXPECT_EQ(seenByPath, 40u);
-    EXPECT_GT(sentWhenDisconnected, 0u);
-    EXPECT_LT(sentWhenDisconnected, 40u);
+    const double t = IbPacket::WireSize(256, 0, false) * 8.0 / l.a->GetDataRate().GetBitRate();
+    EXPECT_EQ(sentWhenDisconnected, static_cast<uint64_t>(500e-9 / t) + 1 + 2);
     EXPECT_EQ(seen, sentWhenDisconnected);
 }
 
