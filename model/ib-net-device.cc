@@ -666,6 +666,25 @@ IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
     item.releasePort = inPort;
     item.releaseVl = inVl;
     item.earliestStart = earliestStart;
+    // An idle transmitter with nothing queued and nothing else to send takes the packet at
+    // once, as TrySend would right after queueing it (same credit check, same arbiter
+    // step), without writing it into the queue's ring and reading it back: on a large
+    // fabric that ring slot is a cache miss, and most forwarded packets find their output
+    // idle. The queue-depth trace sees every packet pass through the queue: not here.
+    if (!m_txBusy && m_linkUp && m_txNonEmpty == 0 && m_fcPending == 0 && vl != VL15 &&
+        !(m_watched & WATCH_TX_QUEUE_DEPTH))
+    {
+        uint16_t headBlocks[16];
+        headBlocks[vl] = item.Blocks();
+        if (HasCredits(vl, headBlocks[vl]))
+        {
+            const int selected = m_arbiter.Select(static_cast<uint16_t>(1u << vl), headBlocks);
+            NS_ASSERT_MSG(selected == vl, "Configure() guarantees every used VL is arbitrated");
+            m_txCurrent = std::move(item);
+            StartTransmission(vl, true);
+            return;
+        }
+    }
     q.queue.Push(std::move(item));
     m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
     FireIfConnected(m_watched & WATCH_TX_QUEUE_DEPTH, m_txQueueDepthTrace, vl, q.queue.Size());
@@ -967,7 +986,6 @@ IbNetDevice::TrySend()
     }
     TxVl& t = m_vl[vl].tx;
     m_txCurrent = t.queue.Pop();
-    const TxItem& item = m_txCurrent;
     const bool emptied = t.queue.Empty();
     if (emptied)
     {
@@ -977,6 +995,14 @@ IbNetDevice::TrySend()
                     m_txQueueDepthTrace,
                     static_cast<uint8_t>(vl),
                     t.queue.Size());
+    StartTransmission(static_cast<uint8_t>(vl), emptied);
+}
+
+void
+IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
+{
+    TxVl& t = m_vl[vl].tx;
+    const TxItem& item = m_txCurrent;
     if (vl != VL15)
     {
         t.fctbs = (t.fctbs + item.Blocks()) & 0xFFF;
@@ -993,7 +1019,7 @@ IbNetDevice::TrySend()
     ++m_txPackets;
     m_txBytes += item.bytes;
     m_txFreeAt = now + txEnd;
-    NS_LOG_LOGIC("VL" << vl << " sends " << item.bytes << " bytes until " << m_txFreeAt);
+    NS_LOG_LOGIC("VL" << unsigned(vl) << " sends " << item.bytes << " bytes until " << m_txFreeAt);
     if (m_watched & (WATCH_PHY_TX_BEGIN | WATCH_SNIFFER | WATCH_PROMISC_SNIFFER))
     {
         const Ptr<Packet> p = item.packet.Share();
@@ -1006,7 +1032,7 @@ IbNetDevice::TrySend()
         for (IbTxStartListener* l = m_txStartListeners; l != nullptr;)
         {
             IbTxStartListener* next = l->m_nextOnPort; // l may remove itself
-            l->TxStarted(static_cast<uint8_t>(vl));
+            l->TxStarted(vl);
             l = next;
         }
     }
@@ -1037,15 +1063,15 @@ IbNetDevice::TrySend()
     {
         if (m_switch != nullptr)
         {
-            m_switch->TxReady(m_ownerPort, this, static_cast<uint8_t>(vl));
+            m_switch->TxReady(m_ownerPort, this, vl);
         }
         else if (m_hca != nullptr)
         {
-            m_hca->TxReady(m_ownerPort, this, static_cast<uint8_t>(vl));
+            m_hca->TxReady(m_ownerPort, this, vl);
         }
         else if (!m_txReadyCallback.IsNull())
         {
-            m_txReadyCallback(this, static_cast<uint8_t>(vl));
+            m_txReadyCallback(this, vl);
         }
     }
 }

@@ -403,6 +403,14 @@ class IbNetDevice : public NetDevice
      * flow-control packets, then VL15, then the data VL the arbiter picks.
      */
     void TrySend();
+    /**
+     * Put m_txCurrent, just taken from @p vl's queue (or handed over directly by
+     * EnqueueForwarded), on the wire: credits, timing, traces, the end-of-transmission
+     * event, the cable, and the owner's TX-ready notice if the queue is now empty.
+     * @param vl its VL
+     * @param emptied true if @p vl's queue is empty now
+     */
+    void StartTransmission(uint8_t vl, bool emptied);
     /// The transmitter finished the current data packet.
     void TransmitComplete();
     /**

@@ -341,3 +341,180 @@ TEST_F(IbSwitchTest, Incast16To1IsLosslessAndFair)
     // The bottleneck stays busy: wire throughput within 0.5 % of the link rate.
     EXPECT_NEAR(total, 1.0, 0.005);
 }
+
+namespace
+{
+
+/// What the switch's output port towards the sink did, packet by packet.
+struct OutputLog
+{
+    std::vector<std::pair<int64_t, uint8_t>> starts; ///< (time in ps, VL) of each packet sent
+    uint64_t received{0};                            ///< packets the sink got
+    uint32_t depth[2]{0, 0};                         ///< VL0 and VL1 queue depths (if traced)
+    bool bothQueued{false};                          ///< both VLs' queues held a packet at once
+    uint64_t depthEvents{0};                         ///< TxQueueDepth firings
+};
+
+/// Packets of host 0's burst.
+constexpr uint32_t kBurst = 200;
+
+/**
+ * Two hosts send to a third through one switch, on two VLs (weights 1 and 4 in the low
+ * table), over EDR links. Host 1 sends 256-byte payloads on SL1/VL1 at 40 Gb/s from 1 us;
+ * host 0 sends a burst of kBurst packets on SL0/VL0 as fast as it can from 20 us. The
+ * sink drains at 60 Gb/s behind 4 KB per VL. The switch's output towards it finds its
+ * queues empty for most packets (host 1 alone), and during the burst, with the sink's
+ * credits the limit, has packets of both VLs to arbitrate between.
+ */
+OutputLog
+RunTwoVlMerge(bool traceQueueDepth)
+{
+    IbHelper::ResetLidAllocation();
+    IbHelper ib;
+    ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+    ib.SetDeviceAttribute("NumDataVls", UintegerValue(2));
+    ib.SetDeviceAttribute("Mtu", UintegerValue(256));
+    ib.SetDeviceAttribute("VlArbitrationHigh", StringValue(""));
+    ib.SetDeviceAttribute("VlArbitrationLow", StringValue("0:1,1:4"));
+    Ptr<Node> s = CreateObject<Node>();
+    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+    s->AggregateObject(sw);
+    std::vector<Ptr<IbNetDevice>> hosts;
+    for (uint32_t i = 0; i < 3; ++i)
+    {
+        hosts.push_back(ib.InstallPort(CreateObject<Node>()));
+        if (i == 2)
+        {
+            // The sink: a slow drain behind a small buffer, so that the switch's output
+            // runs out of credits.
+            hosts.back()->SetAttribute("RxDrainRate", DataRateValue(DataRate("60Gbps")));
+            hosts.back()->SetAttribute("VlBufferSize", UintegerValue(4096));
+            hosts.back()->SetAttribute("CreditUpdateThreshold", UintegerValue(512));
+        }
+        Ptr<IbNetDevice> port = ib.InstallPort(s);
+        sw->AddPort(port);
+        ib.Connect(hosts.back(), port);
+        sw->SetLftEntry(hosts.back()->GetLid(), i + 1);
+    }
+    Ptr<IbNetDevice> sink = hosts[2];
+    OutputLog log;
+    Ptr<IbNetDevice> out = sw->GetPort(3);
+    out->TraceConnectWithoutContext("PhyTxBegin",
+                                    MakeCallback(+[](OutputLog* l, Ptr<const Packet> p) {
+                                        l->starts.emplace_back(Simulator::Now().GetPicoSeconds(),
+                                                               IbPacket::PeekLrh(p).GetVl());
+                                    }).Bind(&log));
+    if (traceQueueDepth)
+    {
+        out->TraceConnectWithoutContext("TxQueueDepth",
+                                        MakeCallback(+[](OutputLog* l, uint8_t vl, uint32_t depth) {
+                                            ++l->depthEvents;
+                                            l->depth[vl] = depth;
+                                            l->bothQueued = l->bothQueued ||
+                                                            (l->depth[0] > 0 && l->depth[1] > 0);
+                                        }).Bind(&log));
+    }
+    sink->TraceConnectWithoutContext("MacRx", MakeCallback(+[](uint64_t* n, Ptr<const Packet>) {
+                                                  ++*n;
+                                              }).Bind(&log.received));
+    IbRawTrafficHelper burst(sink->GetLid());
+    burst.SetAttribute("Sl", UintegerValue(0));
+    burst.SetAttribute("PayloadSize", UintegerValue(256));
+    burst.SetAttribute("MaxPackets", UintegerValue(kBurst));
+    burst.Install(hosts[0]).Start(MicroSeconds(20));
+    IbRawTrafficHelper steady(sink->GetLid());
+    steady.SetAttribute("Sl", UintegerValue(1));
+    steady.SetAttribute("PayloadSize", UintegerValue(256));
+    steady.SetAttribute("DataRate", DataRateValue(DataRate("40Gbps")));
+    steady.Install(hosts[1]).Start(MicroSeconds(1));
+    Simulator::Stop(MicroSeconds(200));
+    Simulator::Run();
+    Simulator::Destroy();
+    return log;
+}
+
+} // namespace
+
+// A forwarded packet that finds its output idle with nothing queued goes on the wire at
+// once, without passing through the queue's ring; connecting TxQueueDepth makes every
+// packet pass through the queue. Both must send the same packets at the same times on the
+// same VLs: the direct path makes the same credit check and the same arbiter step.
+TEST_F(IbSwitchTest, AnIdleOutputSendsAtOnceExactlyAsThroughItsQueue)
+{
+    const OutputLog direct = RunTwoVlMerge(false);
+    const OutputLog queued = RunTwoVlMerge(true);
+    EXPECT_EQ(direct.received, queued.received);
+    ASSERT_EQ(direct.starts.size(), queued.starts.size());
+    EXPECT_TRUE(direct.starts == queued.starts);
+    // Host 1 sends one packet every CalculateBytesTxTime(wire bytes) of 40 Gb/s from 1 us
+    // to 200 us (LRH, BTH, payload, ICRC, VCRC); the sink drains 60 Gb/s, more than both
+    // hosts offer on average, so by 200 us it has the burst and all of host 1's packets but
+    // the last few still on their way (a packet time and the cables' delays).
+    const Time interval =
+        DataRate("40Gbps").CalculateBytesTxTime(IbPacket::WireSize(256, 0, false));
+    const uint64_t steady = (MicroSeconds(199) / interval).GetHigh() + 1;
+    EXPECT_LE(queued.received, kBurst + steady);
+    EXPECT_GE(queued.received + 3, kBurst + steady);
+    std::size_t vl0 = 0;
+    for (const auto& [t, vl] : queued.starts)
+    {
+        vl0 += vl == 0 ? 1 : 0;
+    }
+    EXPECT_EQ(vl0, kBurst);
+    // Packets of both VLs waited at the output at once (the arbiter chose), and every
+    // packet went through the queue when TxQueueDepth was connected.
+    EXPECT_TRUE(queued.bothQueued);
+    EXPECT_EQ(queued.depthEvents, 2 * queued.starts.size());
+}
+
+// Packets a switch injects itself (its local agent, SHARP) go straight to an output queue
+// and wait there for credits. One that finds the output idle with nothing queued but no
+// credits left must wait too: the sink's buffer never holds more than it advertised, and
+// once it is full the packets arrive one drain time apart.
+TEST_F(IbSwitchTest, AnInjectedPacketWaitsForCreditsEvenWhenItsOutputIsIdle)
+{
+    IbHelper ib;
+    ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+    ib.SetDeviceAttribute("Mtu", UintegerValue(256));
+    Ptr<Node> s = CreateObject<Node>();
+    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+    s->AggregateObject(sw);
+    Ptr<IbNetDevice> sink = ib.InstallPort(CreateObject<Node>());
+    sink->SetAttribute("VlBufferSize", UintegerValue(1024));
+    sink->SetAttribute("RxDrainRate", DataRateValue(DataRate("10Gbps")));
+    Ptr<IbNetDevice> port = ib.InstallPort(s);
+    sw->AddPort(port);
+    ib.Connect(port, sink);
+    uint32_t maxOccupancy = 0;
+    sink->TraceConnectWithoutContext("RxBufferOccupancy",
+                                     MakeCallback(+[](uint32_t* m, uint8_t, uint32_t bytes) {
+                                         *m = std::max(*m, bytes);
+                                     }).Bind(&maxOccupancy));
+    std::vector<Time> delivered;
+    sink->TraceConnectWithoutContext("MacRx",
+                                     MakeCallback(+[](std::vector<Time>* d, Ptr<const Packet>) {
+                                         d->push_back(Simulator::Now());
+                                     }).Bind(&delivered));
+    // One packet every 50 ns: each finds the 100 Gb/s output idle (a packet takes 22.6 ns)
+    // and its queue empty; from the fourth on, the sink's 16 blocks are taken (5 each).
+    const uint32_t n = 20;
+    uint32_t wire = 0;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        Simulator::Schedule(NanoSeconds(1000 + 50 * i), [&, i]() {
+            Ptr<Packet> p = MakePacket(port, sink->GetLid(), 256);
+            wire = p->GetSize();
+            NS_ASSERT(i < n);
+            sw->InjectLocal(p, 1, 0, Time(0));
+        });
+    }
+    Simulator::Run();
+    ASSERT_EQ(delivered.size(), n);
+    EXPECT_LE(maxOccupancy, 1024u);
+    EXPECT_EQ(maxOccupancy, 3 * IbPacket::Blocks(wire) * IbPacket::BLOCK_SIZE);
+    const Time drain = DataRate("10Gbps").CalculateBytesTxTime(wire);
+    for (uint32_t i = 1; i < n; ++i)
+    {
+        EXPECT_EQ(delivered[i] - delivered[i - 1], drain) << "packet " << i;
+    }
+}
