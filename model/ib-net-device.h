@@ -376,6 +376,8 @@ class IbNetDevice : public NetDevice
 
     /// Transmit and receive state of one VL, side by side in one cache line (a packet
     /// touches one line per VL and port; the stall totals are kept apart, m_stallTotal).
+    /// Its alignment makes the port's 64. Do not raise the port's to 128: the 1024-host
+    /// benchmark ran 1.37 times slower so (doc/infiniband.rst, "Eighth round").
     struct alignas(64) VlState
     {
         TxVl tx; ///< transmit side
