@@ -85,6 +85,16 @@ MakeChain(uint32_t k, bool cutThrough, Time latency, double metres)
     return c;
 }
 
+/// @return a new switch, aggregated to a new node (returned in @p node)
+Ptr<IbSwitch>
+NewSwitch(Ptr<Node>* node)
+{
+    *node = CreateObject<Node>();
+    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+    (*node)->AggregateObject(sw);
+    return sw;
+}
+
 Ptr<Packet>
 MakePacket(Ptr<IbNetDevice> from, uint16_t dlid, uint32_t payload, uint8_t sl = 0)
 {
@@ -186,9 +196,8 @@ TEST_F(IbSwitchTest, SlToVlTableRemapsTheVlAndKeepsTheVcrcValid)
     Chain c;
     Ptr<Node> h0 = CreateObject<Node>();
     Ptr<Node> h1 = CreateObject<Node>();
-    Ptr<Node> s = CreateObject<Node>();
-    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
-    s->AggregateObject(sw);
+    Ptr<Node> s;
+    Ptr<IbSwitch> sw = NewSwitch(&s);
     c.src = ib.InstallPort(h0);
     c.dst = ib.InstallPort(h1);
     sw->AddPort(ib.InstallPort(s));
@@ -228,9 +237,8 @@ TEST_F(IbSwitchTest, PhyTxEndShowsThePacketAsSentWhenTheNextSwitchRewritesItsVl)
     ib.SetDeviceAttribute("NumDataVls", UintegerValue(4));
     Ptr<Node> h0 = CreateObject<Node>();
     Ptr<Node> h1 = CreateObject<Node>();
-    Ptr<Node> s = CreateObject<Node>();
-    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
-    s->AggregateObject(sw);
+    Ptr<Node> s;
+    Ptr<IbSwitch> sw = NewSwitch(&s);
     Ptr<IbNetDevice> src = ib.InstallPort(h0);
     Ptr<IbNetDevice> dst = ib.InstallPort(h1);
     sw->AddPort(ib.InstallPort(s));
@@ -284,9 +292,8 @@ TEST_F(IbSwitchTest, Incast16To1IsLosslessAndFair)
     const uint32_t senders = 16;
     IbHelper ib;
     ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
-    Ptr<Node> s = CreateObject<Node>();
-    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
-    s->AggregateObject(sw);
+    Ptr<Node> s;
+    Ptr<IbSwitch> sw = NewSwitch(&s);
     std::vector<Ptr<IbNetDevice>> hosts;
     for (uint32_t i = 0; i <= senders; ++i)
     {
@@ -376,9 +383,8 @@ RunTwoVlMerge(bool traceQueueDepth)
     ib.SetDeviceAttribute("Mtu", UintegerValue(256));
     ib.SetDeviceAttribute("VlArbitrationHigh", StringValue(""));
     ib.SetDeviceAttribute("VlArbitrationLow", StringValue("0:1,1:4"));
-    Ptr<Node> s = CreateObject<Node>();
-    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
-    s->AggregateObject(sw);
+    Ptr<Node> s;
+    Ptr<IbSwitch> sw = NewSwitch(&s);
     std::vector<Ptr<IbNetDevice>> hosts;
     for (uint32_t i = 0; i < 3; ++i)
     {
@@ -476,9 +482,8 @@ TEST_F(IbSwitchTest, AnInjectedPacketWaitsForCreditsEvenWhenItsOutputIsIdle)
     IbHelper ib;
     ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
     ib.SetDeviceAttribute("Mtu", UintegerValue(256));
-    Ptr<Node> s = CreateObject<Node>();
-    Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
-    s->AggregateObject(sw);
+    Ptr<Node> s;
+    Ptr<IbSwitch> sw = NewSwitch(&s);
     Ptr<IbNetDevice> sink = ib.InstallPort(CreateObject<Node>());
     sink->SetAttribute("VlBufferSize", UintegerValue(1024));
     sink->SetAttribute("RxDrainRate", DataRateValue(DataRate("10Gbps")));
