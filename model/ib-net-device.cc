@@ -669,8 +669,9 @@ IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
     // An idle transmitter with nothing queued and nothing else to send takes the packet at
     // once, as TrySend would right after queueing it (same credit check, same arbiter
     // step), without writing it into the queue's ring and reading it back: on a large
-    // fabric that ring slot is a cache miss, and most forwarded packets find their output
-    // idle. The queue-depth trace sees every packet pass through the queue: not here.
+    // fabric that ring slot is a cache miss, and in an uncongested one most forwarded
+    // packets find their output idle. The queue-depth trace sees every packet pass through
+    // the queue: not with it connected.
     if (!m_txBusy && m_linkUp && m_txNonEmpty == 0 && m_fcPending == 0 && vl != VL15 &&
         !(m_watched & WATCH_TX_QUEUE_DEPTH))
     {

@@ -503,14 +503,11 @@ TEST_F(IbSwitchTest, AnInjectedPacketWaitsForCreditsEvenWhenItsOutputIsIdle)
     // One packet every 50 ns: each finds the 100 Gb/s output idle (a packet takes 22.6 ns)
     // and its queue empty; from the fourth on, the sink's 16 blocks are taken (5 each).
     const uint32_t n = 20;
-    uint32_t wire = 0;
+    const uint32_t wire = IbPacket::WireSize(256, 0, false); // MakePacket's: LRH and BTH
     for (uint32_t i = 0; i < n; ++i)
     {
-        Simulator::Schedule(NanoSeconds(1000 + 50 * i), [&, i]() {
-            Ptr<Packet> p = MakePacket(port, sink->GetLid(), 256);
-            wire = p->GetSize();
-            NS_ASSERT(i < n);
-            sw->InjectLocal(p, 1, 0, Time(0));
+        Simulator::Schedule(NanoSeconds(1000 + 50 * i), [&]() {
+            sw->InjectLocal(MakePacket(port, sink->GetLid(), 256), 1, 0, Time(0));
         });
     }
     Simulator::Run();
