@@ -135,7 +135,6 @@ TEST_F(IbSwitchTest, StoreAndForwardLatencyIsPerHopSerializationPlusPropagationP
 {
     for (uint32_t k : {1u, 3u})
     {
-        IbHelper::ResetLidAllocation();
         const Time latency = NanoSeconds(90);
         Chain c = MakeChain(k, false, latency, 2.0); // 2 m: 10 ns per cable
         uint32_t bytes = 0;
@@ -152,7 +151,6 @@ TEST_F(IbSwitchTest, CutThroughLatencyPaysSerializationOnce)
 {
     for (uint32_t k : {1u, 3u})
     {
-        IbHelper::ResetLidAllocation();
         const Time latency = NanoSeconds(90);
         Chain c = MakeChain(k, true, latency, 2.0);
         uint32_t bytes = 0;
@@ -376,7 +374,6 @@ constexpr uint32_t kBurst = 200;
 OutputLog
 RunTwoVlMerge(bool traceQueueDepth)
 {
-    IbHelper::ResetLidAllocation();
     IbHelper ib;
     ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
     ib.SetDeviceAttribute("NumDataVls", UintegerValue(2));
