@@ -1062,18 +1062,24 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
     }
     if (emptied && vl != VL15)
     {
-        if (m_switch != nullptr)
-        {
-            m_switch->TxReady(m_ownerPort, this, vl);
-        }
-        else if (m_hca != nullptr)
-        {
-            m_hca->TxReady(m_ownerPort, this, vl);
-        }
-        else if (!m_txReadyCallback.IsNull())
-        {
-            m_txReadyCallback(this, vl);
-        }
+        NotifyTxReady(vl);
+    }
+}
+
+void
+IbNetDevice::NotifyTxReady(uint8_t vl)
+{
+    if (m_switch != nullptr)
+    {
+        m_switch->TxReady(m_ownerPort, this, vl);
+    }
+    else if (m_hca != nullptr)
+    {
+        m_hca->TxReady(m_ownerPort, this, vl);
+    }
+    else if (!m_txReadyCallback.IsNull())
+    {
+        m_txReadyCallback(this, vl);
     }
 }
 
@@ -1341,18 +1347,7 @@ IbNetDevice::ApplyFlowControl(uint8_t vl, uint16_t fctbs, uint16_t fccl)
     }
     if (t.queue.Empty())
     {
-        if (m_switch != nullptr)
-        {
-            m_switch->TxReady(m_ownerPort, this, vl);
-        }
-        else if (m_hca != nullptr)
-        {
-            m_hca->TxReady(m_ownerPort, this, vl);
-        }
-        else if (!m_txReadyCallback.IsNull())
-        {
-            m_txReadyCallback(this, vl);
-        }
+        NotifyTxReady(vl);
     }
     if (!m_txBusy)
     {

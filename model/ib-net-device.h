@@ -413,6 +413,12 @@ class IbNetDevice : public NetDevice
      * @param emptied true if @p vl's queue is empty now
      */
     void StartTransmission(uint8_t vl, bool emptied);
+    /**
+     * Tell the owner (switch, HCA, or the TxReady callback) that @p vl's transmit queue
+     * can take another packet.
+     * @param vl the VL
+     */
+    void NotifyTxReady(uint8_t vl);
     /// The transmitter finished the current data packet.
     void TransmitComplete();
     /**
