@@ -717,19 +717,28 @@ main(int argc, char* argv[])
         // amounts from one minute to the next, never speed them up, so the fastest round of
         // each size is the best estimate of what the model costs. Every run is printed.
         std::vector<std::vector<Result>> rounds(scalingRounds);
-        std::vector<double> probes;
+        // The memory probe before and after each round's largest run: the neighbours can
+        // start or stop during a run, so a run had the L3 to itself only if both were quiet.
+        std::vector<std::pair<double, double>> probes;
         for (auto& sweep : rounds)
         {
             for (uint32_t hosts : sizes)
             {
+                const double before = hosts == sizes.back() ? MemoryProbeNs() : 0;
+                sweep.push_back(BenchScaling(hosts, scalingHops, payload));
                 if (hosts == sizes.back())
                 {
-                    probes.push_back(MemoryProbeNs());
+                    probes.emplace_back(before, MemoryProbeNs());
                 }
-                sweep.push_back(BenchScaling(hosts, scalingHops, payload));
                 run(sweep.back());
             }
         }
+        auto probeText = [&](std::size_t k) {
+            std::ostringstream os;
+            os << std::fixed << std::setprecision(1) << probes[k].first << " ns per load before, "
+               << probes[k].second << " after";
+            return os.str();
+        };
         auto nsPerHop = [](const Result& r, bool cpu) {
             return (cpu ? r.cpuSeconds : r.wallSeconds) / r.packetHops * 1e9;
         };
@@ -750,9 +759,8 @@ main(int argc, char* argv[])
         {
             std::cout << "scaling, round " << k + 1 << ": wall time per packet-hop from "
                       << spread(rounds[k], false) << ", CPU time per packet-hop from "
-                      << spread(rounds[k], true) << "; memory probe before the " << sizes.back()
-                      << "-host run " << std::setprecision(1) << probes[k]
-                      << " ns per load (8 MB random walk)\n";
+                      << spread(rounds[k], true) << "; memory probe (8 MB random walk) around the "
+                      << sizes.back() << "-host run " << probeText(k) << "\n";
         }
         if (rounds.size() > 1)
         {
@@ -781,10 +789,9 @@ main(int argc, char* argv[])
                 std::cout << " " << std::fixed << std::setprecision(0) << nsPerHop(r, true);
             }
             // Under about 30 ns per load the 8 MB walk stayed in the L3: the largest size's
-            // run had the cache to itself, or nearly, when it started.
+            // run had the cache to itself, or nearly, when it started and when it ended.
             std::cout << " ns); the fastest " << sizes.back() << "-host run is round "
-                      << lastFrom + 1 << "'s, memory probe " << std::setprecision(1)
-                      << probes[lastFrom] << " ns per load\n";
+                      << lastFrom + 1 << "'s, memory probe " << probeText(lastFrom) << "\n";
         }
     }
     if (scenario == "all" || scenario == "build")
