@@ -14,7 +14,11 @@
  *               host); the wall time per packet-hop should stay flat as the fabric grows.
  *               The sweep runs --scalingRounds times (default 3); each round's spread is
  *               printed and, with more than one round, the spread of the fastest run of
- *               each size
+ *               each size. Each run is also timed in 32 equal slices of simulated time
+ *               (the first, which fills the fabric, left out); the lower decile, fastest
+ *               and median slice of each size are printed, with a memory probe before
+ *               and after each round's largest run: the machine's other tenants can take
+ *               the shared L3 during part of a run
  *   build       a 4096-host 3-level fat tree (radix 32): build, assign LIDs and route;
  *               wall time and resident memory
  *   allreduce   a ring allreduce (float sum, RDMA, 256 KiB chunks) on a 3-level fat tree
@@ -46,7 +50,9 @@
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -73,6 +79,9 @@ struct Result
     double cpuSeconds{0}; ///< CPU time of the run (wall time counts other processes too)
     double simSeconds{0};
     long maxRssKb{0};
+    /// scaling: CPU ns per packet-hop of each segment of the run after the first (see
+    /// BenchScaling)
+    std::vector<double> segmentNsPerHop;
 
     double HopsPerSecond() const
     {
@@ -148,6 +157,15 @@ MaxRssKb()
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_maxrss;
+}
+
+/// @return CPU seconds of this thread so far (cheap enough to read between events)
+double
+ThreadCpuSeconds()
+{
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /// Run the simulator until @p stop and time it.
@@ -448,16 +466,60 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
     const double wire = IbPacket::WireSize(payload, 0, false);
     const double packetTime = wire * 8 / 200e9;
     const Time duration = Seconds(targetHops / (hosts * 5.0) * packetTime);
-    TimedRun(duration, r);
+    std::vector<Ptr<IbNetDevice>> ports;
     for (uint32_t i = 0; i < f.hostPorts.GetN(); ++i)
     {
-        r.packetHops += f.HostPort(i)->GetTxPackets();
+        ports.push_back(f.HostPort(i));
     }
     const NetDeviceContainer sp = f.SwitchPorts();
     for (uint32_t i = 0; i < sp.GetN(); ++i)
     {
-        r.packetHops += DynamicCast<IbNetDevice>(sp.Get(i))->GetTxPackets();
+        ports.push_back(DynamicCast<IbNetDevice>(sp.Get(i)));
     }
+    auto hopsSoFar = [&ports]() {
+        uint64_t hops = 0;
+        for (const auto& p : ports)
+        {
+            hops += p->GetTxPackets();
+        }
+        return hops;
+    };
+    // The run in SEGMENTS equal slices of simulated time (the same number of packet-hops
+    // each, the fabric being full after the first), each timed in CPU time. The machine's
+    // other tenants take the shared L3 for seconds at a time, now here, now there; a
+    // segment's time says what a packet-hop cost while they left it alone. An event at
+    // each boundary reads the clock, counts the packet-hops (not timed) and reads it again.
+    constexpr uint32_t SEGMENTS = 32;
+    double segmentStart = 0;
+    uint64_t hopsAtStart = 0;
+    double bookkeeping = 0; // CPU seconds spent counting during the run, taken out of its time
+    // Ends a segment (none before the first boundary: the first, filling the fabric, is not
+    // reported) and starts the next.
+    auto boundary = [&](bool first) {
+        const double t0 = ThreadCpuSeconds();
+        const uint64_t hops = hopsSoFar();
+        if (!first && hops > hopsAtStart) // a very short run can have empty segments
+        {
+            r.segmentNsPerHop.push_back((t0 - segmentStart) / (hops - hopsAtStart) * 1e9);
+        }
+        hopsAtStart = hops;
+        segmentStart = ThreadCpuSeconds();
+        return segmentStart - t0;
+    };
+    for (uint32_t k = 1; k < SEGMENTS; ++k)
+    {
+        Simulator::Schedule(duration * k / SEGMENTS, [&, k]() { bookkeeping += boundary(k == 1); });
+    }
+    TimedRun(duration, r);
+    boundary(false); // the last segment ends with the run
+    r.packetHops = hopsAtStart;
+    NS_ABORT_MSG_IF(r.packetHops == 0,
+                    "--scalingHops=" << targetHops << ": the " << hosts
+                                     << "-host run ended before its first packet-hop; ask for "
+                                        "at least "
+                                     << hosts * 20 << " packet-hops");
+    r.cpuSeconds -= bookkeeping;
+    r.events -= SEGMENTS - 1;
     r.maxRssKb = CurrentRssKb();
     Simulator::Destroy();
     Names::Clear();
@@ -792,6 +854,46 @@ main(int argc, char* argv[])
             // run had the cache to itself, or nearly, when it started and when it ended.
             std::cout << " ns); the fastest " << sizes.back() << "-host run is round "
                       << lastFrom + 1 << "'s, memory probe " << probeText(lastFrom) << "\n";
+        }
+        // Every segment of every round, per size: the lower decile, the fastest and the
+        // median. Interference only ever slows a segment, so the lower decile is what a
+        // packet-hop costs with the L3 to this process; the median is what it costs on this
+        // machine as shared as it was.
+        std::vector<std::vector<double>> segments(sizes.size());
+        for (const auto& sweep : rounds)
+        {
+            for (std::size_t i = 0; i < sweep.size(); ++i)
+            {
+                segments[i].insert(segments[i].end(),
+                                   sweep[i].segmentNsPerHop.begin(),
+                                   sweep[i].segmentNsPerHop.end());
+            }
+        }
+        auto segmentLine = [&](const char* what, double fraction) {
+            std::vector<double> v;
+            for (auto& seg : segments)
+            {
+                std::sort(seg.begin(), seg.end());
+                v.push_back(seg[static_cast<std::size_t>(fraction * (seg.size() - 1))]);
+            }
+            const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+            std::cout << "scaling, " << what << " of " << segments.front().size()
+                      << " segments per size: " << std::fixed << std::setprecision(0) << *lo
+                      << " to " << *hi << " ns per packet-hop (" << std::setprecision(1)
+                      << (*hi / *lo - 1) * 100 << " % spread) (sizes";
+            for (double x : v)
+            {
+                std::cout << " " << std::setprecision(0) << x;
+            }
+            std::cout << " ns)\n";
+        };
+        if (std::none_of(segments.begin(), segments.end(), [](const auto& seg) {
+                return seg.empty();
+            }))
+        {
+            segmentLine("lower decile", 0.1);
+            segmentLine("fastest", 0.0);
+            segmentLine("median", 0.5);
         }
     }
     if (scenario == "all" || scenario == "build")
