@@ -856,8 +856,9 @@ main(int argc, char* argv[])
                       << lastFrom + 1 << "'s, memory probe " << probeText(lastFrom) << "\n";
         }
         // Every segment of every round, per size: the lower decile, the fastest and the
-        // median. Interference only ever slows a segment, so the lower decile is what a
-        // packet-hop costs with the L3 to this process; the median is what it costs on this
+        // median. The segments of a size do the same work and interference only slows them:
+        // the lower decile is what a packet-hop costs while the neighbours leave the L3
+        // alone, if they did for a tenth of the time; the median, what it costs on this
         // machine as shared as it was.
         std::vector<std::vector<double>> segments(sizes.size());
         for (const auto& sweep : rounds)
@@ -878,8 +879,8 @@ main(int argc, char* argv[])
             }
             const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
             std::cout << "scaling, " << what << " of " << segments.front().size()
-                      << " segments per size: " << std::fixed << std::setprecision(0) << *lo
-                      << " to " << *hi << " ns per packet-hop (" << std::setprecision(1)
+                      << " slices per size: " << std::fixed << std::setprecision(0) << *lo << " to "
+                      << *hi << " ns per packet-hop (" << std::setprecision(1)
                       << (*hi / *lo - 1) * 100 << " % spread) (sizes";
             for (double x : v)
             {
