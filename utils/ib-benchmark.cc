@@ -32,7 +32,8 @@
  *
  * Figures: packet-hops (a packet crossing one link) per wall-clock second, scheduler
  * events per packet-hop, and the ratio IB / point-to-point. Run it from a Release build
- * (utils/benchmark.sh does). --csv=FILE appends one row per measurement.
+ * (utils/benchmark.sh does). --csv=FILE appends one row per measurement (for a scaling
+ * run also its fastest, lower-decile and median slice, CPU ns per packet-hop).
  *
  * The program gives glibc's heap transparent huge pages (it restarts itself with
  * GLIBC_TUNABLES=glibc.malloc.hugetlb=1; --hugePages=false keeps 4 KB pages) and prints
@@ -68,6 +69,22 @@ using namespace ns3;
 namespace
 {
 
+/**
+ * @param v values (copied: sorted here)
+ * @param fraction 0 for the smallest, 0.1 for the lower decile, 0.5 for the median
+ * @return that value of @p v, or 0 if it is empty
+ */
+double
+Quantile(std::vector<double> v, double fraction)
+{
+    if (v.empty())
+    {
+        return 0.0;
+    }
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(fraction * (v.size() - 1))];
+}
+
 /// One measured figure.
 struct Result
 {
@@ -91,6 +108,15 @@ struct Result
     double EventsPerHop() const
     {
         return packetHops ? double(events) / packetHops : 0.0;
+    }
+
+    /**
+     * @param fraction 0 for the fastest slice, 0.1 for the lower decile, 0.5 for the median
+     * @return that slice's CPU ns per packet-hop, or 0 if the run was not sliced
+     */
+    double SliceNsPerHop(double fraction) const
+    {
+        return Quantile(segmentNsPerHop, fraction);
     }
 };
 
@@ -209,11 +235,20 @@ AppendCsv(const std::string& file, const Result& r)
     if (header)
     {
         out << "scenario,model,packet_hops,wall_s,sim_s,hops_per_s,events_per_hop,max_rss_mb,"
-               "cpu_s\n";
+               "cpu_s,slice_fastest_ns,slice_decile_ns,slice_median_ns\n";
     }
     out << r.scenario << "," << r.model << "," << r.packetHops << "," << r.wallSeconds << ","
         << r.simSeconds << "," << r.HopsPerSecond() << "," << r.EventsPerHop() << ","
-        << r.maxRssKb / 1024 << "," << r.cpuSeconds << "\n";
+        << r.maxRssKb / 1024 << "," << r.cpuSeconds;
+    if (r.segmentNsPerHop.empty())
+    {
+        out << ",,,\n";
+    }
+    else
+    {
+        out << "," << r.SliceNsPerHop(0) << "," << r.SliceNsPerHop(0.1) << ","
+            << r.SliceNsPerHop(0.5) << "\n";
+    }
 }
 
 // ------------------------------------------------------------------------- scheduler
@@ -872,10 +907,9 @@ main(int argc, char* argv[])
         }
         auto segmentLine = [&](const char* what, double fraction) {
             std::vector<double> v;
-            for (auto& seg : segments)
+            for (const auto& seg : segments)
             {
-                std::sort(seg.begin(), seg.end());
-                v.push_back(seg[static_cast<std::size_t>(fraction * (seg.size() - 1))]);
+                v.push_back(Quantile(seg, fraction));
             }
             const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
             std::cout << "scaling, " << what << " of " << segments.front().size()
