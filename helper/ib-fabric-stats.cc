@@ -65,7 +65,7 @@ IbFabricStats::Snapshot()
 {
     for (uint32_t i = 0; i < m_ports.size(); ++i)
     {
-        m_startBytes[i] = m_ports[i]->GetTxBytes();
+        m_startBytes[i] = m_ports[i]->GetTxBytesOnWire();
     }
 }
 
@@ -118,7 +118,7 @@ IbFabricStats::GetPorts(Time stop) const
     const double window = (stop - m_start).GetSeconds();
     for (uint32_t i = 0; i < m_ports.size(); ++i)
     {
-        const double bits = (m_ports[i]->GetTxBytes() - m_startBytes[i]) * 8.0;
+        const double bits = (m_ports[i]->GetTxBytesOnWire() - m_startBytes[i]) * 8.0;
         out.push_back({m_portNames[i], bits / (m_ports[i]->GetDataRate().GetBitRate() * window)});
     }
     std::stable_sort(out.begin(), out.end(), [](const Port& a, const Port& b) {

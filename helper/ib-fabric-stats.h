@@ -25,9 +25,12 @@ struct IbFabric;
  * @brief Per-flow throughput and per-port utilisation of a fabric, measured over a
  * window [start, stop) of simulated time, for examples and experiments.
  *
- * A flow is identified by (SLID, DLID) as seen at the receiving host port's MacRx.
- * Port utilisation is the wire bytes a port started sending in the window over what its
- * data rate allows.
+ * A flow is identified by (SLID, DLID) as seen at the receiving host port's MacRx; its
+ * figures count the packets whose last bit arrived in the window, so a flow at line rate
+ * can show up to one packet per window more than the link carries.
+ * Port utilisation is the part of the window in which the port was putting data packets on
+ * the wire (IbNetDevice::GetTxBytesOnWire at both ends of the window over what its data
+ * rate allows): at most 1, flow-control packets not counted.
  */
 class IbFabricStats
 {
@@ -62,6 +65,7 @@ class IbFabricStats
      */
     std::vector<Flow> GetFlows() const;
     /**
+     * Call it at @p stop: it reads the ports' counters as they are now.
      * @param stop end of the window
      * @return every port (hosts and switches), busiest first
      */
@@ -89,7 +93,7 @@ class IbFabricStats
     std::map<uint32_t, Flow> m_flows;      //!< (slid << 16 | dlid) -> flow
     std::vector<Ptr<IbNetDevice>> m_ports; //!< every port
     std::vector<std::string> m_portNames;  //!< their names
-    std::vector<uint64_t> m_startBytes;    //!< tx bytes at the window's start
+    std::vector<double> m_startBytes;      //!< bytes on the wire at the window's start
     Time m_start;                          //!< window start
 };
 

@@ -827,6 +827,20 @@ IbNetDevice::GetTxBytes() const
     return m_txBytes;
 }
 
+double
+IbNetDevice::GetTxBytesOnWire() const
+{
+    double bytes = static_cast<double>(m_txBytes);
+    if (m_txBusy)
+    {
+        // The packet being sent ends at m_txFreeAt and takes m_stepsPerByte per byte; it
+        // may not have started yet (after a flow-control packet, or a cut-through tail).
+        const double left = (m_txFreeAt - Simulator::Now()).GetTimeStep() / m_stepsPerByte;
+        bytes -= std::clamp(left, 0.0, static_cast<double>(m_txCurrent.bytes));
+    }
+    return bytes;
+}
+
 // ---------------------------------------------------------------- link state
 
 void

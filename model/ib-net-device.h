@@ -265,6 +265,14 @@ class IbNetDevice : public NetDevice
     uint64_t GetTxPackets() const;
     /// @return wire bytes of the data packets this port has started transmitting
     uint64_t GetTxBytes() const;
+    /**
+     * What a measurement over a window of time needs: GetTxBytes() counts a packet whole
+     * from its first bit, so bytes counted between two instants can exceed what the link
+     * carried between them by up to a packet.
+     * @return wire bytes of data packets this port has put on the wire by now: GetTxBytes()
+     * less what is still to go of the packet being sent
+     */
+    double GetTxBytesOnWire() const;
 
     /**
      * Called by the channel when both ends are attached: exchange initial credits.

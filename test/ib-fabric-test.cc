@@ -9,10 +9,12 @@
 #include "ns3/core-module.h"
 #include "ns3/ib-bth-header.h"
 #include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-fabric-stats.h"
 #include "ns3/ib-lrh-header.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-netdiscover-reader.h"
 #include "ns3/ib-packet.h"
+#include "ns3/ib-raw-traffic-helper.h"
 #include "ns3/ib-routing-file.h"
 #include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-switch.h"
@@ -24,6 +26,7 @@
 #include <gtest/gtest.h>
 #include <queue>
 #include <sstream>
+#include <tuple>
 
 using namespace ns3;
 
@@ -264,6 +267,78 @@ TEST_F(IbFabricTest, LftDumpReadBackThroughFileEngineGivesIdenticalRoutes)
     const uint32_t n = f2.hosts.GetN();
     EXPECT_EQ(AllPairsPackets(f2), uint64_t(n) * (n - 1));
     std::remove(path);
+}
+
+// A saturating stream of 4 KB packets on a 100 Gb/s cable: the bytes a port has put on the
+// wire grow with time at the line rate, also in the middle of a packet (where GetTxBytes
+// already counts the whole packet), so the port's utilisation over a window that ends
+// mid-packet is 1, not 1 plus part of a packet over the window.
+TEST_F(IbFabricTest, PortUtilisationIsTheWindowsShareOnTheWireAlsoWhenItEndsMidPacket)
+{
+    IbFabric f = IbFabricHelper().Build(IbTopologyBuilder::Chain(0, IbLinkRate::EDR, 4));
+    Ptr<IbNetDevice> src = f.HostPort(0);
+    Ptr<IbNetDevice> dst = f.HostPort(1);
+    IbRawTrafficHelper traffic(dst->GetLid());
+    traffic.SetAttribute("PayloadSize", UintegerValue(4096));
+    traffic.Install(src).Start(MicroSeconds(1));
+    const double bytesPerNs = src->GetDataRate().GetBitRate() / 8e9;
+    ASSERT_DOUBLE_EQ(bytesPerNs, 12.5);
+    const double wire = IbPacket::WireSize(4096, 0, false);
+    const Time start = MicroSeconds(3);
+    // A window of about six packets that ends in the middle of one, wherever they start.
+    const Time stop = start + NanoSeconds(2000 + 137);
+    IbFabricStats stats;
+    stats.Install(f, start);
+    // Samples 37 ns apart from 2 us on: (time in ns, bytes on the wire, bytes started).
+    std::vector<std::tuple<int64_t, double, uint64_t>> samples;
+    for (int64_t t = 2000; t < stop.GetNanoSeconds(); t += 37)
+    {
+        Simulator::Schedule(NanoSeconds(t), [&samples, src, t]() {
+            samples.emplace_back(t, src->GetTxBytesOnWire(), src->GetTxBytes());
+        });
+    }
+    Simulator::Stop(stop);
+    Simulator::Run();
+
+    ASSERT_GT(samples.size(), 10u);
+    uint32_t midPacket = 0;
+    for (std::size_t i = 1; i < samples.size(); ++i)
+    {
+        const auto& [t0, onWire0, started0] = samples[i - 1];
+        const auto& [t1, onWire1, started1] = samples[i];
+        // Packet ends fall on whole nanoseconds (12.5 bytes), so each sample is within a
+        // nanosecond's bytes of the exact figure.
+        EXPECT_NEAR(onWire1 - onWire0, (t1 - t0) * bytesPerNs, 2 * bytesPerNs) << "at " << t1;
+        EXPECT_LE(onWire1, static_cast<double>(started1));
+        EXPECT_GT(onWire1, static_cast<double>(started1) - wire - 1e-9);
+        if (static_cast<double>(started1) - onWire1 > wire / 4)
+        {
+            ++midPacket;
+        }
+    }
+    EXPECT_GT(midPacket, samples.size() / 2) << "the samples must fall inside packets";
+
+    auto nameOf = [](Ptr<IbNetDevice> d) { // as IbFabricStats names ports
+        const std::string n = Names::FindName(d->GetNode());
+        return (n.empty() ? "node " + std::to_string(d->GetNode()->GetId()) : n) + " port " +
+               std::to_string(d->GetIfIndex() + 1);
+    };
+    double srcUtilisation = -1;
+    double dstUtilisation = -1;
+    for (const auto& port : stats.GetPorts(stop))
+    {
+        if (port.name == nameOf(src))
+        {
+            srcUtilisation = port.utilisation;
+        }
+        if (port.name == nameOf(dst))
+        {
+            dstUtilisation = port.utilisation;
+        }
+    }
+    // Two nanoseconds' bytes of rounding over a 2137 ns window.
+    EXPECT_NEAR(srcUtilisation, 1.0, 2.0 / 2137);
+    EXPECT_DOUBLE_EQ(dstUtilisation, 0.0); // it sends flow control only
 }
 
 TEST(IbHelperLids, EverySimulationNumbersItsPortsFromLidOne)
