@@ -46,7 +46,7 @@ IbRawTrafficApplication::GetTypeId()
                           "Payload bytes per packet (at most the port's MTU).",
                           UintegerValue(4096),
                           MakeUintegerAccessor(&IbRawTrafficApplication::m_payloadSize),
-                          MakeUintegerChecker<uint32_t>(0, 4096))
+                          MakeUintegerChecker<uint32_t>()) // checked at start, with the MTU
             .AddAttribute("DestQp",
                           "Destination queue pair number in the BTH.",
                           UintegerValue(0x100),
@@ -143,6 +143,12 @@ IbRawTrafficApplication::StartApplication()
                         "IbRawTrafficApplication on node " << GetNode()->GetId()
                                                            << " has no IbNetDevice to send "
                                                               "from; install a port first.");
+    NS_ABORT_MSG_IF(m_payloadSize > 4096,
+                    "IbRawTrafficApplication on node "
+                        << GetNode()->GetId() << ": PayloadSize=" << m_payloadSize
+                        << " exceeds 4096, the largest IBA MTU; an IBA packet carries at most "
+                           "4096 payload bytes, so lower PayloadSize (larger messages are the "
+                           "RDMA transport's, which segments them).");
     NS_ABORT_MSG_IF(m_payloadSize > m_device->GetIbMtu(),
                     "IbRawTrafficApplication on node "
                         << GetNode()->GetId() << ": PayloadSize=" << m_payloadSize

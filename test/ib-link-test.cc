@@ -994,6 +994,27 @@ TEST(IbLinkUserErrors, ATxStartListenerIsOnOnePortAtATime)
     Simulator::Destroy();
 }
 
+TEST(IbLinkUserErrors, ARawPayloadLargerThanTheMtuIsRefusedWithWhatToChange)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto startWith = [](uint32_t payload, uint32_t mtu) {
+        IbHelper helper;
+        helper.SetDeviceAttribute("Mtu", UintegerValue(mtu));
+        Link l = MakeLink(helper);
+        IbRawTrafficHelper traffic(l.b->GetLid());
+        traffic.SetAttribute("PayloadSize", UintegerValue(payload));
+        traffic.Install(l.a).Start(MicroSeconds(1));
+        Simulator::Run();
+    };
+    // Beyond any IBA MTU the message does not suggest a larger Mtu.
+    EXPECT_DEATH(startWith(5000, 4096),
+                 "PayloadSize=5000 exceeds 4096, the largest IBA MTU; an IBA packet carries at "
+                 "most 4096 payload bytes, so lower PayloadSize");
+    EXPECT_DEATH(startWith(2048, 1024),
+                 "PayloadSize=2048 exceeds the port's MTU 1024; lower PayloadSize or raise the "
+                 "IbNetDevice Mtu");
+}
+
 TEST_F(IbLinkTest, RawTrafficTxTraceSeesEveryPacketWhileConnected)
 {
     // The application's Tx trace fires for each packet handed to the port, through
