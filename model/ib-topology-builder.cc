@@ -4,6 +4,8 @@
 
 #include "ib-topology-builder.h"
 
+#include "ib-lid-assigner.h"
+
 #include "ns3/abort.h"
 #include "ns3/log.h"
 
@@ -72,6 +74,25 @@ CheckRadix(const char* fn, uint32_t radix)
                                           << " is out of range; a switch has 2..254 ports");
 }
 
+/**
+ * Abort, naming the call, if a fabric needs more LIDs than a subnet has: one per switch
+ * (port 0) and one per host port at LMC 0. Checked before anything is built, so that a
+ * mistyped size (a negative number read as 4294967295) fails at once, not out of memory.
+ * @param call the builder and its arguments, for the message
+ * @param switches switches of the fabric
+ * @param hosts one-port hosts of the fabric
+ */
+void
+CheckLidSpace(const std::string& call, uint64_t switches, uint64_t hosts)
+{
+    const uint64_t need = switches + hosts;
+    NS_ABORT_MSG_IF(need > IbLidAssigner::MAX_UNICAST_LID,
+                    "IbTopologyBuilder::" << call << ": " << switches << " switches and " << hosts
+                                          << " hosts need " << need << " LIDs, but a subnet has "
+                                          << IbLidAssigner::MAX_UNICAST_LID
+                                          << " unicast LIDs (1 to 0xBFFF); build a smaller fabric");
+}
+
 } // namespace
 
 void
@@ -120,6 +141,10 @@ IbTopologyBuilder::FatTree2Level(uint32_t radix,
                         << " leaves but a spine has only " << radix
                         << " ports; the largest host count that fits is "
                         << static_cast<uint64_t>(radix) * down);
+    CheckLidSpace("FatTree2Level(radix=" + std::to_string(radix) +
+                      ", numHosts=" + std::to_string(numHosts) + ")",
+                  uint64_t{leaves} + spines,
+                  numHosts);
 
     IbTopology t;
     AddHosts(t, numHosts);
@@ -176,6 +201,10 @@ IbTopologyBuilder::FatTree3Level(uint32_t radix,
                         << " pods but a core switch has only " << radix
                         << " ports; the largest host count that fits is "
                         << static_cast<uint64_t>(radix) * leavesPerPod * down);
+    CheckLidSpace("FatTree3Level(radix=" + std::to_string(radix) +
+                      ", numHosts=" + std::to_string(numHosts) + ")",
+                  uint64_t{leaves} + uint64_t{pods} * aggPerPod + uint64_t{aggPerPod} * aggUp,
+                  numHosts);
 
     IbTopology t;
     AddHosts(t, numHosts);
@@ -259,6 +288,9 @@ IbTopologyBuilder::KaryNTree(uint32_t k, uint32_t n, IbLinkRate::Speed speed, ui
                                                           << "): more than 2^24 hosts");
     }
     const uint32_t perLevel = static_cast<uint32_t>(hosts / k); // k^(n-1)
+    CheckLidSpace("KaryNTree(k=" + std::to_string(k) + ", n=" + std::to_string(n) + ")",
+                  uint64_t{n} * perLevel,
+                  hosts);
 
     IbTopology t;
     AddHosts(t, static_cast<uint32_t>(hosts));
@@ -307,6 +339,10 @@ IbTopologyBuilder::Ring(uint32_t numSwitches,
     NS_ABORT_MSG_IF(hostsPerSwitch < 1 || hostsPerSwitch > 252,
                     "IbTopologyBuilder::Ring(hostsPerSwitch="
                         << hostsPerSwitch << "): must be 1..252 (switches have 254 ports)");
+    CheckLidSpace("Ring(numSwitches=" + std::to_string(numSwitches) +
+                      ", hostsPerSwitch=" + std::to_string(hostsPerSwitch) + ")",
+                  numSwitches,
+                  uint64_t{numSwitches} * hostsPerSwitch);
     IbTopology t;
     AddHosts(t, numSwitches * hostsPerSwitch);
     const uint32_t first = t.GetNNodes();
@@ -338,6 +374,7 @@ IbTopology
 IbTopologyBuilder::Chain(uint32_t numSwitches, IbLinkRate::Speed speed, uint8_t width)
 {
     NS_LOG_FUNCTION(numSwitches << speed << +width);
+    CheckLidSpace("Chain(numSwitches=" + std::to_string(numSwitches) + ")", numSwitches, 2);
     IbTopology t;
     AddHosts(t, 2);
     if (numSwitches == 0)

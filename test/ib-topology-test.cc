@@ -334,6 +334,28 @@ TEST(IbTopologyBuilder, FatTree3LevelCounts)
                  "radix=8.*numHosts=200.*128");
 }
 
+TEST(IbTopologyBuilder, AFabricBeyondTheLidSpaceIsRefusedBeforeItIsBuilt)
+{
+    // One LID per switch and per host port: 0xBFFF = 49151 in a subnet. The largest chain
+    // fits; one more switch, or a size read from "-1", is refused with the count at once.
+    const IbTopology longest = IbTopologyBuilder::Chain(49149);
+    EXPECT_EQ(longest.GetNNodes(), 49151u);
+    EXPECT_DEATH(IbTopologyBuilder::Chain(49150),
+                 "Chain\\(numSwitches=49150\\): 49150 switches and 2 hosts need 49152 LIDs, but a "
+                 "subnet has 49151 unicast LIDs \\(1 to 0xBFFF\\); build a smaller fabric");
+    EXPECT_DEATH(IbTopologyBuilder::Chain(4294967295u), "4294967295 switches and 2 hosts");
+    // radix 254, 127 hosts per leaf: 100,000 hosts need 788 leaves in 7 pods of 127
+    // aggregation switches each, and 127 x 127 core switches: 788 + 889 + 16129.
+    EXPECT_DEATH(IbTopologyBuilder::FatTree3Level(254, 100000, 1.0, IbLinkRate::EDR, 4),
+                 "FatTree3Level\\(radix=254, numHosts=100000\\): 17806 switches and 100000 hosts "
+                 "need 117806 LIDs");
+    EXPECT_DEATH(IbTopologyBuilder::KaryNTree(16, 4),
+                 "KaryNTree\\(k=16, n=4\\): 16384 switches "
+                 "and 65536 hosts need 81920 LIDs");
+    EXPECT_DEATH(IbTopologyBuilder::Ring(200, 252),
+                 "Ring\\(numSwitches=200, hostsPerSwitch=252\\)");
+}
+
 TEST(IbTopologyBuilder, KaryNTree)
 {
     for (auto [k, n] :
