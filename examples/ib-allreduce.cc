@@ -120,8 +120,14 @@ main(int argc, char* argv[])
     }
     CollectiveDataType type;
     CollectiveRedOp op;
-    NS_ABORT_MSG_UNLESS(CollectiveReduction::ParseType(typeName, type), "unknown --type");
-    NS_ABORT_MSG_UNLESS(CollectiveReduction::ParseOp(opName, op), "unknown --op");
+    NS_ABORT_MSG_UNLESS(CollectiveReduction::ParseType(typeName, type),
+                        "--type=" << typeName
+                                  << " is unknown; use int8 int16 int32 int64 half bfloat16 "
+                                     "float or double");
+    NS_ABORT_MSG_UNLESS(CollectiveReduction::ParseOp(opName, op),
+                        "--op=" << opName << " is unknown; use sum prod min max band bor or bxor");
+    NS_ABORT_MSG_IF(hosts < 2,
+                    "--hosts=" << hosts << ": an allreduce needs at least 2 ranks (hosts)");
     NS_ABORT_MSG_UNLESS(CollectiveReduction::IsValid(type, op),
                         "--op=" << opName << " is not defined on --type=" << typeName);
     NS_ABORT_MSG_UNLESS(fabricKind == "ib" || fabricKind == "tcp", "--fabric: ib or tcp");
@@ -130,7 +136,9 @@ main(int argc, char* argv[])
     const auto wallStart = std::chrono::steady_clock::now();
     NS_ABORT_MSG_UNLESS(factor >= 2, "--f must be at least 2");
     IbLinkRate::Speed s;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s), "unknown --speed");
+    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
+                        "--speed=" << speed << " is unknown; use one of "
+                                   << IbLinkRate::ValidSpeedNames());
     NS_ABORT_MSG_UNLESS(levels == 2 || levels == 3, "--levels must be 2 or 3");
     const IbTopology topology = levels == 2
                                     ? IbTopologyBuilder::FatTree2Level(radix, hosts, 1.0, s, 4)

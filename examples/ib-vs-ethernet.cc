@@ -91,6 +91,12 @@ main(int argc, char* argv[])
     IbLinkRate::Speed sp;
     NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, sp),
                         "unknown speed " << speed << "; valid: " << IbLinkRate::ValidSpeedNames());
+    // The same segments on both fabrics: they must fit the smaller MTU, Ethernet's 1500
+    // bytes less IPv4 (20), TCP (20) and the timestamp option ns-3's TCP sends (12).
+    NS_ABORT_MSG_IF(mss == 0 || mss > 1448,
+                    "--mss=" << mss
+                             << ": a TCP segment must carry 1 to 1448 bytes to fit the Ethernet "
+                                "links' 1500-byte MTU with its IPv4 and TCP headers");
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 20));
