@@ -6,6 +6,7 @@
 
 #include "ib-fabric-helper.h"
 
+#include "ns3/abort.h"
 #include "ns3/channel.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
@@ -111,11 +112,22 @@ IbFabricStats::GetFlows() const
     return out;
 }
 
+double
+IbFabricStats::WindowSeconds(Time stop) const
+{
+    NS_ABORT_MSG_IF(stop <= m_start,
+                    "IbFabricStats: the window would end at "
+                        << stop.As(Time::US) << ", not after its start at " << m_start.As(Time::US)
+                        << " (Install); stop the statistics after they start (a warm-up shorter "
+                           "than the run)");
+    return (stop - m_start).GetSeconds();
+}
+
 std::vector<IbFabricStats::Port>
 IbFabricStats::GetPorts(Time stop) const
 {
     std::vector<Port> out;
-    const double window = (stop - m_start).GetSeconds();
+    const double window = WindowSeconds(stop);
     for (uint32_t i = 0; i < m_ports.size(); ++i)
     {
         const double bits = (m_ports[i]->GetTxBytesOnWire() - m_startBytes[i]) * 8.0;
@@ -130,7 +142,7 @@ IbFabricStats::GetPorts(Time stop) const
 void
 IbFabricStats::Print(std::ostream& os, Time stop, uint32_t maxRows) const
 {
-    const double window = (stop - m_start).GetSeconds();
+    const double window = WindowSeconds(stop);
     const std::vector<Flow> flows = GetFlows();
     os << std::fixed << std::setprecision(3);
     if (flows.size() <= maxRows)

@@ -90,6 +90,12 @@ class IbFabricStats
     /// Record every port's transmitted bytes at the window's start.
     void Snapshot();
 
+    /**
+     * @param stop end of the window
+     * @return the window's length; aborts, naming both ends, unless it ends after it starts
+     */
+    double WindowSeconds(Time stop) const;
+
     std::map<uint32_t, Flow> m_flows;      //!< (slid << 16 | dlid) -> flow
     std::vector<Ptr<IbNetDevice>> m_ports; //!< every port
     std::vector<std::string> m_portNames;  //!< their names

@@ -34,20 +34,20 @@ IbChannel::GetTypeId()
                           "One-way propagation delay of the cable (used when Length is 0).",
                           TimeValue(NanoSeconds(10)),
                           MakeTimeAccessor(&IbChannel::SetDelay, &IbChannel::GetDelayAttribute),
-                          MakeTimeChecker(Time(0)))
+                          MakeTimeChecker()) // SetDelay refuses a negative one, saying so
             .AddAttribute("Length",
                           "Cable length in metres; when non-zero it sets the delay to "
                           "Length x DelayPerMetre and Delay is ignored.",
                           DoubleValue(0.0),
                           MakeDoubleAccessor(&IbChannel::SetLength, &IbChannel::GetLength),
-                          MakeDoubleChecker<double>(0.0, 1e6))
+                          MakeDoubleChecker<double>()) // checked by SetLength
             .AddAttribute(
                 "DelayPerMetre",
                 "Propagation delay per metre of cable (about 5 ns/m for copper "
                 "and fibre).",
                 TimeValue(NanoSeconds(5)),
                 MakeTimeAccessor(&IbChannel::SetDelayPerMetre, &IbChannel::GetDelayPerMetre),
-                MakeTimeChecker(Time(0)));
+                MakeTimeChecker()); // checked by SetDelayPerMetre
     return tid;
 }
 
@@ -150,6 +150,9 @@ IbChannel::UpdatePortModes()
 void
 IbChannel::SetDelay(Time delay)
 {
+    NS_ABORT_MSG_IF(delay.IsStrictlyNegative(),
+                    "IbChannel attribute Delay=" << delay.As(Time::NS)
+                                                 << " is negative; a cable's delay is 0 or more");
     m_delay = delay;
     UpdatePortModes();
 }
@@ -163,6 +166,10 @@ IbChannel::GetDelayAttribute() const
 void
 IbChannel::SetLength(double length)
 {
+    NS_ABORT_MSG_IF(!(length >= 0 && length <= 1e6),
+                    "IbChannel attribute Length=" << length
+                                                  << " m: a cable is 0 (then Delay applies) to "
+                                                     "1e6 metres long");
     m_length = length;
     UpdatePortModes();
 }
@@ -176,6 +183,9 @@ IbChannel::GetLength() const
 void
 IbChannel::SetDelayPerMetre(Time delay)
 {
+    NS_ABORT_MSG_IF(delay.IsStrictlyNegative(),
+                    "IbChannel attribute DelayPerMetre="
+                        << delay.As(Time::NS) << " is negative; about 5 ns per metre is usual");
     m_delayPerMetre = delay;
     UpdatePortModes();
 }

@@ -339,6 +339,12 @@ TEST_F(IbFabricTest, PortUtilisationIsTheWindowsShareOnTheWireAlsoWhenItEndsMidP
     // Two nanoseconds' bytes of rounding over a 2137 ns window.
     EXPECT_NEAR(srcUtilisation, 1.0, 2.0 / 2137);
     EXPECT_DOUBLE_EQ(dstUtilisation, 0.0); // it sends flow control only
+
+    // A window that does not end after it starts (a warm-up as long as the run) is refused.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(stats.GetPorts(start),
+                 "IbFabricStats: the window would end at \\+3.*us, not after its start at "
+                 "\\+3.*us \\(Install\\); stop the statistics after they start");
 }
 
 TEST(IbHelperLids, EverySimulationNumbersItsPortsFromLidOne)

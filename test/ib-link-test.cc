@@ -1079,4 +1079,12 @@ TEST(IbLinkUserErrors, BadAttributeValuesNameTheInputAndTheFix)
         "VlArbitrationLow='0:300': entry 1 '0:300' has weight 300");
     EXPECT_DEATH(CreateObject<IbNetDevice>()->SetAttribute("NumDataVls", UintegerValue(16)),
                  "NumDataVls=16 is out of range");
+    EXPECT_DEATH(CreateObject<IbChannel>()->SetAttribute("Length", DoubleValue(-1)),
+                 "IbChannel attribute Length=-1 m: a cable is 0 \\(then Delay applies\\) to 1e6 "
+                 "metres long");
+    EXPECT_DEATH(CreateObject<IbChannel>()->SetAttribute("Delay", TimeValue(NanoSeconds(-3))),
+                 "IbChannel attribute Delay=-3.*ns is negative");
+    EXPECT_DEATH(
+        CreateObject<IbChannel>()->SetAttribute("DelayPerMetre", TimeValue(NanoSeconds(-5))),
+        "IbChannel attribute DelayPerMetre=-5.*ns is negative");
 }
