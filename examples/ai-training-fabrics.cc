@@ -463,7 +463,15 @@ main(int argc, char* argv[])
                 found = true;
             }
         }
-        NS_ABORT_MSG_UNLESS(found, "--fabrics: unknown fabric '" << name << "'");
+        if (!found)
+        {
+            std::string known;
+            for (const auto& f : all)
+            {
+                known += (known.empty() ? "" : ", ") + f.name;
+            }
+            NS_FATAL_ERROR("--fabrics: unknown fabric '" << name << "' (" << known << ")");
+        }
     }
 
     std::ostringstream md;

@@ -56,6 +56,9 @@ main(int argc, char* argv[])
     cmd.AddValue("pcap", "write a pcap per host port (ib-fat-tree-<node>-<port>.pcap)", pcap);
     cmd.AddValue("lftDump", "write the forwarding tables (opensm-lfts.dump format) here", lftDump);
     cmd.Parse(argc, argv);
+    NS_ABORT_MSG_IF(!(durationUs > 0) || !(warmupUs >= 0) || warmupUs >= durationUs,
+                    "--duration=" << durationUs << " --warmup=" << warmupUs
+                                  << ": the statistics need a window, 0 <= warmup < duration");
 
     IbLinkRate::Speed s;
     NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),

@@ -42,6 +42,8 @@ main(int argc, char* argv[])
     cmd.AddValue("seed", "seed of the random permutation", seed);
     cmd.AddValue("lftDump", "write the forwarding tables (opensm-lfts.dump format) here", lftDump);
     cmd.Parse(argc, argv);
+    NS_ABORT_MSG_IF(!(durationUs > 0),
+                    "--duration=" << durationUs << ": traffic needs a positive number of us");
 
     IbTopology topology;
     std::string error;

@@ -72,6 +72,8 @@ main(int argc, char* argv[])
     cmd.AddValue("duration", "simulated seconds of traffic", duration);
     cmd.AddValue("pcap", "write ib-link-<node>-<port>.pcap (ERF, Wireshark-readable)", pcap);
     cmd.Parse(argc, argv);
+    NS_ABORT_MSG_IF(!(duration > 0),
+                    "--duration=" << duration << ": traffic needs a positive number of seconds");
 
     NodeContainer hosts;
     hosts.Create(2);

@@ -108,6 +108,9 @@ main(int argc, char* argv[])
     perf.SetAttribute("TxDepth", UintegerValue(txDepth));
     perf.SetAttribute("CqModeration", UintegerValue(cqMod));
     perf.SetAttribute("CqModeEvent", BooleanValue(event));
+    NS_ABORT_MSG_IF(pollIntervalNs < 0,
+                    "--pollInterval=" << pollIntervalNs
+                                      << ": a polling period is 0 (continuous) or more ns");
     perf.SetAttribute("PollInterval", TimeValue(NanoSeconds(pollIntervalNs)));
     ApplicationContainer apps =
         sizes.empty() ? perf.Install(fabric.hosts.Get(0), fabric.hosts.Get(1), fabric.subnetManager)
