@@ -752,6 +752,12 @@ main(int argc, char* argv[])
                  "also run the point-to-point + IPv4 model (false: IB only, to profile)",
                  p2pToo);
     cmd.Parse(argc, argv);
+    const std::vector<std::string>
+        scenarios{"all", "scheduler", "link-chain", "fat-tree", "scaling", "build", "allreduce"};
+    NS_ABORT_MSG_IF(std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end(),
+                    "--scenario=" << scenario
+                                  << " is not a scenario; use all, scheduler, link-chain, "
+                                     "fat-tree, scaling, build or allreduce");
     NS_ABORT_MSG_IF(scalingRounds == 0 && (scenario == "all" || scenario == "scaling"),
                     "--scalingRounds=0: run the sweep at least once");
     const std::string heapPages = UseHugePages(hugePages, argv);
