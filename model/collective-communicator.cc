@@ -5,6 +5,7 @@
 #include "collective-communicator.h"
 
 #include "collective-transport.h"
+#include "ib-range-checker.h"
 
 #include "ns3/abort.h"
 #include "ns3/log.h"
@@ -36,7 +37,7 @@ CollectiveCommunicator::GetTypeId()
                           "pipeline through the steps.",
                           UintegerValue(256 * 1024),
                           MakeUintegerAccessor(&CollectiveCommunicator::m_chunkSize),
-                          MakeUintegerChecker<uint64_t>(1))
+                          MakeIbUintegerChecker<uint64_t>("CollectiveCommunicator", "ChunkSize", 1))
             .AddAttribute("SendWindow",
                           "Bytes a rank keeps handed to the transport and not yet reported "
                           "sent, per operation (0 = no limit). Ready sends wait in program "

@@ -8,6 +8,7 @@
 #include "ib-hca.h"
 #include "ib-memory-region.h"
 #include "ib-queue-pair.h"
+#include "ib-range-checker.h"
 
 #include "ns3/abort.h"
 #include "ns3/ib-hca-helper.h"
@@ -44,18 +45,20 @@ CollectiveIbTransport::GetTypeId()
                           "fragments of at most this size, one SEND_WITH_IMM each.",
                           UintegerValue(65536),
                           MakeUintegerAccessor(&CollectiveIbTransport::m_slotSize),
-                          MakeUintegerChecker<uint32_t>(64))
-            .AddAttribute("RecvSlots",
-                          "Receive buffers each queue pair keeps posted (and fragments a "
-                          "sender keeps outstanding per peer).",
-                          UintegerValue(16),
-                          MakeUintegerAccessor(&CollectiveIbTransport::m_recvSlots),
-                          MakeUintegerChecker<uint32_t>(1, 4096))
-            .AddAttribute("ServiceLevel",
-                          "SL of the queue pairs when no subnet manager is given.",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&CollectiveIbTransport::m_sl),
-                          MakeUintegerChecker<uint8_t>(0, 15));
+                          MakeIbUintegerChecker<uint32_t>("CollectiveIbTransport", "SlotSize", 64))
+            .AddAttribute(
+                "RecvSlots",
+                "Receive buffers each queue pair keeps posted (and fragments a "
+                "sender keeps outstanding per peer).",
+                UintegerValue(16),
+                MakeUintegerAccessor(&CollectiveIbTransport::m_recvSlots),
+                MakeIbUintegerChecker<uint32_t>("CollectiveIbTransport", "RecvSlots", 1, 4096))
+            .AddAttribute(
+                "ServiceLevel",
+                "SL of the queue pairs when no subnet manager is given.",
+                UintegerValue(0),
+                MakeUintegerAccessor(&CollectiveIbTransport::m_sl),
+                MakeIbUintegerChecker<uint8_t>("CollectiveIbTransport", "ServiceLevel", 0, 15));
     return tid;
 }
 

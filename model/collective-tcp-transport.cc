@@ -4,6 +4,8 @@
 
 #include "collective-tcp-transport.h"
 
+#include "ib-range-checker.h"
+
 #include "ns3/abort.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/log.h"
@@ -46,18 +48,20 @@ CollectiveTcpTransport::GetTypeId()
                           "TCP port every rank listens on.",
                           UintegerValue(5000),
                           MakeUintegerAccessor(&CollectiveTcpTransport::m_port),
-                          MakeUintegerChecker<uint16_t>(1))
-            .AddAttribute("SegmentSize",
-                          "TCP maximum segment size of the connections (1448 fits a "
-                          "1500-byte MTU with timestamps).",
-                          UintegerValue(1448),
-                          MakeUintegerAccessor(&CollectiveTcpTransport::m_segmentSize),
-                          MakeUintegerChecker<uint32_t>(64))
-            .AddAttribute("BufferSize",
-                          "TCP send and receive buffer of each connection, bytes.",
-                          UintegerValue(4 * 1024 * 1024),
-                          MakeUintegerAccessor(&CollectiveTcpTransport::m_bufSize),
-                          MakeUintegerChecker<uint32_t>(4096));
+                          MakeIbUintegerChecker<uint16_t>("CollectiveTcpTransport", "Port", 1))
+            .AddAttribute(
+                "SegmentSize",
+                "TCP maximum segment size of the connections (1448 fits a "
+                "1500-byte MTU with timestamps).",
+                UintegerValue(1448),
+                MakeUintegerAccessor(&CollectiveTcpTransport::m_segmentSize),
+                MakeIbUintegerChecker<uint32_t>("CollectiveTcpTransport", "SegmentSize", 64))
+            .AddAttribute(
+                "BufferSize",
+                "TCP send and receive buffer of each connection, bytes.",
+                UintegerValue(4 * 1024 * 1024),
+                MakeUintegerAccessor(&CollectiveTcpTransport::m_bufSize),
+                MakeIbUintegerChecker<uint32_t>("CollectiveTcpTransport", "BufferSize", 4096));
     return tid;
 }
 

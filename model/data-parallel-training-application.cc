@@ -4,6 +4,8 @@
 
 #include "data-parallel-training-application.h"
 
+#include "ib-range-checker.h"
+
 #include "ns3/abort.h"
 #include "ns3/double.h"
 #include "ns3/log.h"
@@ -27,45 +29,52 @@ DataParallelTrainingApplication::GetTypeId()
             .SetParent<Application>()
             .SetGroupName("Infiniband")
             .AddConstructor<DataParallelTrainingApplication>()
-            .AddAttribute("ForwardTime",
-                          "Forward pass of one iteration (used when FlopsPerSample is 0).",
-                          TimeValue(Time(0)),
-                          MakeTimeAccessor(&DataParallelTrainingApplication::m_forward),
-                          MakeTimeChecker(Time(0)))
-            .AddAttribute("BackwardTime",
-                          "Backward pass of one iteration, during which the gradient buckets "
-                          "are produced (used when FlopsPerSample is 0).",
-                          TimeValue(Time(0)),
-                          MakeTimeAccessor(&DataParallelTrainingApplication::m_backward),
-                          MakeTimeChecker(Time(0)))
-            .AddAttribute("OptimizerTime",
-                          "Optimizer step, after the last bucket has been reduced.",
-                          TimeValue(Time(0)),
-                          MakeTimeAccessor(&DataParallelTrainingApplication::m_optimizer),
-                          MakeTimeChecker(Time(0)))
-            .AddAttribute("FlopsPerSample",
-                          "Training FLOPs (forward and backward) per sample; when positive the "
-                          "forward and backward times are derived from it, BatchPerGpu and "
-                          "GpuFlops (and ForwardTime and BackwardTime must stay 0).",
-                          DoubleValue(0),
-                          MakeDoubleAccessor(&DataParallelTrainingApplication::m_flopsPerSample),
-                          MakeDoubleChecker<double>(0))
+            .AddAttribute(
+                "ForwardTime",
+                "Forward pass of one iteration (used when FlopsPerSample is 0).",
+                TimeValue(Time(0)),
+                MakeTimeAccessor(&DataParallelTrainingApplication::m_forward),
+                MakeIbTimeChecker("DataParallelTrainingApplication", "ForwardTime", Time(0)))
+            .AddAttribute(
+                "BackwardTime",
+                "Backward pass of one iteration, during which the gradient buckets "
+                "are produced (used when FlopsPerSample is 0).",
+                TimeValue(Time(0)),
+                MakeTimeAccessor(&DataParallelTrainingApplication::m_backward),
+                MakeIbTimeChecker("DataParallelTrainingApplication", "BackwardTime", Time(0)))
+            .AddAttribute(
+                "OptimizerTime",
+                "Optimizer step, after the last bucket has been reduced.",
+                TimeValue(Time(0)),
+                MakeTimeAccessor(&DataParallelTrainingApplication::m_optimizer),
+                MakeIbTimeChecker("DataParallelTrainingApplication", "OptimizerTime", Time(0)))
+            .AddAttribute(
+                "FlopsPerSample",
+                "Training FLOPs (forward and backward) per sample; when positive the "
+                "forward and backward times are derived from it, BatchPerGpu and "
+                "GpuFlops (and ForwardTime and BackwardTime must stay 0).",
+                DoubleValue(0),
+                MakeDoubleAccessor(&DataParallelTrainingApplication::m_flopsPerSample),
+                MakeIbDoubleChecker("DataParallelTrainingApplication", "FlopsPerSample", 0))
             .AddAttribute("BatchPerGpu",
                           "Samples per GPU per iteration.",
                           UintegerValue(1),
                           MakeUintegerAccessor(&DataParallelTrainingApplication::m_batchPerGpu),
-                          MakeUintegerChecker<uint32_t>(1))
+                          MakeIbUintegerChecker<uint32_t>("DataParallelTrainingApplication",
+                                                          "BatchPerGpu",
+                                                          1))
             .AddAttribute("GpuFlops",
                           "Sustained FLOP/s of one GPU on this model (with FlopsPerSample).",
                           DoubleValue(0),
                           MakeDoubleAccessor(&DataParallelTrainingApplication::m_gpuFlops),
-                          MakeDoubleChecker<double>(0))
-            .AddAttribute("BackwardToForwardRatio",
-                          "Backward compute over forward compute, to split the derived "
-                          "compute time (2: the backward pass costs twice the forward).",
-                          DoubleValue(2.0),
-                          MakeDoubleAccessor(&DataParallelTrainingApplication::m_bwdRatio),
-                          MakeDoubleChecker<double>(0))
+                          MakeIbDoubleChecker("DataParallelTrainingApplication", "GpuFlops", 0))
+            .AddAttribute(
+                "BackwardToForwardRatio",
+                "Backward compute over forward compute, to split the derived "
+                "compute time (2: the backward pass costs twice the forward).",
+                DoubleValue(2.0),
+                MakeDoubleAccessor(&DataParallelTrainingApplication::m_bwdRatio),
+                MakeIbDoubleChecker("DataParallelTrainingApplication", "BackwardToForwardRatio", 0))
             .AddTraceSource(
                 "IterationDone",
                 "This server has ended an iteration.",

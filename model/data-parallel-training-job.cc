@@ -6,6 +6,7 @@
 
 #include "collective-algorithm.h"
 #include "data-parallel-training-application.h"
+#include "ib-range-checker.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
@@ -43,18 +44,20 @@ DataParallelTrainingJob::GetTypeId()
                           UintegerValue(4),
                           MakeUintegerAccessor(&DataParallelTrainingJob::m_bytesPerElement),
                           MakeUintegerChecker<uint32_t>())
-            .AddAttribute("BucketSize",
-                          "Largest gradient bucket in bytes (PyTorch DDP bucket_cap_mb, "
-                          "25 MiB by default); cut to whole elements.",
-                          UintegerValue(25 * 1024 * 1024),
-                          MakeUintegerAccessor(&DataParallelTrainingJob::m_bucketSize),
-                          MakeUintegerChecker<uint64_t>(1))
-            .AddAttribute("GpusPerServer",
-                          "GPUs per server; their gradients are reduced over NVLink before "
-                          "and after the inter-server allreduce.",
-                          UintegerValue(8),
-                          MakeUintegerAccessor(&DataParallelTrainingJob::m_gpusPerServer),
-                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute(
+                "BucketSize",
+                "Largest gradient bucket in bytes (PyTorch DDP bucket_cap_mb, "
+                "25 MiB by default); cut to whole elements.",
+                UintegerValue(25 * 1024 * 1024),
+                MakeUintegerAccessor(&DataParallelTrainingJob::m_bucketSize),
+                MakeIbUintegerChecker<uint64_t>("DataParallelTrainingJob", "BucketSize", 1))
+            .AddAttribute(
+                "GpusPerServer",
+                "GPUs per server; their gradients are reduced over NVLink before "
+                "and after the inter-server allreduce.",
+                UintegerValue(8),
+                MakeUintegerAccessor(&DataParallelTrainingJob::m_gpusPerServer),
+                MakeIbUintegerChecker<uint32_t>("DataParallelTrainingJob", "GpusPerServer", 1))
             .AddAttribute("IntraServerBandwidth",
                           "Per-GPU bandwidth of the intra-server reduction (NVLink, one "
                           "direction): each of the two NVLink phases of a bucket of B bytes "
@@ -62,11 +65,12 @@ DataParallelTrainingJob::GetTypeId()
                           DataRateValue(DataRate("2400Gbps")),
                           MakeDataRateAccessor(&DataParallelTrainingJob::m_intraBandwidth),
                           MakeDataRateChecker())
-            .AddAttribute("Iterations",
-                          "Training iterations every server runs.",
-                          UintegerValue(1),
-                          MakeUintegerAccessor(&DataParallelTrainingJob::m_iterations),
-                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute(
+                "Iterations",
+                "Training iterations every server runs.",
+                UintegerValue(1),
+                MakeUintegerAccessor(&DataParallelTrainingJob::m_iterations),
+                MakeIbUintegerChecker<uint32_t>("DataParallelTrainingJob", "Iterations", 1))
             .AddAttribute("StopWhenDone",
                           "Stop the simulation when every server has run every iteration "
                           "(the transports may keep timers running).",

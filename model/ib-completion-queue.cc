@@ -4,6 +4,8 @@
 
 #include "ib-completion-queue.h"
 
+#include "ib-range-checker.h"
+
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/trace-source-accessor.h"
@@ -29,7 +31,7 @@ IbCompletionQueue::GetTypeId()
                           "and counted as overruns.",
                           UintegerValue(4096),
                           MakeUintegerAccessor(&IbCompletionQueue::m_depth),
-                          MakeUintegerChecker<uint32_t>(1))
+                          MakeIbUintegerChecker<uint32_t>("IbCompletionQueue", "Depth", 1))
             .AddTraceSource("Completion",
                             "A work completion was generated (visible to the host).",
                             MakeTraceSourceAccessor(&IbCompletionQueue::m_completed),

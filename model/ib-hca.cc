@@ -10,6 +10,7 @@
 #include "ib-net-device.h"
 #include "ib-packet.h"
 #include "ib-queue-pair.h"
+#include "ib-range-checker.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
@@ -56,46 +57,47 @@ IbHca::GetTypeId()
                           "doorbell write and the WQE (and payload) fetch over PCIe.",
                           TimeValue(NanoSeconds(300)),
                           MakeTimeAccessor(&IbHca::m_doorbellLatency),
-                          MakeTimeChecker(Time(0)))
+                          MakeIbTimeChecker("IbHca", "DoorbellLatency", Time(0)))
             .AddAttribute("PcieWriteLatency",
                           "From the arrival of the packet that completes an operation to its "
                           "data and completion being visible in host memory (PCIe posted "
                           "write of the data and the CQE).",
                           TimeValue(NanoSeconds(250)),
                           MakeTimeAccessor(&IbHca::m_pcieWriteLatency),
-                          MakeTimeChecker(Time(0)))
+                          MakeIbTimeChecker("IbHca", "PcieWriteLatency", Time(0)))
             .AddAttribute("AckDelay",
                           "Responder: from the arrival of a request to its ACK or NAK being "
                           "ready to send.",
                           TimeValue(NanoSeconds(100)),
                           MakeTimeAccessor(&IbHca::m_ackDelay),
-                          MakeTimeChecker(Time(0)))
+                          MakeIbTimeChecker("IbHca", "AckDelay", Time(0)))
             .AddAttribute("ResponseDelay",
                           "Responder: from the arrival of a READ or atomic request to its first "
                           "response packet being ready (includes the PCIe read of the data).",
                           TimeValue(NanoSeconds(500)),
                           MakeTimeAccessor(&IbHca::m_responseDelay),
-                          MakeTimeChecker(Time(0)))
+                          MakeIbTimeChecker("IbHca", "ResponseDelay", Time(0)))
             .AddAttribute("AckCoalescing",
                           "The responder ACKs at least every N packets (and always on AckReq); "
                           "the requester sets AckReq on every N-th packet of a message and on "
                           "its last.",
                           UintegerValue(16),
                           MakeUintegerAccessor(&IbHca::m_ackCoalescing),
-                          MakeUintegerChecker<uint32_t>(1))
-            .AddAttribute("MaxOutstandingPackets",
-                          "Send window of each RC QP: PSNs sent beyond the oldest "
-                          "unacknowledged one before a SEND/WRITE packet may go (READs are "
-                          "bounded by the QP's maxRdAtomic instead).",
-                          UintegerValue(256),
-                          MakeUintegerAccessor(&IbHca::m_maxOutstanding),
-                          MakeUintegerChecker<uint32_t>(1, 0x7FFFFF))
+                          MakeIbUintegerChecker<uint32_t>("IbHca", "AckCoalescing", 1))
+            .AddAttribute(
+                "MaxOutstandingPackets",
+                "Send window of each RC QP: PSNs sent beyond the oldest "
+                "unacknowledged one before a SEND/WRITE packet may go (READs are "
+                "bounded by the QP's maxRdAtomic instead).",
+                UintegerValue(256),
+                MakeUintegerAccessor(&IbHca::m_maxOutstanding),
+                MakeIbUintegerChecker<uint32_t>("IbHca", "MaxOutstandingPackets", 1, 0x7FFFFF))
             .AddAttribute("PortQueueDepth",
                           "Packets the HCA keeps queued in a port's VL transmit queue; the "
                           "next ones are generated when it drains.",
                           UintegerValue(1),
                           MakeUintegerAccessor(&IbHca::m_portQueueDepth),
-                          MakeUintegerChecker<uint32_t>(1, 64));
+                          MakeIbUintegerChecker<uint32_t>("IbHca", "PortQueueDepth", 1, 64));
     return tid;
 }
 

@@ -10,6 +10,7 @@
 #include "ib-hca.h"
 #include "ib-lrh-header.h"
 #include "ib-packet.h"
+#include "ib-range-checker.h"
 #include "ib-rwh-header.h"
 #include "ib-switch.h"
 #include "ib-timing-wheel-scheduler.h"
@@ -130,20 +131,21 @@ IbNetDevice::GetTypeId()
                           "used; at most 2048 blocks can be advertised at once).",
                           UintegerValue(65536),
                           MakeUintegerAccessor(&IbNetDevice::m_vlBufferSize),
-                          MakeUintegerChecker<uint32_t>(64))
-            .AddAttribute("CreditUpdateThreshold",
-                          "Bytes of receive buffer freed on a VL that make the port send a "
-                          "flow-control packet for it (capped so that a stalled sender "
-                          "always gets an update).",
-                          UintegerValue(8192),
-                          MakeUintegerAccessor(&IbNetDevice::m_creditUpdateBytes),
-                          MakeUintegerChecker<uint32_t>(64))
+                          MakeIbUintegerChecker<uint32_t>("IbNetDevice", "VlBufferSize", 64))
+            .AddAttribute(
+                "CreditUpdateThreshold",
+                "Bytes of receive buffer freed on a VL that make the port send a "
+                "flow-control packet for it (capped so that a stalled sender "
+                "always gets an update).",
+                UintegerValue(8192),
+                MakeUintegerAccessor(&IbNetDevice::m_creditUpdateBytes),
+                MakeIbUintegerChecker<uint32_t>("IbNetDevice", "CreditUpdateThreshold", 64))
             .AddAttribute("FlowControlRefresh",
                           "Longest time between flow-control packets of an active VL; "
                           "0 means 65,536 symbol times of the link speed, as IBA requires.",
                           TimeValue(Time(0)),
                           MakeTimeAccessor(&IbNetDevice::m_fcRefresh),
-                          MakeTimeChecker(Time(0)))
+                          MakeIbTimeChecker("IbNetDevice", "FlowControlRefresh", Time(0)))
             .AddAttribute(
                 "VlArbitrationHigh",
                 "High-priority VL arbitration table, 'VL:weight,...' (weights in "
@@ -174,7 +176,7 @@ IbNetDevice::GetTypeId()
                           "Packets a VL transmit queue holds before SendIbPacket drops.",
                           UintegerValue(256),
                           MakeUintegerAccessor(&IbNetDevice::m_txQueueMaxPackets),
-                          MakeUintegerChecker<uint32_t>(1))
+                          MakeIbUintegerChecker<uint32_t>("IbNetDevice", "TxQueueMaxPackets", 1))
             .AddAttribute("RxDrainRate",
                           "Rate at which a host port's upper layer takes received packets "
                           "out of the VL buffers; 0 bps = at once.",
@@ -185,7 +187,7 @@ IbNetDevice::GetTypeId()
                           "Service level of the raw datagrams that Send() emits.",
                           UintegerValue(0),
                           MakeUintegerAccessor(&IbNetDevice::m_rawSl),
-                          MakeUintegerChecker<uint8_t>(0, 15))
+                          MakeIbUintegerChecker<uint8_t>("IbNetDevice", "RawDatagramSl", 0, 15))
             .AddAttribute("Lid",
                           "Local identifier of the port (0 = unassigned).",
                           UintegerValue(0),

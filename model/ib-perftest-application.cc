@@ -9,6 +9,7 @@
 #include "ib-memory-region.h"
 #include "ib-net-device.h"
 #include "ib-queue-pair.h"
+#include "ib-range-checker.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
@@ -96,35 +97,39 @@ IbPerftestApplication::GetTypeId()
                           MakeStringAccessor(&IbPerftestApplication::SetRoleName,
                                              &IbPerftestApplication::GetRoleName),
                           MakeStringChecker())
-            .AddAttribute("Size",
-                          "Message size in bytes (perftest -s); 0 = perftest's default for "
-                          "the test (65536 for bandwidth tests, 2 for latency tests). "
-                          "atomic_lat always uses 8.",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&IbPerftestApplication::m_size),
-                          MakeUintegerChecker<uint64_t>(0, 0x80000000ULL))
+            .AddAttribute(
+                "Size",
+                "Message size in bytes (perftest -s); 0 = perftest's default for "
+                "the test (65536 for bandwidth tests, 2 for latency tests). "
+                "atomic_lat always uses 8.",
+                UintegerValue(0),
+                MakeUintegerAccessor(&IbPerftestApplication::m_size),
+                MakeIbUintegerChecker<uint64_t>("IbPerftestApplication", "Size", 0, 0x80000000ULL))
             .AddAttribute("Iterations",
                           "Iterations per size (perftest -n, at least 5); 0 = perftest's "
                           "default (5000 for write_bw, 1000 for the other tests).",
                           UintegerValue(0),
                           MakeUintegerAccessor(&IbPerftestApplication::m_iterations),
                           MakeUintegerChecker<uint32_t>())
-            .AddAttribute("TxDepth",
-                          "Bandwidth tests: work requests kept outstanding (perftest -t).",
-                          UintegerValue(128),
-                          MakeUintegerAccessor(&IbPerftestApplication::m_txDepthAttr),
-                          MakeUintegerChecker<uint32_t>(1, 15000))
-            .AddAttribute("CqModeration",
-                          "Bandwidth tests: one work request in N is signaled (perftest -Q); "
-                          "at most TxDepth.",
-                          UintegerValue(100),
-                          MakeUintegerAccessor(&IbPerftestApplication::m_cqModAttr),
-                          MakeUintegerChecker<uint32_t>(1, 1024))
-            .AddAttribute("RxDepth",
-                          "Send tests: receive work requests kept posted (perftest -r).",
-                          UintegerValue(512),
-                          MakeUintegerAccessor(&IbPerftestApplication::m_rxDepthAttr),
-                          MakeUintegerChecker<uint32_t>(1, 16384))
+            .AddAttribute(
+                "TxDepth",
+                "Bandwidth tests: work requests kept outstanding (perftest -t).",
+                UintegerValue(128),
+                MakeUintegerAccessor(&IbPerftestApplication::m_txDepthAttr),
+                MakeIbUintegerChecker<uint32_t>("IbPerftestApplication", "TxDepth", 1, 15000))
+            .AddAttribute(
+                "CqModeration",
+                "Bandwidth tests: one work request in N is signaled (perftest -Q); "
+                "at most TxDepth.",
+                UintegerValue(100),
+                MakeUintegerAccessor(&IbPerftestApplication::m_cqModAttr),
+                MakeIbUintegerChecker<uint32_t>("IbPerftestApplication", "CqModeration", 1, 1024))
+            .AddAttribute(
+                "RxDepth",
+                "Send tests: receive work requests kept posted (perftest -r).",
+                UintegerValue(512),
+                MakeUintegerAccessor(&IbPerftestApplication::m_rxDepthAttr),
+                MakeIbUintegerChecker<uint32_t>("IbPerftestApplication", "RxDepth", 1, 16384))
             .AddAttribute("CqModeEvent",
                           "If true, completions are taken from the completion queues' "
                           "callbacks as they become visible (perftest -e, without an "
@@ -139,7 +144,7 @@ IbPerftestApplication::GetTypeId()
                           "as they are visible.",
                           TimeValue(Time(0)),
                           MakeTimeAccessor(&IbPerftestApplication::m_pollInterval),
-                          MakeTimeChecker(Time(0)))
+                          MakeIbTimeChecker("IbPerftestApplication", "PollInterval", Time(0)))
             .AddAttribute("AtomicType",
                           "atomic_lat: FETCH_AND_ADD (perftest's default) or CMP_AND_SWAP.",
                           StringValue("FETCH_AND_ADD"),

@@ -8,6 +8,7 @@
 #include "ib-lrh-header.h"
 #include "ib-net-device.h"
 #include "ib-packet.h"
+#include "ib-range-checker.h"
 
 #include "ns3/abort.h"
 #include "ns3/log.h"
@@ -41,22 +42,24 @@ IbRawTrafficApplication::GetTypeId()
                           "Service level (the port maps it to a VL).",
                           UintegerValue(0),
                           MakeUintegerAccessor(&IbRawTrafficApplication::m_sl),
-                          MakeUintegerChecker<uint8_t>(0, 14))
+                          MakeIbUintegerChecker<uint8_t>("IbRawTrafficApplication", "Sl", 0, 14))
             .AddAttribute("PayloadSize",
                           "Payload bytes per packet (at most the port's MTU).",
                           UintegerValue(4096),
                           MakeUintegerAccessor(&IbRawTrafficApplication::m_payloadSize),
                           MakeUintegerChecker<uint32_t>()) // checked at start, with the MTU
-            .AddAttribute("DestQp",
-                          "Destination queue pair number in the BTH.",
-                          UintegerValue(0x100),
-                          MakeUintegerAccessor(&IbRawTrafficApplication::m_destQp),
-                          MakeUintegerChecker<uint32_t>(0, 0xFFFFFF))
-            .AddAttribute("StartPsn",
-                          "PSN of the first packet.",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&IbRawTrafficApplication::m_psn),
-                          MakeUintegerChecker<uint32_t>(0, 0xFFFFFF))
+            .AddAttribute(
+                "DestQp",
+                "Destination queue pair number in the BTH.",
+                UintegerValue(0x100),
+                MakeUintegerAccessor(&IbRawTrafficApplication::m_destQp),
+                MakeIbUintegerChecker<uint32_t>("IbRawTrafficApplication", "DestQp", 0, 0xFFFFFF))
+            .AddAttribute(
+                "StartPsn",
+                "PSN of the first packet.",
+                UintegerValue(0),
+                MakeUintegerAccessor(&IbRawTrafficApplication::m_psn),
+                MakeIbUintegerChecker<uint32_t>("IbRawTrafficApplication", "StartPsn", 0, 0xFFFFFF))
             .AddAttribute("DataRate",
                           "Offered rate in wire bytes; 0 bps saturates the VL.",
                           DataRateValue(DataRate(0)),
@@ -67,11 +70,12 @@ IbRawTrafficApplication::GetTypeId()
                           UintegerValue(0),
                           MakeUintegerAccessor(&IbRawTrafficApplication::m_maxPackets),
                           MakeUintegerChecker<uint64_t>())
-            .AddAttribute("QueueTarget",
-                          "Saturating mode: packets kept in the port's VL queue.",
-                          UintegerValue(2),
-                          MakeUintegerAccessor(&IbRawTrafficApplication::m_queueTarget),
-                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute(
+                "QueueTarget",
+                "Saturating mode: packets kept in the port's VL queue.",
+                UintegerValue(2),
+                MakeUintegerAccessor(&IbRawTrafficApplication::m_queueTarget),
+                MakeIbUintegerChecker<uint32_t>("IbRawTrafficApplication", "QueueTarget", 1))
             .AddTraceSource("Tx",
                             "A packet was handed to the port.",
                             MakeTraceSourceAccessor(&IbRawTrafficApplication::m_txTrace),

@@ -9,6 +9,7 @@
 #include "ib-lft-dump.h"
 #include "ib-lid-assigner.h"
 #include "ib-net-device.h"
+#include "ib-range-checker.h"
 #include "ib-switch.h"
 
 #include "ns3/abort.h"
@@ -48,7 +49,7 @@ IbSubnetManager::GetTypeId()
                           "LID mask control: each host port gets 2^Lmc LIDs (0..7).",
                           UintegerValue(0),
                           MakeUintegerAccessor(&IbSubnetManager::m_lmc),
-                          MakeUintegerChecker<uint8_t>(0, 7))
+                          MakeIbUintegerChecker<uint8_t>("IbSubnetManager", "Lmc", 0, 7))
             .AddAttribute("CheckDeadlock",
                           "Check the routes for credit-loop deadlocks after routing and "
                           "abort, naming the links of a cycle, if there is one.",

@@ -6,6 +6,7 @@
 
 #include "ib-net-device.h"
 #include "ib-packet.h"
+#include "ib-range-checker.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
@@ -37,7 +38,7 @@ IbSwitch::GetTypeId()
                           "(HDR) datasheet, 90 ns.",
                           TimeValue(NanoSeconds(90)),
                           MakeTimeAccessor(&IbSwitch::m_latency),
-                          MakeTimeChecker(Time(0)))
+                          MakeIbTimeChecker("IbSwitch", "ForwardingLatency", Time(0)))
             .AddAttribute("CutThrough",
                           "Forward once the LRH has arrived (true) or once the whole packet "
                           "has (false, store-and-forward).",

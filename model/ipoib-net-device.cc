@@ -9,6 +9,7 @@
 #include "ib-memory-region.h"
 #include "ib-net-device.h"
 #include "ib-queue-pair.h"
+#include "ib-range-checker.h"
 #include "ib-subnet-manager.h"
 #include "ipoib-header.h"
 
@@ -91,12 +92,12 @@ IpoibNetDevice::GetTypeId()
                           "Registered send buffers (send queue depth of the UD QP).",
                           UintegerValue(256),
                           MakeUintegerAccessor(&IpoibNetDevice::m_sendBuffers),
-                          MakeUintegerChecker<uint32_t>(1))
+                          MakeIbUintegerChecker<uint32_t>("IpoibNetDevice", "SendBuffers", 1))
             .AddAttribute("RecvBuffers",
                           "Receive WRs kept posted on the UD QP.",
                           UintegerValue(512),
                           MakeUintegerAccessor(&IpoibNetDevice::m_recvBuffers),
-                          MakeUintegerChecker<uint32_t>(1))
+                          MakeIbUintegerChecker<uint32_t>("IpoibNetDevice", "RecvBuffers", 1))
             .AddAttribute("TxQueueSize",
                           "Packets that may wait for a free send buffer before drops.",
                           UintegerValue(1000),

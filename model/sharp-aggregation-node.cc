@@ -9,6 +9,7 @@
 #include "ib-immdt-header.h"
 #include "ib-lrh-header.h"
 #include "ib-packet.h"
+#include "ib-range-checker.h"
 #include "ib-switch.h"
 
 #include "ns3/abort.h"
@@ -42,41 +43,49 @@ SharpAggregationNode::GetTypeId()
             .SetParent<Object>()
             .SetGroupName("Infiniband")
             .AddConstructor<SharpAggregationNode>()
-            .AddAttribute("MaxTrees",
-                          "Aggregation trees this switch can be part of. Default 63: NVIDIA "
-                          "Quantum (HDR) supports up to 63 low-latency and 63 streaming "
-                          "trees; Quantum-2 511.",
-                          UintegerValue(63),
-                          MakeUintegerAccessor(&SharpAggregationNode::m_maxTrees),
-                          MakeUintegerChecker<uint32_t>(1, 4096))
+            .AddAttribute(
+                "MaxTrees",
+                "Aggregation trees this switch can be part of. Default 63: NVIDIA "
+                "Quantum (HDR) supports up to 63 low-latency and 63 streaming "
+                "trees; Quantum-2 511.",
+                UintegerValue(63),
+                MakeUintegerAccessor(&SharpAggregationNode::m_maxTrees),
+                MakeIbUintegerChecker<uint32_t>("SharpAggregationNode", "MaxTrees", 1, 4096))
             .AddAttribute("MaxOutstandingOps",
                           "Low-latency (LLT) fragments a tree may have in flight at this "
                           "switch (its slots per tree); a host waits for a result before "
                           "reusing a slot. Model assumption (not published): 16.",
                           UintegerValue(16),
                           MakeUintegerAccessor(&SharpAggregationNode::m_maxOutstandingOps),
-                          MakeUintegerChecker<uint32_t>(1, 65536))
+                          MakeIbUintegerChecker<uint32_t>("SharpAggregationNode",
+                                                          "MaxOutstandingOps",
+                                                          1,
+                                                          65536))
             .AddAttribute("MaxStreamingFlows",
                           "Streaming-aggregation (SAT) flows active at once on this switch. "
                           "Default 2: NVIDIA HPC-X documentation and Quantum firmware "
                           "27.2000.2708 ('SHARP now supports running 2 flows in parallel').",
                           UintegerValue(2),
                           MakeUintegerAccessor(&SharpAggregationNode::m_maxStreamingFlows),
-                          MakeUintegerChecker<uint32_t>(1, 1024))
-            .AddAttribute("BufferSize",
-                          "Aggregation buffer for streaming flows, bytes, split evenly "
-                          "between MaxStreamingFlows; a flow's window is its share divided "
-                          "by the fragment size. Model assumption (not published): 256 KiB, "
-                          "which covers the bandwidth-delay product of a 3-level NDR tree.",
-                          UintegerValue(256 * 1024),
-                          MakeUintegerAccessor(&SharpAggregationNode::m_bufferSize),
-                          MakeUintegerChecker<uint32_t>(256))
+                          MakeIbUintegerChecker<uint32_t>("SharpAggregationNode",
+                                                          "MaxStreamingFlows",
+                                                          1,
+                                                          1024))
+            .AddAttribute(
+                "BufferSize",
+                "Aggregation buffer for streaming flows, bytes, split evenly "
+                "between MaxStreamingFlows; a flow's window is its share divided "
+                "by the fragment size. Model assumption (not published): 256 KiB, "
+                "which covers the bandwidth-delay product of a 3-level NDR tree.",
+                UintegerValue(256 * 1024),
+                MakeUintegerAccessor(&SharpAggregationNode::m_bufferSize),
+                MakeIbUintegerChecker<uint32_t>("SharpAggregationNode", "BufferSize", 256))
             .AddAttribute("AggregationLatency",
                           "From the last contribution of a fragment being taken by the ALU "
                           "to the partial result leaving towards the parent.",
                           TimeValue(NanoSeconds(200)),
                           MakeTimeAccessor(&SharpAggregationNode::m_latency),
-                          MakeTimeChecker(Time(0)))
+                          MakeIbTimeChecker("SharpAggregationNode", "AggregationLatency", Time(0)))
             .AddAttribute("AluRate",
                           "Input bytes per second the reduction unit takes. Default 8 Tb/s: "
                           "all 40 ports of a Quantum switch at 200 Gb/s, so that streaming "

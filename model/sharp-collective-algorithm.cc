@@ -9,6 +9,7 @@
 #include "ib-memory-region.h"
 #include "ib-net-device.h"
 #include "ib-queue-pair.h"
+#include "ib-range-checker.h"
 #include "sharp-aggregation-manager.h"
 
 #include "ns3/abort.h"
@@ -57,18 +58,25 @@ SharpCollectiveAlgorithm::GetTypeId()
                           "Largest low-latency fragment, bytes (SHARP v1 LLT payload: 256).",
                           UintegerValue(256),
                           MakeUintegerAccessor(&SharpCollectiveAlgorithm::m_lltFragment),
-                          MakeUintegerChecker<uint32_t>(8, 4096))
+                          MakeIbUintegerChecker<uint32_t>("SharpCollectiveAlgorithm",
+                                                          "LltFragmentSize",
+                                                          8,
+                                                          4096))
             .AddAttribute("SatFragmentSize",
                           "Largest streaming fragment, bytes (one packet: at most the path "
                           "MTU, to which it is lowered).",
                           UintegerValue(4096),
                           MakeUintegerAccessor(&SharpCollectiveAlgorithm::m_satFragment),
-                          MakeUintegerChecker<uint32_t>(64, 4096))
-            .AddAttribute("ServiceLevel",
-                          "Service level of SHARP packets.",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&SharpCollectiveAlgorithm::m_sl),
-                          MakeUintegerChecker<uint8_t>(0, 14));
+                          MakeIbUintegerChecker<uint32_t>("SharpCollectiveAlgorithm",
+                                                          "SatFragmentSize",
+                                                          64,
+                                                          4096))
+            .AddAttribute(
+                "ServiceLevel",
+                "Service level of SHARP packets.",
+                UintegerValue(0),
+                MakeUintegerAccessor(&SharpCollectiveAlgorithm::m_sl),
+                MakeIbUintegerChecker<uint8_t>("SharpCollectiveAlgorithm", "ServiceLevel", 0, 14));
     return tid;
 }
 
