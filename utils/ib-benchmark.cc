@@ -481,6 +481,28 @@ BenchP2pFatTree(const IbTopology& topology,
 
 // ------------------------------------------------------------------------- scaling
 
+/// Packet-hops so far: data packets started by every port of the fabric.
+uint64_t
+FabricPacketHops(const IbFabric& f, uint64_t* hostPackets)
+{
+    uint64_t hops = 0;
+    uint64_t fromHosts = 0;
+    for (uint32_t i = 0; i < f.hostPorts.GetN(); ++i)
+    {
+        fromHosts += f.HostPort(i)->GetTxPackets();
+    }
+    const NetDeviceContainer sp = f.SwitchPorts();
+    for (uint32_t i = 0; i < sp.GetN(); ++i)
+    {
+        hops += DynamicCast<IbNetDevice>(sp.Get(i))->GetTxPackets();
+    }
+    if (hostPackets != nullptr)
+    {
+        *hostPackets = fromHosts;
+    }
+    return hops + fromHosts;
+}
+
 Result
 BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
 {
@@ -501,24 +523,6 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
     const double wire = IbPacket::WireSize(payload, 0, false);
     const double packetTime = wire * 8 / 200e9;
     const Time duration = Seconds(targetHops / (hosts * 5.0) * packetTime);
-    std::vector<Ptr<IbNetDevice>> ports;
-    for (uint32_t i = 0; i < f.hostPorts.GetN(); ++i)
-    {
-        ports.push_back(f.HostPort(i));
-    }
-    const NetDeviceContainer sp = f.SwitchPorts();
-    for (uint32_t i = 0; i < sp.GetN(); ++i)
-    {
-        ports.push_back(DynamicCast<IbNetDevice>(sp.Get(i)));
-    }
-    auto hopsSoFar = [&ports]() {
-        uint64_t hops = 0;
-        for (const auto& p : ports)
-        {
-            hops += p->GetTxPackets();
-        }
-        return hops;
-    };
     // The run in SEGMENTS equal slices of simulated time (the same number of packet-hops
     // each, the fabric being full after the first), each timed in CPU time. The machine's
     // other tenants take the shared L3 for seconds at a time, now here, now there; a
@@ -532,7 +536,7 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
     // reported) and starts the next.
     auto boundary = [&](bool first) {
         const double t0 = ThreadCpuSeconds();
-        const uint64_t hops = hopsSoFar();
+        const uint64_t hops = FabricPacketHops(f, nullptr);
         if (!first && hops > hopsAtStart) // a very short run can have empty segments
         {
             r.segmentNsPerHop.push_back((t0 - segmentStart) / (hops - hopsAtStart) * 1e9);
@@ -562,28 +566,6 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
 }
 
 // ------------------------------------------------------------------------- allreduce
-
-/// Packet-hops so far: data packets started by every port of the fabric.
-uint64_t
-FabricPacketHops(const IbFabric& f, uint64_t* hostPackets)
-{
-    uint64_t hops = 0;
-    uint64_t fromHosts = 0;
-    for (uint32_t i = 0; i < f.hostPorts.GetN(); ++i)
-    {
-        fromHosts += f.HostPort(i)->GetTxPackets();
-    }
-    const NetDeviceContainer sp = f.SwitchPorts();
-    for (uint32_t i = 0; i < sp.GetN(); ++i)
-    {
-        hops += DynamicCast<IbNetDevice>(sp.Get(i))->GetTxPackets();
-    }
-    if (hostPackets != nullptr)
-    {
-        *hostPackets = fromHosts;
-    }
-    return hops + fromHosts;
-}
 
 void
 BenchAllreduce(uint32_t hosts, uint64_t bytes, const std::string& csv)
