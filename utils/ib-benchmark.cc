@@ -96,9 +96,9 @@ struct Result
     double cpuSeconds{0}; ///< CPU time of the run (wall time counts other processes too)
     double simSeconds{0};
     long maxRssKb{0};
-    /// scaling: CPU ns per packet-hop of each segment of the run after the first (see
+    /// scaling: CPU ns per packet-hop of each slice of the run after the first (see
     /// BenchScaling)
-    std::vector<double> segmentNsPerHop;
+    std::vector<double> sliceNsPerHop;
 
     double HopsPerSecond() const
     {
@@ -116,7 +116,7 @@ struct Result
      */
     double SliceNsPerHop(double fraction) const
     {
-        return Quantile(segmentNsPerHop, fraction);
+        return Quantile(sliceNsPerHop, fraction);
     }
 };
 
@@ -240,7 +240,7 @@ AppendCsv(const std::string& file, const Result& r)
     out << r.scenario << "," << r.model << "," << r.packetHops << "," << r.wallSeconds << ","
         << r.simSeconds << "," << r.HopsPerSecond() << "," << r.EventsPerHop() << ","
         << r.maxRssKb / 1024 << "," << r.cpuSeconds;
-    if (r.segmentNsPerHop.empty())
+    if (r.sliceNsPerHop.empty())
     {
         out << ",,,\n";
     }
@@ -523,34 +523,34 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
     const double wire = IbPacket::WireSize(payload, 0, false);
     const double packetTime = wire * 8 / 200e9;
     const Time duration = Seconds(targetHops / (hosts * 5.0) * packetTime);
-    // The run in SEGMENTS equal slices of simulated time (the same number of packet-hops
+    // The run in SLICES equal parts of simulated time (the same number of packet-hops
     // each, the fabric being full after the first), each timed in CPU time. The machine's
     // other tenants take the shared L3 for seconds at a time, now here, now there; a
-    // segment's time says what a packet-hop cost while they left it alone. An event at
+    // slice's time says what a packet-hop cost while they left it alone. An event at
     // each boundary reads the clock, counts the packet-hops (not timed) and reads it again.
-    constexpr uint32_t SEGMENTS = 32;
-    double segmentStart = 0;
+    constexpr uint32_t SLICES = 32;
+    double sliceStart = 0;
     uint64_t hopsAtStart = 0;
     double bookkeeping = 0; // CPU seconds spent counting during the run, taken out of its time
-    // Ends a segment (none before the first boundary: the first, filling the fabric, is not
+    // Ends a slice (none before the first boundary: the first, filling the fabric, is not
     // reported) and starts the next.
     auto boundary = [&](bool first) {
         const double t0 = ThreadCpuSeconds();
         const uint64_t hops = FabricPacketHops(f, nullptr);
-        if (!first && hops > hopsAtStart) // a very short run can have empty segments
+        if (!first && hops > hopsAtStart) // a very short run can have empty slices
         {
-            r.segmentNsPerHop.push_back((t0 - segmentStart) / (hops - hopsAtStart) * 1e9);
+            r.sliceNsPerHop.push_back((t0 - sliceStart) / (hops - hopsAtStart) * 1e9);
         }
         hopsAtStart = hops;
-        segmentStart = ThreadCpuSeconds();
-        return segmentStart - t0;
+        sliceStart = ThreadCpuSeconds();
+        return sliceStart - t0;
     };
-    for (uint32_t k = 1; k < SEGMENTS; ++k)
+    for (uint32_t k = 1; k < SLICES; ++k)
     {
-        Simulator::Schedule(duration * k / SEGMENTS, [&, k]() { bookkeeping += boundary(k == 1); });
+        Simulator::Schedule(duration * k / SLICES, [&, k]() { bookkeeping += boundary(k == 1); });
     }
     TimedRun(duration, r);
-    boundary(false); // the last segment ends with the run
+    boundary(false); // the last slice ends with the run
     r.packetHops = hopsAtStart;
     NS_ABORT_MSG_IF(r.packetHops == 0,
                     "--scalingHops=" << targetHops << ": the " << hosts
@@ -558,7 +558,7 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
                                         "at least "
                                      << hosts * 20 << " packet-hops");
     r.cpuSeconds -= bookkeeping;
-    r.events -= SEGMENTS - 1;
+    r.events -= SLICES - 1;
     r.maxRssKb = CurrentRssKb();
     Simulator::Destroy();
     Names::Clear();
@@ -878,29 +878,29 @@ main(int argc, char* argv[])
             std::cout << " ns); the fastest " << sizes.back() << "-host run is round "
                       << lastFrom + 1 << "'s, memory probe " << probeText(lastFrom) << "\n";
         }
-        // Every segment of every round, per size: the lower decile, the fastest and the
-        // median. The segments of a size do the same work and interference only slows them:
+        // Every slice of every round, per size: the lower decile, the fastest and the
+        // median. The slices of a size do the same work and interference only slows them:
         // the lower decile is what a packet-hop costs while the neighbours leave the L3
         // alone, if they did for a tenth of the time; the median, what it costs on this
         // machine as shared as it was.
-        std::vector<std::vector<double>> segments(sizes.size());
+        std::vector<std::vector<double>> slices(sizes.size());
         for (const auto& sweep : rounds)
         {
             for (std::size_t i = 0; i < sweep.size(); ++i)
             {
-                segments[i].insert(segments[i].end(),
-                                   sweep[i].segmentNsPerHop.begin(),
-                                   sweep[i].segmentNsPerHop.end());
+                slices[i].insert(slices[i].end(),
+                                 sweep[i].sliceNsPerHop.begin(),
+                                 sweep[i].sliceNsPerHop.end());
             }
         }
-        auto segmentLine = [&](const char* what, double fraction) {
+        auto sliceLine = [&](const char* what, double fraction) {
             std::vector<double> v;
-            for (const auto& seg : segments)
+            for (const auto& seg : slices)
             {
                 v.push_back(Quantile(seg, fraction));
             }
             const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-            std::cout << "scaling, " << what << " of " << segments.front().size()
+            std::cout << "scaling, " << what << " of " << slices.front().size()
                       << " slices per size: " << std::fixed << std::setprecision(0) << *lo << " to "
                       << *hi << " ns per packet-hop (" << std::setprecision(1)
                       << (*hi / *lo - 1) * 100 << " % spread) (sizes";
@@ -910,13 +910,11 @@ main(int argc, char* argv[])
             }
             std::cout << " ns)\n";
         };
-        if (std::none_of(segments.begin(), segments.end(), [](const auto& seg) {
-                return seg.empty();
-            }))
+        if (std::none_of(slices.begin(), slices.end(), [](const auto& seg) { return seg.empty(); }))
         {
-            segmentLine("lower decile", 0.1);
-            segmentLine("fastest", 0.0);
-            segmentLine("median", 0.5);
+            sliceLine("lower decile", 0.1);
+            sliceLine("fastest", 0.0);
+            sliceLine("median", 0.5);
         }
     }
     if (scenario == "all" || scenario == "build")
