@@ -793,9 +793,10 @@ main(int argc, char* argv[])
     if (scenario == "all" || scenario == "scaling")
     {
         useScheduler(kIbOnly);
-        // 512 hosts too: the hot state doubles with each step from 256 hosts on, and where
-        // the cost per packet-hop starts to rise tells how much of the shared L3 the
-        // machine's other tenants leave (doc/infiniband.rst, "Eleventh round").
+        // 512 hosts too: its hot state (2-4 MB) lies between that of the flat sizes (under
+        // 2 MB) and the 1024-host one (4-8 MB), so every sweep shows where the cost per
+        // packet-hop starts to follow the hot state's size (doc/infiniband.rst, "Eleventh
+        // round").
         std::vector<uint32_t> sizes{16, 64, 256, 512, 1024};
         if (hostsOverride != 0)
         {
