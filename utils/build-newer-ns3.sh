@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Compiles and links this module, its tests, examples and utils against a newer ns-3 than
+# Debian 12's 3.37: the libns3-dev and libns3 packages of Debian 13 (trixie, ns-3 3.43),
+# unpacked into a private folder (nothing is installed on the system), in C++20 (ns-3 3.41
+# and later need it) or the standard given. The programs are not run: trixie's ns-3
+# libraries need trixie's C library. Instead every ns-3 symbol the module's binaries use
+# must be defined by those libraries, and no source may have compiled against Debian 12's
+# own ns-3 headers in /usr/include/ns3 (an include that 3.43 no longer has falls back to
+# them): the script hides that folder in a private mount namespace when it can, and
+# checks the compilers' dependency lists for it in any case.
+#
+#   bash utils/build-newer-ns3.sh [--std=20|23] [--fresh]
+#
+# Environment:
+#   NS3_NEWER_DIR   where the packages are unpacked (default /work/ns3-newer)
+#   NS3_NEWER_SUITE Debian suite to take them from (default trixie)
+#   BUILD_DIR       the build folder (default <repo>/build-ns3-newer)
+#   JOBS            parallel build jobs (default 2)
+#
+# About 15 minutes on two cores. Needs network access to deb.debian.org (Debian packages).
+
+set -euo pipefail
+
+IB_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NEWER=${NS3_NEWER_DIR:-/work/ns3-newer}
+SUITE=${NS3_NEWER_SUITE:-trixie}
+BUILD=${BUILD_DIR:-$IB_REPO/build-ns3-newer}
+JOBS=${JOBS:-2}
+STD=20
+FRESH=0
+for arg in "$@"; do
+  case "$arg" in
+    --std=*) STD=${arg#--std=} ;;
+    --fresh) FRESH=1 ;;
+    -h | --help)
+      sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "build-newer-ns3: unknown option '$arg'; use --std=20, --std=23 or --fresh" >&2
+      exit 2
+      ;;
+  esac
+done
+case "$STD" in
+  20 | 23) ;;
+  *)
+    echo "build-newer-ns3: --std=$STD: use 20 or 23 (ns-3 3.41 and later need C++20)" >&2
+    exit 2
+    ;;
+esac
+
+log() { echo "=== build-newer-ns3: $*"; }
+
+# 1. The packages, unpacked.
+ROOT=$NEWER/root
+CONFIG_DIR=$ROOT/usr/lib/x86_64-linux-gnu/cmake/ns3
+if [[ ! -f $CONFIG_DIR/ns3Config.cmake ]]; then
+  log "fetching libns3-dev and libns3 from Debian $SUITE"
+  mkdir -p "$NEWER/apt/lists/partial" "$NEWER/debs"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+    "http://deb.debian.org/debian $SUITE main" >"$NEWER/apt/sources.list"
+  APT=(-o "Dir::Etc::SourceList=$NEWER/apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+    -o "Dir::State::Lists=$NEWER/apt/lists" -o "Dir::Cache=$NEWER/apt")
+  apt-get "${APT[@]}" update >/dev/null
+  version=$(apt-cache "${APT[@]}" show libns3-dev | sed -n 's/^Version: //p' | sort -V | tail -1)
+  runtime=$(apt-cache "${APT[@]}" show "libns3-dev=$version" | sed -n 's/^Depends: \(libns3[.0-9]*\) .*/\1/p')
+  if [[ -z $version || -z $runtime ]]; then
+    echo "build-newer-ns3: no libns3-dev in Debian $SUITE" >&2
+    exit 1
+  fi
+  log "libns3-dev $version, $runtime"
+  (cd "$NEWER/debs" && apt-get "${APT[@]}" download "libns3-dev=$version" "$runtime=$version")
+  for deb in "$NEWER"/debs/*.deb; do
+    dpkg-deb -x "$deb" "$ROOT"
+  done
+fi
+
+# 2. Make the package configuration usable from a private folder: the programs it names
+#    (tap and raw-socket creators, in another package) get empty stand-ins, and an include
+#    folder of a Python this system does not have is replaced by one it has.
+TARGETS=$CONFIG_DIR/ns3Targets.cmake
+# shellcheck disable=SC2016 # the literal text ${_IMPORT_PREFIX} of the CMake file
+grep -ho '"${_IMPORT_PREFIX}[^"]*"' "$CONFIG_DIR"/ns3Targets-*.cmake | tr -d '"' |
+  sed "s#\${_IMPORT_PREFIX}#$ROOT/usr#" | while read -r f; do
+  if [[ ! -e $f ]]; then
+    mkdir -p "$(dirname "$f")"
+    touch "$f"
+  fi
+done
+grep -o '/usr/include/python3\.[0-9]*' "$TARGETS" | sort -u | while read -r inc; do
+  if [[ ! -d $inc ]]; then
+    here=$(find /usr/include -maxdepth 1 -name 'python3.*' -type d | sort | head -1)
+    if [[ -z $here ]]; then
+      echo "build-newer-ns3: $TARGETS names $inc; install python3-dev" >&2
+      exit 1
+    fi
+    sed -i "s#$inc#$here#g" "$TARGETS"
+  fi
+done
+
+# 3. Configure and build, Debian 12's ns-3 headers hidden if a mount namespace can be made.
+if ((FRESH)); then
+  rm -rf "$BUILD"
+fi
+mkdir -p "$BUILD"
+LINK="-Wl,--unresolved-symbols=ignore-in-shared-libs" # the libraries' own glibc symbols
+cmake -S "$IB_REPO" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -Dns3_DIR="$CONFIG_DIR" \
+  -DCMAKE_CXX_STANDARD="$STD" -DIB_USE_PCH=OFF -DCMAKE_EXE_LINKER_FLAGS="$LINK" \
+  -DCMAKE_SHARED_LINKER_FLAGS="$LINK" >"$BUILD/newer-ns3-cmake.log" 2>&1 || {
+  cat "$BUILD/newer-ns3-cmake.log" >&2
+  exit 1
+}
+grep "ns-3 " "$BUILD/newer-ns3-cmake.log" || true
+# The test program cannot run here, so CMake's test discovery after linking fails: build
+# every other target, then the test program's objects and its link without the discovery.
+programs=$(ninja -C "$BUILD" -t targets all |
+  sed -n 's/^\([^:/\[]*\): CXX_EXECUTABLE_LINKER__.*/\1/p' | grep -v '^infiniband-gtest$' || true)
+targets="ns3-infiniband $programs"
+hidden=0
+build() {
+  if unshare -m --propagation private true 2>/dev/null && [[ -d /usr/include/ns3 ]]; then
+    mkdir -p "$NEWER/empty"
+    unshare -m --propagation private bash -c \
+      "mount --bind '$NEWER/empty' /usr/include/ns3 && ninja -C '$BUILD' -j$JOBS $*"
+    hidden=1
+  else
+    ninja -C "$BUILD" -j"$JOBS" "$@"
+  fi
+}
+log "building against $(grep -o 'ns-3 [0-9.]*' "$BUILD/newer-ns3-cmake.log" | head -1), C++$STD"
+# shellcheck disable=SC2086
+build $targets
+objs=$(ninja -C "$BUILD" -t query infiniband-gtest | sed -n '/input:/,/outputs:/p' |
+  grep -o 'CMakeFiles/[^ ]*\.o' || true)
+# shellcheck disable=SC2086
+build $objs
+# The test program's link line, as CMake wrote it, without its discovery step.
+(cd "$BUILD" && ninja -t commands infiniband-gtest | tail -1 | sed 's/ && cd .*//' | bash)
+
+# 4. Checks.
+status=0
+mixed=$(cd "$BUILD" && find . -name '*.o' | while read -r o; do
+  if ninja -t deps "$o" | grep -q '^    /usr/include/ns3/'; then echo "$o"; fi
+done)
+if [[ -n $mixed ]]; then
+  echo "build-newer-ns3: compiled with Debian 12's ns-3 headers (/usr/include/ns3):" >&2
+  echo "$mixed" >&2
+  status=1
+fi
+LIBS=$ROOT/usr/lib/x86_64-linux-gnu
+defined=$(mktemp)
+nm -D --defined-only "$LIBS"/libns3-*.so.* "$BUILD/libns3-infiniband.so" 2>/dev/null |
+  awk '{print $NF}' | sort -u >"$defined"
+binaries=("$BUILD/libns3-infiniband.so" "$BUILD/infiniband-gtest")
+for t in $programs; do
+  binaries+=("$BUILD/$t")
+done
+missing=$(for b in "${binaries[@]}"; do nm -D --undefined-only "$b"; done | awk '{print $NF}' |
+  sort -u | comm -23 - "$defined" | c++filt | grep 'ns3::' || true)
+rm -f "$defined"
+if [[ -n $missing ]]; then
+  echo "build-newer-ns3: ns-3 symbols used but not in the newer ns-3's libraries:" >&2
+  echo "$missing" >&2
+  status=1
+fi
+log "${#binaries[@]} binaries; Debian 12's ns-3 headers $( ((hidden)) && echo hidden ||
+  echo 'visible (no mount namespace), checked')"
+if ((status == 0)); then
+  log "PASS: compiled, linked, every ns-3 symbol found"
+else
+  log "FAIL"
+fi
+exit $status
