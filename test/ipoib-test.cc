@@ -31,12 +31,17 @@
 #include "ns3/ipv6-flow-classifier.h"
 #include "ns3/network-module.h"
 #include "ns3/radvd-helper.h"
-// V4Ping and Ping6 (ns-3 3.37's internet-apps) were deprecated in ns-3 3.38 for Ping and
-// later removed: the ping tests need them and skip, saying so, without them.
+// V4Ping and Ping6 (ns-3 3.37's internet-apps) were deprecated in ns-3 3.38 for Ping, which
+// serves both address families, and later removed: the ping tests use whichever the
+// installed ns-3 has.
 #if __has_include("ns3/v4ping-helper.h") && __has_include("ns3/ping6-helper.h")
 #include "ns3/ping6-helper.h"
 #include "ns3/v4ping-helper.h"
 #define IB_HAVE_V4PING_PING6 1
+#elif __has_include("ns3/ping-helper.h")
+#include "ns3/ping-helper.h"
+#include "ns3/ping.h"
+#define IB_HAVE_PING 1
 #endif
 
 #include <cstdio>
@@ -564,7 +569,7 @@ TEST_F(IpoibTest, Ipv6EchoAndPing6RttEqualTheAnalyticValue)
         // Ping6, 3 echo requests 1 ms apart from 5.01 ms; RTT from host 0's IPoIB device
         // (echo request out, echo reply in). (ns-3's hosts send Router Solicitations to the
         // broadcast group at whole milliseconds: the pings avoid sharing a link with them.)
-#ifdef IB_HAVE_V4PING_PING6
+#if defined(IB_HAVE_V4PING_PING6)
         Ping6Helper ping;
         ping.SetLocal(ifs.GetAddress(0, 1));
         ping.SetRemote(ifs.GetAddress(dst, 1));
@@ -574,8 +579,18 @@ TEST_F(IpoibTest, Ipv6EchoAndPing6RttEqualTheAnalyticValue)
         ApplicationContainer p = ping.Install(n.fabric.hosts.Get(0));
         p.Start(MicroSeconds(5010));
         const uint32_t pings = 3;
+#elif defined(IB_HAVE_PING)
+        // Ping's Size is the echo data, as Ping6's PacketSize was: 40 + 8 + 100 bytes.
+        PingHelper ping(ifs.GetAddress(dst, 1), ifs.GetAddress(0, 1));
+        ping.SetAttribute("Count", UintegerValue(3));
+        ping.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+        ping.SetAttribute("Size", UintegerValue(100));
+        ping.SetAttribute("VerboseMode", EnumValue(Ping::SILENT));
+        ApplicationContainer p = ping.Install(n.fabric.hosts.Get(0));
+        p.Start(MicroSeconds(5010));
+        const uint32_t pings = 3;
 #else
-        const uint32_t pings = 0; // no Ping6 in this ns-3 (see the includes)
+        const uint32_t pings = 0; // no ping application in this ns-3 (see the includes)
 #endif
 
         struct PingTimes
@@ -634,8 +649,8 @@ TEST_F(IpoibTest, Ipv6EchoAndPing6RttEqualTheAnalyticValue)
 }
 
 /*
- * Ping (ns-3's V4Ping, internet-apps) RTT, analytic. V4Ping sends an ICMP echo request
- * with Size = 56 data bytes: an IP packet of 20 (IPv4) + 8 (ICMP) + 56 = 84 bytes, in a
+ * Ping (ns-3's V4Ping, internet-apps; Ping from 3.38) RTT, analytic. It sends an ICMP echo
+ * request with Size = 56 data bytes: an IP packet of 20 (IPv4) + 8 (ICMP) + 56 = 84 bytes, in a
  * UD packet of 8 + 12 + 8 + 4 + 84 + 4 + 2 = 122 bytes (88 is a multiple of 4: no pad).
  * The echo reply has the same size; the IP stacks take no time, so RTT = 2 t1 (see
  * AnalyticOneWay). The first ping also waits for ARP.
@@ -643,14 +658,20 @@ TEST_F(IpoibTest, Ipv6EchoAndPing6RttEqualTheAnalyticValue)
 TEST_F(IpoibTest, PingRttEqualsTheAnalyticValue)
 {
     IB_SKIP_IF_NS3_ARP_ASSERTS();
-#ifndef IB_HAVE_V4PING_PING6
-    GTEST_SKIP() << "this ns-3 has no V4Ping (deprecated in 3.38 for ns3::Ping, then removed)";
+#if !defined(IB_HAVE_V4PING_PING6) && !defined(IB_HAVE_PING)
+    GTEST_SKIP() << "this ns-3 has neither V4Ping nor Ping";
 #else
     for (uint32_t dst : {1u, 3u}) // 1 switch (same leaf), 3 switches (via a spine)
     {
         IbHelper::ResetLidAllocation();
         IpoibNet n = BuildIpoib(4);
+        std::vector<Time> rtts;
+#if defined(IB_HAVE_V4PING_PING6)
         V4PingHelper ping(n.interfaces.GetAddress(dst));
+#else
+        PingHelper ping(n.interfaces.GetAddress(dst)); // ns-3 3.38 and later
+        ping.SetAttribute("VerboseMode", EnumValue(Ping::SILENT));
+#endif
         ping.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
         ApplicationContainer app = ping.Install(n.fabric.hosts.Get(0));
         app.Start(MicroSeconds(10));
@@ -658,10 +679,17 @@ TEST_F(IpoibTest, PingRttEqualsTheAnalyticValue)
         UintegerValue size;
         app.Get(0)->GetAttribute("Size", size);
         ASSERT_EQ(size.Get(), 56u);
-        std::vector<Time> rtts;
+#if defined(IB_HAVE_V4PING_PING6)
         app.Get(0)->TraceConnectWithoutContext(
             "Rtt",
             MakeCallback(+[](std::vector<Time>* v, Time rtt) { v->push_back(rtt); }).Bind(&rtts));
+#else
+        app.Get(0)->TraceConnectWithoutContext(
+            "Rtt",
+            MakeCallback(+[](std::vector<Time>* v, uint16_t, Time rtt) {
+                v->push_back(rtt);
+            }).Bind(&rtts));
+#endif
         Simulator::Stop(MilliSeconds(5));
         Simulator::Run();
         ASSERT_EQ(rtts.size(), 3u);
@@ -1073,8 +1101,8 @@ TEST_F(IpoibTest, Eui64NeighbourDiscoveryResolvesOverIb)
  * as in ArpResolvesOverTheBroadcastGroup: two ARP requests reach every other member,
  * host 0's ARP cache holds host 3's 8-byte address. The first echo's RTT is 4 t1(32) + 2
  * t1(128) (host 3 asks for host 0 too; ARP RequestJitter 0), the 2nd and 3rd echo's
- * 2 t1 of a 128-byte IP packet (EchoRttEqualsTheAnalyticValue); then V4Ping, whose
- * RTT is 2 t1 of an 84-byte IP packet (PingRttEqualsTheAnalyticValue).
+ * 2 t1 of a 128-byte IP packet (EchoRttEqualsTheAnalyticValue); then V4Ping (Ping from
+ * ns-3 3.38), whose RTT is 2 t1 of an 84-byte IP packet (PingRttEqualsTheAnalyticValue).
  */
 TEST_F(IpoibTest, Eui64ArpResolvesAndPingRttEqualsTheAnalyticValue)
 {
@@ -1096,16 +1124,29 @@ TEST_F(IpoibTest, Eui64ArpResolvesAndPingRttEqualsTheAnalyticValue)
     EchoRtts echo;
     RecordEchoRtts(apps.Get(0), &echo);
     const std::vector<Time>& rtts = echo.rtts;
-#ifdef IB_HAVE_V4PING_PING6
+#if defined(IB_HAVE_V4PING_PING6) || defined(IB_HAVE_PING)
+#if defined(IB_HAVE_V4PING_PING6)
     V4PingHelper ping(n.interfaces.GetAddress(3));
+#else
+    PingHelper ping(n.interfaces.GetAddress(3)); // ns-3 3.38 and later
+    ping.SetAttribute("VerboseMode", EnumValue(Ping::SILENT));
+#endif
     ping.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
     ApplicationContainer p = ping.Install(n.fabric.hosts.Get(0));
     p.Start(MicroSeconds(3500));
     p.Stop(MicroSeconds(5000)); // pings at 3.5 and 4.5 ms
     std::vector<Time> pingRtts;
+#if defined(IB_HAVE_V4PING_PING6)
     p.Get(0)->TraceConnectWithoutContext("Rtt", MakeCallback(+[](std::vector<Time>* v, Time rtt) {
                                                     v->push_back(rtt);
                                                 }).Bind(&pingRtts));
+#else
+    p.Get(0)->TraceConnectWithoutContext(
+        "Rtt",
+        MakeCallback(+[](std::vector<Time>* v, uint16_t, Time rtt) {
+            v->push_back(rtt);
+        }).Bind(&pingRtts));
+#endif
 #endif
     Simulator::Stop(MilliSeconds(6));
     Simulator::Run();
@@ -1137,7 +1178,7 @@ TEST_F(IpoibTest, Eui64ArpResolvesAndPingRttEqualsTheAnalyticValue)
               << (arpOneWay * 4 + echoOneWay * 2).GetNanoSeconds() << " ns analytic; then "
               << rtts[1].GetNanoSeconds() << " ns measured, " << (echoOneWay * 2).GetNanoSeconds()
               << " ns analytic\n";
-#ifdef IB_HAVE_V4PING_PING6
+#if defined(IB_HAVE_V4PING_PING6) || defined(IB_HAVE_PING)
     const Time pingOneWay = AnalyticOneWay(n, 3, 20 + 8 + 56, &k);
     ASSERT_EQ(pingRtts.size(), 2u);
     EXPECT_EQ(pingRtts[0], pingOneWay * 2);
