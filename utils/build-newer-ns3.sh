@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Compiles and links this module, its tests, examples and utils against a newer ns-3 than
-# Debian 12's 3.37: the libns3-dev and libns3 packages of Debian 13 (trixie, ns-3 3.43),
-# unpacked into a private folder (nothing is installed on the system), in C++20 (ns-3 3.41
-# and later need it) or the standard given. The programs are not run: trixie's ns-3
-# libraries need trixie's C library. Instead every ns-3 symbol the module's binaries use
-# must be defined by those libraries, and no source may have compiled against Debian 12's
-# own ns-3 headers in /usr/include/ns3 (an include that 3.43 no longer has falls back to
-# them): the script hides that folder in a private mount namespace when it can, and
-# checks the compilers' dependency lists for it in any case.
+# Builds this module, its tests, examples and utils against a newer ns-3 than Debian 12's
+# 3.37, the libns3-dev and libns3 packages of Debian 13 (trixie, ns-3 3.43), unpacked into
+# a private folder (nothing is installed on the system), in C++20 (ns-3 3.41 and later
+# need it) or the standard given, and runs the test suite against them.
 #
-#   bash utils/build-newer-ns3.sh [--std=20|23] [--fresh]
+# Checks, in order:
+# - no source compiled against Debian 12's own ns-3 headers in /usr/include/ns3 (an
+#   include that 3.43 no longer has would fall back to them): the folder is hidden in a
+#   private mount namespace when one can be made, and the compilers' dependency lists are
+#   searched for it in any case;
+# - every ns-3 symbol the module's binaries use is defined by the 3.43 libraries;
+# - the test suite passes. Trixie's ns-3 libraries need trixie's C and C++ runtime
+#   libraries, which are unpacked beside them: a copy of the test program is given
+#   trixie's dynamic loader and library path (patchelf; installed from Debian if
+#   missing), so that it and the children it starts for death tests run with them while
+#   the system's programs it calls (tshark) run with Debian 12's.
+#
+#   bash utils/build-newer-ns3.sh [--std=20|23] [--fresh] [--no-run]
 #
 # Environment:
 #   NS3_NEWER_DIR   where the packages are unpacked (default /work/ns3-newer)
@@ -28,16 +35,18 @@ BUILD=${BUILD_DIR:-$IB_REPO/build-ns3-newer}
 JOBS=${JOBS:-2}
 STD=20
 FRESH=0
+RUN=1
 for arg in "$@"; do
   case "$arg" in
     --std=*) STD=${arg#--std=} ;;
     --fresh) FRESH=1 ;;
+    --no-run) RUN=0 ;;
     -h | --help)
-      sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
-      echo "build-newer-ns3: unknown option '$arg'; use --std=20, --std=23 or --fresh" >&2
+      echo "build-newer-ns3: unknown option '$arg'; use --std=20, --std=23, --fresh or --no-run" >&2
       exit 2
       ;;
   esac
@@ -64,7 +73,8 @@ if [[ ! -f $CONFIG_DIR/ns3Config.cmake ]]; then
     -o "Dir::State::Lists=$NEWER/apt/lists" -o "Dir::Cache=$NEWER/apt")
   apt-get "${APT[@]}" update >/dev/null
   version=$(apt-cache "${APT[@]}" show libns3-dev | sed -n 's/^Version: //p' | sort -V | tail -1)
-  runtime=$(apt-cache "${APT[@]}" show "libns3-dev=$version" | sed -n 's/^Depends: \(libns3[.0-9]*\) .*/\1/p')
+  runtime=$(apt-cache "${APT[@]}" show "libns3-dev=$version" |
+    sed -n 's/^Depends: \(libns3[.0-9]*\) .*/\1/p')
   if [[ -z $version || -z $runtime ]]; then
     echo "build-newer-ns3: no libns3-dev in Debian $SUITE" >&2
     exit 1
@@ -73,6 +83,20 @@ if [[ ! -f $CONFIG_DIR/ns3Config.cmake ]]; then
   (cd "$NEWER/debs" && apt-get "${APT[@]}" download "libns3-dev=$version" "$runtime=$version")
   for deb in "$NEWER"/debs/*.deb; do
     dpkg-deb -x "$deb" "$ROOT"
+  done
+fi
+# The C and C++ runtime and GSL the ns-3 libraries were built against, for running them.
+RT=$NEWER/runtime
+RT_LIBS=$RT/usr/lib/x86_64-linux-gnu
+if ((RUN)) && [[ ! -f $RT_LIBS/ld-linux-x86-64.so.2 || ! -f $RT_LIBS/libgsl.so.28 ]]; then
+  log "fetching Debian $SUITE's C and C++ runtime and GSL to run the tests"
+  mkdir -p "$NEWER/apt/lists/partial" "$NEWER/rtdebs"
+  APT=(-o "Dir::Etc::SourceList=$NEWER/apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+    -o "Dir::State::Lists=$NEWER/apt/lists" -o "Dir::Cache=$NEWER/apt")
+  (cd "$NEWER/rtdebs" && apt-get "${APT[@]}" download libc6 libgcc-s1 libstdc++6 libgsl28 \
+    libgslcblas0)
+  for deb in "$NEWER"/rtdebs/*.deb; do
+    dpkg-deb -x "$deb" "$RT"
   done
 fi
 
@@ -166,8 +190,39 @@ if [[ -n $missing ]]; then
 fi
 log "${#binaries[@]} binaries; Debian 12's ns-3 headers $( ((hidden)) && echo hidden ||
   echo 'visible (no mount namespace), checked')"
+
+# 5. The test suite, with trixie's runtime.
+tests="not run (--no-run)"
+if ((RUN && status == 0)); then
+  if ! command -v patchelf >/dev/null; then
+    log "installing patchelf (Debian package) to give the test program trixie's loader"
+    apt-get install -y patchelf >/dev/null
+  fi
+  RUN_DIR=$BUILD/run-newer
+  mkdir -p "$RUN_DIR/gsl"
+  cp "$BUILD/infiniband-gtest" "$RUN_DIR/"
+  # DT_RPATH (not RUNPATH) so that it also serves the ns-3 libraries' own dependencies;
+  # Debian 12's folder last, for Boost and what else only it has.
+  patchelf --set-interpreter "$RT_LIBS/ld-linux-x86-64.so.2" --force-rpath \
+    --set-rpath "$RT_LIBS:$LIBS:$BUILD:/usr/lib/x86_64-linux-gnu" "$RUN_DIR/infiniband-gtest"
+  # GSL 2.8 through the environment too: the ns-3 libraries load it with their own search
+  # path. Only it, so that the system programs the tests call keep Debian 12's libraries.
+  ln -sf "$RT_LIBS/libgsl.so.28" "$RT_LIBS/libgslcblas.so.0" "$RUN_DIR/gsl/"
+  log "running the test suite against ns-3 3.43"
+  if (cd "$RUN_DIR" && LD_LIBRARY_PATH="$RUN_DIR/gsl" ./infiniband-gtest \
+    --gtest_brief=1 >"$RUN_DIR/tests.log" 2>&1); then
+    tests=$(grep -E '^\[  (PASSED|SKIPPED) +\] [0-9]+ test' "$RUN_DIR/tests.log" |
+      sed 's/^\[ *\([A-Z]*\) *\] \([0-9]*\).*/\2 \1/' | tr '[:upper:]' '[:lower:]' |
+      paste -sd ',' - | sed 's/,/, /')
+  else
+    tail -40 "$RUN_DIR/tests.log" >&2
+    echo "build-newer-ns3: the test suite failed against ns-3 3.43 ($RUN_DIR/tests.log)" >&2
+    tests="failed"
+    status=1
+  fi
+fi
 if ((status == 0)); then
-  log "PASS: compiled, linked, every ns-3 symbol found"
+  log "PASS: compiled, linked, every ns-3 symbol found; tests: $tests"
 else
   log "FAIL"
 fi
