@@ -2,7 +2,7 @@
 # Builds this module, its tests, examples and utils against a newer ns-3 than Debian 12's
 # 3.37, the libns3-dev and libns3 packages of Debian 13 (trixie, ns-3 3.43), unpacked into
 # a private folder (nothing is installed on the system), in C++20 (ns-3 3.41 and later
-# need it) or the standard given, and runs the test suite against them.
+# need it) or the standard given, and runs the test suite and the examples against them.
 #
 # Checks, in order:
 # - no source compiled against Debian 12's own ns-3 headers in /usr/include/ns3 (an
@@ -14,7 +14,8 @@
 #   libraries, which are unpacked beside them: a copy of the test program is given
 #   trixie's dynamic loader and library path (patchelf; installed from Debian if
 #   missing), so that it and the children it starts for death tests run with them while
-#   the system's programs it calls (tshark) run with Debian 12's.
+#   the system's programs it calls (tshark) run with Debian 12's;
+# - the examples run with their default arguments (ai-training-fabrics with --quick).
 #
 #   bash utils/build-newer-ns3.sh [--std=20|23] [--fresh] [--no-run]
 #
@@ -24,7 +25,7 @@
 #   BUILD_DIR       the build folder (default <repo>/build-ns3-newer)
 #   JOBS            parallel build jobs (default 2)
 #
-# About 15 minutes on two cores. Needs network access to deb.debian.org (Debian packages).
+# About 20 minutes on two cores. Needs network access to deb.debian.org (Debian packages).
 
 set -euo pipefail
 
@@ -42,7 +43,7 @@ for arg in "$@"; do
     --fresh) FRESH=1 ;;
     --no-run) RUN=0 ;;
     -h | --help)
-      sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -191,26 +192,42 @@ fi
 log "${#binaries[@]} binaries; Debian 12's ns-3 headers $( ((hidden)) && echo hidden ||
   echo 'visible (no mount namespace), checked')"
 
-# 5. The test suite, with trixie's runtime.
+# 5. The test suite and the examples, with trixie's runtime.
 tests="not run (--no-run)"
+examples="not run (--no-run)"
 if ((RUN && status == 0)); then
   if ! command -v patchelf >/dev/null; then
-    log "installing patchelf (Debian package) to give the test program trixie's loader"
+    log "installing patchelf (Debian package) to give the programs trixie's loader"
     apt-get install -y patchelf >/dev/null
   fi
+  # One folder with copies of the ns-3 libraries and of this module's, and trixie's runtime
+  # beside them: the ns-3 libraries look for their dependencies in their own folder
+  # ($ORIGIN in their RUNPATH), so GSL 2.8 and the C library must be found there. The
+  # programs get trixie's dynamic loader and that folder, then Debian 12's (Boost).
   RUN_DIR=$BUILD/run-newer
-  mkdir -p "$RUN_DIR/gsl"
-  cp "$BUILD/infiniband-gtest" "$RUN_DIR/"
-  # DT_RPATH (not RUNPATH) so that it also serves the ns-3 libraries' own dependencies;
-  # Debian 12's folder last, for Boost and what else only it has.
-  patchelf --set-interpreter "$RT_LIBS/ld-linux-x86-64.so.2" --force-rpath \
-    --set-rpath "$RT_LIBS:$LIBS:$BUILD:/usr/lib/x86_64-linux-gnu" "$RUN_DIR/infiniband-gtest"
-  # GSL 2.8 through the environment too: the ns-3 libraries load it with their own search
-  # path. Only it, so that the system programs the tests call keep Debian 12's libraries.
-  ln -sf "$RT_LIBS/libgsl.so.28" "$RT_LIBS/libgslcblas.so.0" "$RUN_DIR/gsl/"
+  LIB_DIR=$RUN_DIR/lib
+  rm -rf "$LIB_DIR"
+  mkdir -p "$LIB_DIR"
+  cp "$LIBS"/libns3*.so.* "$BUILD/libns3-infiniband.so" "$LIB_DIR/"
+  for f in "$RT_LIBS"/*.so*; do
+    ln -sf "$f" "$LIB_DIR/"
+  done
+  patchelf --force-rpath --set-rpath "$LIB_DIR" "$LIB_DIR/libns3-infiniband.so"
+  run_programs=(infiniband-gtest)
+  for t in $programs; do
+    case "$t" in
+      ib-benchmark | ib-microbench) ;; # timing programs, minutes long: not a check
+      *) run_programs+=("$t") ;;
+    esac
+  done
+  for t in "${run_programs[@]}"; do
+    cp "$BUILD/$t" "$RUN_DIR/"
+    # DT_RPATH (--force-rpath), not RUNPATH: it also serves this module's library.
+    patchelf --set-interpreter "$RT_LIBS/ld-linux-x86-64.so.2" --force-rpath \
+      --set-rpath "$LIB_DIR:/usr/lib/x86_64-linux-gnu" "$RUN_DIR/$t"
+  done
   log "running the test suite against ns-3 3.43"
-  if (cd "$RUN_DIR" && LD_LIBRARY_PATH="$RUN_DIR/gsl" ./infiniband-gtest \
-    --gtest_brief=1 >"$RUN_DIR/tests.log" 2>&1); then
+  if (cd "$RUN_DIR" && ./infiniband-gtest --gtest_brief=1 >"$RUN_DIR/tests.log" 2>&1); then
     tests=$(grep -E '^\[  (PASSED|SKIPPED) +\] [0-9]+ test' "$RUN_DIR/tests.log" |
       sed 's/^\[ *\([A-Z]*\) *\] \([0-9]*\).*/\2 \1/' | tr '[:upper:]' '[:lower:]' |
       paste -sd ',' - | sed 's/,/, /')
@@ -220,9 +237,29 @@ if ((RUN && status == 0)); then
     tests="failed"
     status=1
   fi
+  # Every example with its default arguments (ai-training-fabrics: its short run).
+  ran=0
+  failed=()
+  for t in "${run_programs[@]:1}"; do
+    args=()
+    if [[ $t == ai-training-fabrics ]]; then args=(--quick); fi
+    log "running $t ${args[*]}"
+    if (cd "$RUN_DIR" && "./$t" "${args[@]}" >"$RUN_DIR/$t.log" 2>&1); then
+      ran=$((ran + 1))
+    else
+      tail -20 "$RUN_DIR/$t.log" >&2
+      failed+=("$t")
+    fi
+  done
+  examples="$ran ran"
+  if ((${#failed[@]} > 0)); then
+    echo "build-newer-ns3: failed against ns-3 3.43: ${failed[*]} (logs in $RUN_DIR)" >&2
+    examples="$ran ran, failed: ${failed[*]}"
+    status=1
+  fi
 fi
 if ((status == 0)); then
-  log "PASS: compiled, linked, every ns-3 symbol found; tests: $tests"
+  log "PASS: compiled, linked, every ns-3 symbol found; tests: $tests; examples: $examples"
 else
   log "FAIL"
 fi
