@@ -214,6 +214,42 @@ RecordEchoRtts(Ptr<Application> client, EchoRtts* rec)
                                              }).Bind(rec));
 }
 
+#if defined(IB_HAVE_V4PING_PING6) || defined(IB_HAVE_PING)
+/**
+ * An IPv4 ping (V4Ping, or Ping from ns-3 3.38) of 56 data bytes every millisecond from
+ * host @p from to host @p to, recording the round trip of every reply.
+ * @param n the IPoIB network
+ * @param from the pinging host
+ * @param to the pinged host
+ * @param rtts where to record (must outlive the simulation run)
+ * @return the ping application, not started
+ */
+ApplicationContainer
+InstallPing(IpoibNet& n, uint32_t from, uint32_t to, std::vector<Time>* rtts)
+{
+#if defined(IB_HAVE_V4PING_PING6)
+    V4PingHelper ping(n.interfaces.GetAddress(to));
+#else
+    PingHelper ping(n.interfaces.GetAddress(to));
+    ping.SetAttribute("VerboseMode", EnumValue(Ping::SILENT));
+#endif
+    ping.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+    ApplicationContainer app = ping.Install(n.fabric.hosts.Get(from));
+#if defined(IB_HAVE_V4PING_PING6)
+    app.Get(0)->TraceConnectWithoutContext("Rtt", MakeCallback(+[](std::vector<Time>* v, Time rtt) {
+                                                      v->push_back(rtt);
+                                                  }).Bind(rtts));
+#else
+    app.Get(0)->TraceConnectWithoutContext(
+        "Rtt",
+        MakeCallback(+[](std::vector<Time>* v, uint16_t, Time rtt) {
+            v->push_back(rtt);
+        }).Bind(rtts));
+#endif
+    return app;
+}
+#endif
+
 } // namespace
 
 namespace
@@ -666,30 +702,12 @@ TEST_F(IpoibTest, PingRttEqualsTheAnalyticValue)
         IbHelper::ResetLidAllocation();
         IpoibNet n = BuildIpoib(4);
         std::vector<Time> rtts;
-#if defined(IB_HAVE_V4PING_PING6)
-        V4PingHelper ping(n.interfaces.GetAddress(dst));
-#else
-        PingHelper ping(n.interfaces.GetAddress(dst)); // ns-3 3.38 and later
-        ping.SetAttribute("VerboseMode", EnumValue(Ping::SILENT));
-#endif
-        ping.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
-        ApplicationContainer app = ping.Install(n.fabric.hosts.Get(0));
+        ApplicationContainer app = InstallPing(n, 0, dst, &rtts);
         app.Start(MicroSeconds(10));
         app.Stop(MicroSeconds(2500)); // pings at 0.01, 1.01 and 2.01 ms
         UintegerValue size;
         app.Get(0)->GetAttribute("Size", size);
         ASSERT_EQ(size.Get(), 56u);
-#if defined(IB_HAVE_V4PING_PING6)
-        app.Get(0)->TraceConnectWithoutContext(
-            "Rtt",
-            MakeCallback(+[](std::vector<Time>* v, Time rtt) { v->push_back(rtt); }).Bind(&rtts));
-#else
-        app.Get(0)->TraceConnectWithoutContext(
-            "Rtt",
-            MakeCallback(+[](std::vector<Time>* v, uint16_t, Time rtt) {
-                v->push_back(rtt);
-            }).Bind(&rtts));
-#endif
         Simulator::Stop(MilliSeconds(5));
         Simulator::Run();
         ASSERT_EQ(rtts.size(), 3u);
@@ -1125,28 +1143,10 @@ TEST_F(IpoibTest, Eui64ArpResolvesAndPingRttEqualsTheAnalyticValue)
     RecordEchoRtts(apps.Get(0), &echo);
     const std::vector<Time>& rtts = echo.rtts;
 #if defined(IB_HAVE_V4PING_PING6) || defined(IB_HAVE_PING)
-#if defined(IB_HAVE_V4PING_PING6)
-    V4PingHelper ping(n.interfaces.GetAddress(3));
-#else
-    PingHelper ping(n.interfaces.GetAddress(3)); // ns-3 3.38 and later
-    ping.SetAttribute("VerboseMode", EnumValue(Ping::SILENT));
-#endif
-    ping.SetAttribute("Interval", TimeValue(MilliSeconds(1)));
-    ApplicationContainer p = ping.Install(n.fabric.hosts.Get(0));
+    std::vector<Time> pingRtts;
+    ApplicationContainer p = InstallPing(n, 0, 3, &pingRtts);
     p.Start(MicroSeconds(3500));
     p.Stop(MicroSeconds(5000)); // pings at 3.5 and 4.5 ms
-    std::vector<Time> pingRtts;
-#if defined(IB_HAVE_V4PING_PING6)
-    p.Get(0)->TraceConnectWithoutContext("Rtt", MakeCallback(+[](std::vector<Time>* v, Time rtt) {
-                                                    v->push_back(rtt);
-                                                }).Bind(&pingRtts));
-#else
-    p.Get(0)->TraceConnectWithoutContext(
-        "Rtt",
-        MakeCallback(+[](std::vector<Time>* v, uint16_t, Time rtt) {
-            v->push_back(rtt);
-        }).Bind(&pingRtts));
-#endif
 #endif
     Simulator::Stop(MilliSeconds(6));
     Simulator::Run();
