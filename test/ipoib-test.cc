@@ -32,16 +32,17 @@
 #include "ns3/network-module.h"
 #include "ns3/radvd-helper.h"
 // V4Ping and Ping6 (ns-3 3.37's internet-apps) were deprecated in ns-3 3.38 for Ping, which
-// serves both address families, and later removed: the ping tests use whichever the
-// installed ns-3 has.
-#if __has_include("ns3/v4ping-helper.h") && __has_include("ns3/ping6-helper.h")
-#include "ns3/ping6-helper.h"
-#include "ns3/v4ping-helper.h"
-#define IB_HAVE_V4PING_PING6 1
-#elif __has_include("ns3/ping-helper.h")
+// serves both address families, and later removed: the ping tests use Ping where there is
+// one, and V4Ping and Ping6 before it. (Ping first: a newer ns-3 installed beside an older
+// one would otherwise find the older one's V4Ping headers on the compiler's search path.)
+#if __has_include("ns3/ping-helper.h")
 #include "ns3/ping-helper.h"
 #include "ns3/ping.h"
 #define IB_HAVE_PING 1
+#elif __has_include("ns3/v4ping-helper.h") && __has_include("ns3/ping6-helper.h")
+#include "ns3/ping6-helper.h"
+#include "ns3/v4ping-helper.h"
+#define IB_HAVE_V4PING_PING6 1
 #endif
 
 #include <cstdio>
