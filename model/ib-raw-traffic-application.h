@@ -30,7 +30,9 @@ class Packet;
  * never idles for lack of data.
  * Otherwise it sends at DataRate, counted in wire bytes (headers and CRCs included).
  * The SLID of every packet is the port's LID when the application starts: assign LIDs
- * (IbFabricHelper, IbSubnetManager) before that.
+ * (IbFabricHelper, IbSubnetManager) before that. When it starts it also stops, with a
+ * message, if the first hop would drop every packet (no route for Dlid in the switch the
+ * cable leads to, or another LID on the port at the other end of a back-to-back cable).
  *
  * Received packets are not consumed here: count them at the receiving port's MacRx.
  */
@@ -73,6 +75,13 @@ class IbRawTrafficApplication : public Application, public IbTxStartListener
     void TopUp();
     /// @return true once MaxPackets have been sent
     bool Done() const;
+    /**
+     * Abort, naming the DLID and where it ends, if the first hop would drop every packet:
+     * the switch the port's cable leads to has no route for m_dlid, or the port on the
+     * other end of a back-to-back cable has another LID. Nothing is checked when the port
+     * has no cable or its cable no other end.
+     */
+    void CheckDlidIsReachable() const;
 
     Ptr<IbNetDevice> m_device;                   //!< sending port
     uint16_t m_dlid;                             //!< destination LID

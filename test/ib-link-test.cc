@@ -1015,6 +1015,27 @@ TEST(IbLinkUserErrors, ARawPayloadLargerThanTheMtuIsRefusedWithWhatToChange)
                  "IbNetDevice Mtu");
 }
 
+TEST(IbLinkUserErrors, RawTrafficToALidThePeerDoesNotHaveIsRefusedNamingThePeersLid)
+{
+    // Back to back, the only LID a packet can reach is the other port's: any other DLID
+    // would be delivered to a port that is not its destination.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    const uint16_t other = l.b->GetLid() + 7;
+    IbRawTrafficHelper traffic(other);
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    Simulator::Stop(MicroSeconds(3)); // without the check: runs, then fails to die
+    std::ostringstream expected;
+    expected << "Dlid=" << other << " \\(0x" << std::hex << other << std::dec
+             << "\\) is not the LID of the only port it can reach: the cable leads straight to "
+                "node "
+             << l.nodes.Get(1)->GetId() << "'s port, LID " << l.b->GetLid() << "; set Dlid to "
+             << l.b->GetLid() << "\\.";
+    EXPECT_DEATH(Simulator::Run(), expected.str());
+    Simulator::Destroy();
+}
+
 TEST_F(IbLinkTest, RawTrafficTxTraceSeesEveryPacketWhileConnected)
 {
     // The application's Tx trace fires for each packet handed to the port, through

@@ -187,6 +187,34 @@ TEST_F(IbSwitchTest, UnknownDlidIsDroppedCountedAndTraced)
     EXPECT_EQ(c.switches[0]->GetPort(1)->GetRxBufferUsed(0), 0u);
 }
 
+TEST_F(IbSwitchTest, RawTrafficToALidNoSwitchRoutesIsRefusedAtStart)
+{
+    // The first switch would drop every packet (UnknownDlidDrop): the application says so
+    // when it starts instead of sending into the drop counter. A routed LID still runs.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    Chain c = MakeChain(2, true, NanoSeconds(90), 1.0);
+    IbRawTrafficHelper unknown(0x1234);
+    unknown.Install(c.src).Start(MicroSeconds(1));
+    Simulator::Stop(MicroSeconds(3)); // without the check: runs, then fails to die
+    EXPECT_DEATH(Simulator::Run(),
+                 "Dlid=4660 \\(0x1234\\) has no route in the forwarding table of the switch on "
+                 "node [0-9]+ that the port's cable leads to, which would drop every packet; set "
+                 "Dlid to a LID the subnet manager assigned");
+    Simulator::Destroy();
+
+    Chain d = MakeChain(2, true, NanoSeconds(90), 1.0);
+    IbRawTrafficHelper routed(d.dst->GetLid());
+    routed.SetAttribute("MaxPackets", UintegerValue(3));
+    routed.Install(d.src).Start(MicroSeconds(1));
+    uint64_t delivered = 0;
+    d.dst->TraceConnectWithoutContext("MacRx", MakeCallback(+[](uint64_t* n, Ptr<const Packet>) {
+                                                   ++*n;
+                                               }).Bind(&delivered));
+    Simulator::Run();
+    EXPECT_EQ(delivered, 3u);
+    EXPECT_EQ(d.switches[0]->GetUnknownDlidDrops(), 0u);
+}
+
 TEST_F(IbSwitchTest, SlToVlTableRemapsTheVlAndKeepsTheVcrcValid)
 {
     IbHelper ib;
