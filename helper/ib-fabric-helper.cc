@@ -27,7 +27,11 @@ NS_LOG_COMPONENT_DEFINE("IbFabricHelper");
 Ptr<IbNetDevice>
 IbFabric::HostPort(uint32_t i) const
 {
-    NS_ASSERT(i < hostPorts.GetN());
+    NS_ABORT_MSG_IF(i >= hostPorts.GetN(),
+                    "IbFabric::HostPort: host "
+                        << i << " does not exist; the fabric has " << hostPorts.GetN()
+                        << " hosts (0.." << (hostPorts.GetN() == 0 ? 0 : hostPorts.GetN() - 1)
+                        << ")");
     return DynamicCast<IbNetDevice>(hostPorts.Get(i));
 }
 

@@ -122,8 +122,17 @@ IbTrafficPattern::InstallRawFlows(const IbFabric& fabric,
     NS_ABORT_MSG_UNLESS(fabric.subnetManager,
                         "IbTrafficPattern::InstallRawFlows: bring the fabric up first");
     ApplicationContainer apps;
-    for (const auto& [s, d] : flows)
+    const uint32_t hosts = fabric.hostPorts.GetN();
+    for (std::size_t k = 0; k < flows.size(); ++k)
     {
+        const auto& [s, d] = flows[k];
+        NS_ABORT_MSG_IF(s >= hosts || d >= hosts,
+                        "IbTrafficPattern::InstallRawFlows: flow "
+                            << k << " (" << s << " -> " << d << ") names host "
+                            << (s >= hosts ? s : d)
+                            << ", which does not exist; "
+                               "the fabric has "
+                            << hosts << " hosts (0.." << (hosts == 0 ? 0 : hosts - 1) << ")");
         Ptr<IbNetDevice> src = fabric.HostPort(s);
         Ptr<IbNetDevice> dst = fabric.HostPort(d);
         const IbPathRecord pr = fabric.subnetManager->GetPathRecord(src, dst);

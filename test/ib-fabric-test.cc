@@ -19,6 +19,7 @@
 #include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-switch.h"
 #include "ns3/ib-topology-builder.h"
+#include "ns3/ib-traffic-pattern.h"
 #include "ns3/network-module.h"
 
 #include <cstdio>
@@ -345,6 +346,23 @@ TEST_F(IbFabricTest, PortUtilisationIsTheWindowsShareOnTheWireAlsoWhenItEndsMidP
     EXPECT_DEATH(stats.GetPorts(start),
                  "IbFabricStats: the window would end at \\+3.*us, not after its start at "
                  "\\+3.*us \\(Install\\); stop the statistics after they start");
+}
+
+TEST_F(IbFabricTest, AFlowToAHostTheFabricLacksIsRefusedNamingTheFlow)
+{
+    // Chain(1): two hosts. Flow 1 names host 9; the message says which flow and how many
+    // hosts there are, in every build (not an assertion that Release builds leave out).
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbFabric f = IbFabricHelper().Build(IbTopologyBuilder::Chain(1));
+    ObjectFactory flow;
+    flow.SetTypeId("ns3::IbRawTrafficApplication");
+    EXPECT_DEATH(IbTrafficPattern::InstallRawFlows(f, {{0, 1}, {1, 9}}, flow),
+                 "IbTrafficPattern::InstallRawFlows: flow 1 \\(1 -> 9\\) names host 9, which "
+                 "does not exist; the fabric has 2 hosts \\(0\\.\\.1\\)");
+    EXPECT_DEATH(f.HostPort(2),
+                 "IbFabric::HostPort: host 2 does not exist; the fabric has 2 hosts "
+                 "\\(0\\.\\.1\\)");
+    EXPECT_EQ(IbTrafficPattern::InstallRawFlows(f, {{0, 1}, {1, 0}}, flow).GetN(), 2u);
 }
 
 TEST(IbHelperLids, EverySimulationNumbersItsPortsFromLidOne)
