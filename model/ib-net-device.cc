@@ -732,6 +732,37 @@ IbNetDevice::GetLid() const
     return m_lid;
 }
 
+std::string
+IbNetDevice::FirstHopProblem(uint16_t dlid) const
+{
+    Ptr<IbNetDevice> peer = m_channel ? m_channel->GetPeer(this) : nullptr;
+    if (!peer)
+    {
+        return "";
+    }
+    const uint32_t node = peer->GetNode() ? peer->GetNode()->GetId() : 0;
+    std::ostringstream os;
+    if (peer->m_switch != nullptr)
+    {
+        if (peer->m_switch->GetLftEntry(dlid) != IbSwitch::NO_ROUTE)
+        {
+            return "";
+        }
+        os << "has no route in the forwarding table of the switch on node " << node
+           << " that the port's cable leads to, which would drop every packet; use a LID the "
+              "subnet manager assigned (the destination IbNetDevice's GetLid()), or route the "
+              "subnet (IbFabricHelper, IbSubnetManager) first";
+        return os.str();
+    }
+    if (peer->GetLid() == dlid)
+    {
+        return "";
+    }
+    os << "is not the LID of the only port it can reach: the cable leads straight to node " << node
+       << "'s port, LID " << peer->GetLid() << "; use " << peer->GetLid();
+    return os.str();
+}
+
 IbLinkRate::Speed
 IbNetDevice::GetLinkSpeedValue() const
 {

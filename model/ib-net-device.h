@@ -216,6 +216,17 @@ class IbNetDevice : public NetDevice
     void SetLid(uint16_t lid);
     /// @return the port's LID
     uint16_t GetLid() const;
+    /**
+     * Look one hop ahead for a packet to @p dlid: the switch this port's cable leads to
+     * must have a route for it, or, back to back, the port at the other end must have that
+     * LID. Applications and queue pairs call it when they are given a destination, so that
+     * a mistyped or unrouted LID stops with a message rather than every packet being dropped.
+     * @param dlid a unicast LID
+     * @return empty if the first hop delivers (or nothing can be said: no cable, or no port
+     *         at its other end), otherwise what is wrong and what to use, to follow
+     *         "dlid N (0xN) "
+     */
+    std::string FirstHopProblem(uint16_t dlid) const;
     /// @return the data rate given by LinkSpeed and LinkWidth
     DataRate GetDataRate() const;
     /// @return the LinkSpeed attribute as an enum value

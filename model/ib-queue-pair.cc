@@ -50,6 +50,18 @@ constexpr uint32_t kBaseHeaders = IbPacket::LRH_SIZE + IbPacket::BTH_SIZE;
 /// Largest LRH + BTH + extension headers of the opcodes used (AtomicETH).
 constexpr uint32_t kMaxHeaders = kBaseHeaders + 28;
 
+/**
+ * @param lid a LID
+ * @return "N (0xN)", as messages name a LID
+ */
+std::string
+LidText(uint16_t lid)
+{
+    std::ostringstream os;
+    os << lid << " (0x" << std::hex << lid << ")";
+    return os.str();
+}
+
 /// Inbound message in progress at the responder.
 enum InKind : uint8_t
 {
@@ -447,7 +459,16 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
             {
                 return Refuse(error,
                               "RTR: dlid " + std::to_string(a.dlid) +
-                                  " is not a unicast LID (1..0xBFFF)");
+                                  " is not a unicast LID (1..0xBFFF)" +
+                                  (a.dlid == 0 ? "; bring the subnet up (IbFabricHelper, "
+                                                 "IbSubnetManager) and use the remote port's "
+                                                 "GetLid()"
+                                               : ""));
+            }
+            const std::string problem = m_dev->FirstHopProblem(a.dlid);
+            if (!problem.empty())
+            {
+                return Refuse(error, "RTR: dlid " + LidText(a.dlid) + " " + problem);
             }
             if (a.destQpNum > kPsnMask || a.sl > 15 || a.minRnrTimer > 31 || a.maxDestRdAtomic == 0)
             {
@@ -619,6 +640,34 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
             return Refuse(error,
                           "PostSend: UD message of " + std::to_string(wr.sge.length) +
                               " bytes exceeds the MTU " + std::to_string(m_pmtu));
+        }
+        if (wr.udDlid == 0 || wr.udDlid == 0xFFFF)
+        {
+            return Refuse(error,
+                          "PostSend: udDlid " + LidText(wr.udDlid) +
+                              " is no destination; set it to the destination port's LID "
+                              "(1..0xBFFF) or a multicast LID (0xC000..0xFFFE)");
+        }
+        if (wr.udSl > 15 || wr.udRemoteQpn > kPsnMask)
+        {
+            return Refuse(error,
+                          "PostSend: udSl " + std::to_string(wr.udSl) + " and udRemoteQpn " +
+                              std::to_string(wr.udRemoteQpn) +
+                              ": the SL must be 0..15 and the QP number 24 bits");
+        }
+        if (m_dev->GetVlForSl(wr.udSl) == IbNetDevice::VL15)
+        {
+            return Refuse(error,
+                          "PostSend: udSl " + std::to_string(wr.udSl) +
+                              " maps to VL15 (drop) on the port; choose another SL");
+        }
+        if (wr.udDlid < 0xC000)
+        {
+            const std::string problem = m_dev->FirstHopProblem(wr.udDlid);
+            if (!problem.empty())
+            {
+                return Refuse(error, "PostSend: udDlid " + LidText(wr.udDlid) + " " + problem);
+            }
         }
     }
     if (atomic && (wr.sge.length != 8 || wr.remoteAddr % 8 != 0))

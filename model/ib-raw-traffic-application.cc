@@ -5,12 +5,10 @@
 #include "ib-raw-traffic-application.h"
 
 #include "ib-bth-header.h"
-#include "ib-channel.h"
 #include "ib-lrh-header.h"
 #include "ib-net-device.h"
 #include "ib-packet.h"
 #include "ib-range-checker.h"
-#include "ib-switch.h"
 
 #include "ns3/abort.h"
 #include "ns3/log.h"
@@ -185,33 +183,11 @@ IbRawTrafficApplication::StartApplication()
 void
 IbRawTrafficApplication::CheckDlidIsReachable() const
 {
-    Ptr<IbChannel> channel = DynamicCast<IbChannel>(m_device->GetChannel());
-    Ptr<IbNetDevice> peer = channel ? channel->GetPeer(m_device) : nullptr;
-    if (!peer || !peer->GetNode())
-    {
-        return;
-    }
-    const uint32_t node = GetNode()->GetId();
-    if (Ptr<IbSwitch> sw = peer->GetNode()->GetObject<IbSwitch>())
-    {
-        NS_ABORT_MSG_IF(sw->GetLftEntry(m_dlid) == IbSwitch::NO_ROUTE,
+    const std::string problem = m_device->FirstHopProblem(m_dlid);
+    NS_ABORT_MSG_UNLESS(problem.empty(),
                         "IbRawTrafficApplication on node "
-                            << node << ": Dlid=" << m_dlid << " (0x" << std::hex << m_dlid
-                            << std::dec << ") has no route in the forwarding table of the switch "
-                            << "on node " << peer->GetNode()->GetId()
-                            << " that the port's cable leads to, which would drop every packet; "
-                               "set Dlid to a LID the subnet manager assigned (the destination "
-                               "IbNetDevice's GetLid()), or route the subnet (IbFabricHelper, "
-                               "IbSubnetManager) before the application starts.");
-        return;
-    }
-    NS_ABORT_MSG_IF(peer->GetLid() != m_dlid,
-                    "IbRawTrafficApplication on node "
-                        << node << ": Dlid=" << m_dlid << " (0x" << std::hex << m_dlid << std::dec
-                        << ") is not the LID of the only port it can reach: the cable leads "
-                           "straight to node "
-                        << peer->GetNode()->GetId() << "'s port, LID " << peer->GetLid()
-                        << "; set Dlid to " << peer->GetLid() << ".");
+                            << GetNode()->GetId() << ": Dlid=" << m_dlid << " (0x" << std::hex
+                            << m_dlid << std::dec << ") " << problem << ".");
 }
 
 void

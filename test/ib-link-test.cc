@@ -1030,7 +1030,7 @@ TEST(IbLinkUserErrors, RawTrafficToALidThePeerDoesNotHaveIsRefusedNamingThePeers
     expected << "Dlid=" << other << " \\(0x" << std::hex << other << std::dec
              << "\\) is not the LID of the only port it can reach: the cable leads straight to "
                 "node "
-             << l.nodes.Get(1)->GetId() << "'s port, LID " << l.b->GetLid() << "; set Dlid to "
+             << l.nodes.Get(1)->GetId() << "'s port, LID " << l.b->GetLid() << "; use "
              << l.b->GetLid() << "\\.";
     EXPECT_DEATH(Simulator::Run(), expected.str());
     Simulator::Destroy();

@@ -31,6 +31,7 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <set>
+#include <sstream>
 #include <vector>
 
 using namespace ns3;
@@ -62,6 +63,15 @@ struct Fabric
     Ptr<IbHca> hca[2];        ///< their HCAs
     Ptr<IbSubnetManager> sm;  ///< the SM (switched fabric only)
 };
+
+/// @return @p v in lower-case hexadecimal, without a prefix
+std::string
+ToHex(uint32_t v)
+{
+    std::ostringstream os;
+    os << std::hex << v;
+    return os.str();
+}
 
 /**
  * @param hh HCA helper (attributes set)
@@ -359,7 +369,20 @@ TEST_F(IbRdmaTest, QpStateMachineRefusesBadTransitionsWithAMessage)
     a.pathMtu = 2048;
     a.dlid = 0;
     EXPECT_FALSE(qp->Modify(a, &err));
-    EXPECT_NE(err.find("dlid"), std::string::npos) << err;
+    EXPECT_NE(err.find("dlid 0 is not a unicast LID (1..0xBFFF); bring the subnet up"),
+              std::string::npos)
+        << err;
+    // Back to back, only the other port's LID can be reached.
+    a.dlid = f.port[1]->GetLid() + 1;
+    EXPECT_FALSE(qp->Modify(a, &err));
+    EXPECT_NE(err.find("RTR: dlid " + std::to_string(a.dlid) + " (0x" + ToHex(a.dlid) +
+                       ") is not the LID of the only port it can "
+                       "reach: the cable leads straight to node " +
+                       std::to_string(f.hosts.Get(1)->GetId()) + "'s port, LID " +
+                       std::to_string(f.port[1]->GetLid()) + "; use " +
+                       std::to_string(f.port[1]->GetLid())),
+              std::string::npos)
+        << err;
     a.dlid = f.port[1]->GetLid();
     EXPECT_TRUE(qp->Modify(a, &err)) << err;
     a.state = IbQpState::RTS;
@@ -635,6 +658,58 @@ TEST_F(IbRdmaTest, UdSendsWithAndWithoutImmediateAndDropsWrongQkey)
     Simulator::Run();
     EXPECT_EQ(u1->GetCounters().noRecvDrops, 1u);
     EXPECT_EQ(Drain(cq1).size(), 0u);
+}
+
+TEST_F(IbRdmaTest, DestinationsTheFirstSwitchDoesNotRouteAreRefusedWithTheLid)
+{
+    // Through a switch: an RC QP cannot be connected to, and a UD QP cannot send to, a LID
+    // that the switch has no route for; the message names the LID and the switch's node.
+    IbHcaHelper hh;
+    Fabric f = Switched(hh);
+    const uint16_t nobody = 0x0123;
+    const std::string unrouted = std::to_string(nobody) +
+                                 " (0x123) has no route in the forwarding table of the switch on "
+                                 "node ";
+    Ptr<IbCompletionQueue> cq = f.hca[0]->CreateCq();
+    Ptr<IbQueuePair> rc = f.hca[0]->CreateQp(IbQpType::RC, cq, cq);
+    std::string err;
+    IbQpAttr a;
+    a.state = IbQpState::INIT;
+    a.portNum = 1;
+    ASSERT_TRUE(rc->Modify(a, &err)) << err;
+    a.state = IbQpState::RTR;
+    a.dlid = nobody;
+    a.destQpNum = 5;
+    a.pathMtu = 4096;
+    EXPECT_FALSE(rc->Modify(a, &err));
+    EXPECT_NE(err.find("RTR: dlid " + unrouted), std::string::npos) << err;
+    EXPECT_NE(err.find("use a LID the subnet manager assigned"), std::string::npos) << err;
+    a.dlid = f.port[1]->GetLid();
+    EXPECT_TRUE(rc->Modify(a, &err)) << err;
+
+    Ptr<IbQueuePair> ud = f.hca[0]->CreateQp(IbQpType::UD, cq, cq);
+    IbHcaHelper::ConnectUd(ud, 0x1111);
+    Ptr<IbMemoryRegion> mr = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    IbSendWr wr = Wr(1, IbWrOpcode::SEND, Sge(mr, 0, 64));
+    wr.udRemoteQpn = 7;
+    wr.udDlid = nobody;
+    EXPECT_FALSE(ud->PostSend(wr, &err));
+    EXPECT_NE(err.find("PostSend: udDlid " + unrouted), std::string::npos) << err;
+    wr.udDlid = 0;
+    EXPECT_FALSE(ud->PostSend(wr, &err));
+    EXPECT_NE(err.find("udDlid 0 (0x0) is no destination"), std::string::npos) << err;
+    wr.udDlid = f.port[1]->GetLid();
+    wr.udSl = 16;
+    EXPECT_FALSE(ud->PostSend(wr, &err));
+    EXPECT_NE(err.find("the SL must be 0..15"), std::string::npos) << err;
+    wr.udSl = 0;
+    wr.udRemoteQpn = 0x1000000;
+    EXPECT_FALSE(ud->PostSend(wr, &err));
+    EXPECT_NE(err.find("the QP number 24 bits"), std::string::npos) << err;
+    wr.udRemoteQpn = 7;
+    EXPECT_TRUE(ud->PostSend(wr, &err)) << err;
+    Simulator::Run();
+    EXPECT_EQ(Drain(cq).size(), 1u); // only the send that was accepted completes
 }
 
 // ---------------------------------------------------------------- large transfers

@@ -198,8 +198,8 @@ TEST_F(IbSwitchTest, RawTrafficToALidNoSwitchRoutesIsRefusedAtStart)
     Simulator::Stop(MicroSeconds(3)); // without the check: runs, then fails to die
     EXPECT_DEATH(Simulator::Run(),
                  "Dlid=4660 \\(0x1234\\) has no route in the forwarding table of the switch on "
-                 "node [0-9]+ that the port's cable leads to, which would drop every packet; set "
-                 "Dlid to a LID the subnet manager assigned");
+                 "node [0-9]+ that the port's cable leads to, which would drop every packet; use "
+                 "a LID the subnet manager assigned");
     Simulator::Destroy();
 
     Chain d = MakeChain(2, true, NanoSeconds(90), 1.0);
