@@ -211,10 +211,12 @@ IbNetDevice::GetTypeId()
                             "queue full, larger than the MTU).",
                             MakeTraceSourceAccessor(&IbNetDevice::m_macTxDropTrace),
                             "ns3::Packet::TracedCallback")
-            .AddTraceSource("MacRx",
-                            "A data packet was delivered to the port's consumer.",
-                            MakeTraceSourceAccessor(&IbNetDevice::m_macRxTrace),
-                            "ns3::Packet::TracedCallback")
+            .AddTraceSource(
+                "MacRx",
+                "A data packet was delivered to the port's consumer (ns-3's protocols or the "
+                "port's IbHca; not fired at switch ports).",
+                MakeTraceSourceAccessor(&IbNetDevice::m_macRxTrace),
+                "ns3::Packet::TracedCallback")
             .AddTraceSource("PhyTxBegin",
                             "A data packet started serialization.",
                             MakeTraceSourceAccessor(&IbNetDevice::m_phyTxBeginTrace),
@@ -1291,6 +1293,9 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
     Ptr<Packet> packet = owned.Release();
     if (m_hca != nullptr)
     {
+        // The HCA is this port's consumer: MacRx fires for what it is handed, as for what
+        // goes up to ns-3's protocols without one (IbFabricStats counts flows with it).
+        FireIfConnected(m_watched & WATCH_MAC_RX, m_macRxTrace, packet);
         m_hca->Receive(m_ownerPort, this, std::move(packet), vl, blocks);
         return;
     }

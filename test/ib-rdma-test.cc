@@ -14,6 +14,7 @@
 #include "ns3/ib-bth-header.h"
 #include "ns3/ib-completion-queue.h"
 #include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-fabric-stats.h"
 #include "ns3/ib-hca-helper.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-helper.h"
@@ -710,6 +711,58 @@ TEST_F(IbRdmaTest, DestinationsTheFirstSwitchDoesNotRouteAreRefusedWithTheLid)
     EXPECT_TRUE(ud->PostSend(wr, &err)) << err;
     Simulator::Run();
     EXPECT_EQ(Drain(cq).size(), 1u); // only the send that was accepted completes
+}
+
+TEST_F(IbRdmaTest, FabricStatsCountTheFlowsOfHostsWithAnHca)
+{
+    // A 64 KiB RDMA WRITE through one switch: IbFabricStats sees the data flow (16 packets
+    // of 4096 payload bytes) and the ACKs coming back, as it sees raw flows without an HCA.
+    IbFabricHelper fh;
+    IbFabric fab = fh.Build(IbTopologyBuilder::Chain(1));
+    IbHcaHelper hh;
+    Ptr<IbHca> hca0 = hh.Install(fab.hosts.Get(0));
+    Ptr<IbHca> hca1 = hh.Install(fab.hosts.Get(1));
+    Ptr<IbCompletionQueue> cq0 = hca0->CreateCq();
+    Ptr<IbCompletionQueue> cq1 = hca1->CreateCq();
+    Ptr<IbQueuePair> q0 = hca0->CreateQp(IbQpType::RC, cq0, cq0);
+    Ptr<IbQueuePair> q1 = hca1->CreateQp(IbQpType::RC, cq1, cq1);
+    IbHcaHelper::ConnectRc(q0, q1, fab.subnetManager);
+    const uint32_t bytes = 65536;
+    Ptr<IbMemoryRegion> src = hca0->RegisterMemory(bytes, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> dst =
+        hca1->RegisterMemory(bytes, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+    IbFabricStats stats;
+    stats.Install(fab, Seconds(0));
+    std::string err;
+    ASSERT_TRUE(q0->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(src, 0, bytes), dst), &err)) << err;
+    Simulator::Run();
+    std::vector<IbWorkCompletion> wc = Drain(cq0);
+    ASSERT_EQ(wc.size(), 1u);
+    EXPECT_EQ(wc[0].status, IbWcStatus::SUCCESS);
+    const uint16_t lid0 = fab.HostPort(0)->GetLid();
+    const uint16_t lid1 = fab.HostPort(1)->GetLid();
+    uint64_t dataPackets = 0;
+    uint64_t dataPayload = 0;
+    uint64_t ackPackets = 0;
+    uint64_t ackPayload = 0;
+    for (const auto& flow : stats.GetFlows())
+    {
+        if (flow.slid == lid0 && flow.dlid == lid1)
+        {
+            dataPackets = flow.packets;
+            dataPayload = flow.payload;
+        }
+        if (flow.slid == lid1 && flow.dlid == lid0)
+        {
+            ackPackets = flow.packets;
+            ackPayload = flow.payload;
+        }
+    }
+    EXPECT_EQ(stats.GetFlows().size(), 2u);
+    EXPECT_EQ(dataPackets, bytes / 4096);
+    EXPECT_EQ(dataPayload, bytes);
+    EXPECT_GE(ackPackets, 1u);
+    EXPECT_EQ(ackPayload, 0u);
 }
 
 // ---------------------------------------------------------------- large transfers
