@@ -2030,6 +2030,14 @@ IbQueuePair::Receive(Ptr<Packet> packet)
         ReceiveUd(rx, packet);
         return;
     }
+    if (rx.slid != m_attr.dlid)
+    {
+        // A connected QP takes packets from its peer only (the header validation IBA
+        // requires of connected services): another source, such as a raw flow that names
+        // this QP number, is dropped and counted, not taken for the peer's next PSN.
+        ++m_counters.sourceDrops;
+        return;
+    }
     if (rx.opcode >= IbOpcode::RC_RDMA_READ_RESPONSE_FIRST &&
         rx.opcode <= IbOpcode::RC_ATOMIC_ACKNOWLEDGE)
     {

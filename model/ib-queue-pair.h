@@ -50,6 +50,7 @@ struct IbQpCounters
     uint64_t qkeyDrops{0};            ///< UD packets dropped for a Q_Key mismatch
     uint64_t noRecvDrops{0};          ///< UD packets dropped for lack of a receive WR
     uint64_t stateDrops{0};           ///< packets dropped because of the QP state
+    uint64_t sourceDrops{0};          ///< RC packets not from the connected peer's LID
 };
 
 /**

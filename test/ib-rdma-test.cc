@@ -22,6 +22,7 @@
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-queue-pair.h"
+#include "ns3/ib-raw-traffic-helper.h"
 #include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-switch.h"
 #include "ns3/ib-topology-builder.h"
@@ -763,6 +764,50 @@ TEST_F(IbRdmaTest, FabricStatsCountTheFlowsOfHostsWithAnHca)
     EXPECT_EQ(dataPayload, bytes);
     EXPECT_GE(ackPackets, 1u);
     EXPECT_EQ(ackPayload, 0u);
+}
+
+TEST_F(IbRdmaTest, AConnectedQpDropsPacketsFromAnyoneButItsPeer)
+{
+    // Host 2 sends raw RC SEND Only packets, PSN 0 up, to host 1's connected QP; they
+    // are dropped and counted. Host 0's SEND, with the same PSN 0, is then delivered.
+    IbFabric fab = IbFabricHelper().Build(IbTopologyBuilder::FatTree2Level(4, 4));
+    IbHcaHelper hh;
+    Ptr<IbHca> hca0 = hh.Install(fab.hosts.Get(0));
+    Ptr<IbHca> hca1 = hh.Install(fab.hosts.Get(1));
+    Ptr<IbCompletionQueue> cq0 = hca0->CreateCq();
+    Ptr<IbCompletionQueue> cq1 = hca1->CreateCq();
+    Ptr<IbQueuePair> q0 = hca0->CreateQp(IbQpType::RC, cq0, cq0);
+    Ptr<IbQueuePair> q1 = hca1->CreateQp(IbQpType::RC, cq1, cq1);
+    IbHcaHelper::ConnectRc(q0, q1, fab.subnetManager);
+    Ptr<IbMemoryRegion> src = hca0->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> dst = hca1->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    for (uint64_t i = 0; i < 2; ++i)
+    {
+        IbRecvWr r;
+        r.wrId = 10 + i;
+        r.sge = Sge(dst, 0, 4096);
+        ASSERT_TRUE(q1->PostRecv(r));
+    }
+    IbRawTrafficHelper raw(fab.HostPort(1)->GetLid());
+    raw.SetAttribute("DestQp", UintegerValue(q1->GetQpNum()));
+    raw.SetAttribute("PayloadSize", UintegerValue(256));
+    raw.SetAttribute("MaxPackets", UintegerValue(5));
+    raw.Install(fab.HostPort(2)).Start(Seconds(0));
+    Simulator::Schedule(MicroSeconds(2), [&]() {
+        std::string err;
+        EXPECT_TRUE(q0->PostSend(Wr(1, IbWrOpcode::SEND, Sge(src, 0, 1000)), &err)) << err;
+    });
+    Simulator::Run();
+    EXPECT_EQ(q1->GetCounters().sourceDrops, 5u);
+    EXPECT_EQ(q1->GetCounters().duplicatesReceived, 0u);
+    std::vector<IbWorkCompletion> sent = Drain(cq0);
+    ASSERT_EQ(sent.size(), 1u);
+    EXPECT_EQ(sent[0].status, IbWcStatus::SUCCESS);
+    std::vector<IbWorkCompletion> got = Drain(cq1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].wrId, 10u);
+    EXPECT_EQ(got[0].byteLen, 1000u);
+    EXPECT_EQ(got[0].slid, fab.HostPort(0)->GetLid());
 }
 
 // ---------------------------------------------------------------- large transfers
