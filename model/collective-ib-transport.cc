@@ -253,12 +253,13 @@ CollectiveIbTransport::Pump(Endpoint& ep)
 void
 CollectiveIbTransport::SendDone(uint32_t rank, const IbWorkCompletion& wc)
 {
-    NS_ABORT_MSG_UNLESS(wc.status == IbWcStatus::SUCCESS,
-                        "CollectiveIbTransport: send failed on rank " << rank << ": "
-                                                                      << IbWcStatusName(wc.status));
     const uint32_t peer = static_cast<uint32_t>(wc.wrId >> 32);
     const uint32_t slot = static_cast<uint32_t>(wc.wrId & 0xFFFFFFFFu);
     Endpoint& ep = m_endpoints.at((uint64_t(rank) << 32) | peer);
+    NS_ABORT_MSG_UNLESS(wc.status == IbWcStatus::SUCCESS,
+                        "CollectiveIbTransport: a send from rank "
+                            << rank << " to rank " << peer
+                            << " failed: " << ep.qp->DescribeCompletion(wc));
     std::shared_ptr<OutMsg> m = ep.slotMsg[slot];
     ep.slotMsg[slot] = nullptr;
     ep.freeSlots.push_back(slot);

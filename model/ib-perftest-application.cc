@@ -824,8 +824,7 @@ IbPerftestApplication::HandleSendCompletion(const IbWorkCompletion& wc)
 {
     NS_ABORT_MSG_UNLESS(wc.status == IbWcStatus::SUCCESS,
                         "IbPerftestApplication (" << TestName(m_test) << ", " << GetRoleName()
-                                                  << "): completion of WR " << wc.wrId
-                                                  << " with status " << IbWcStatusName(wc.status));
+                                                  << "): " << m_qp->DescribeCompletion(wc));
     if (!m_active || wc.wrId >= m_run.iters)
     {
         return;
@@ -853,8 +852,7 @@ IbPerftestApplication::HandleRecvCompletion(const IbWorkCompletion& wc)
 {
     NS_ABORT_MSG_UNLESS(wc.status == IbWcStatus::SUCCESS,
                         "IbPerftestApplication (" << TestName(m_test) << ", " << GetRoleName()
-                                                  << "): receive completion with status "
-                                                  << IbWcStatusName(wc.status));
+                                                  << "): receive " << m_qp->DescribeCompletion(wc));
     if (!m_active)
     {
         return;

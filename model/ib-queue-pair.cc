@@ -329,6 +329,55 @@ IbQueuePair::GetAttr() const
     return m_attr;
 }
 
+std::string
+IbQueuePair::DescribeCompletion(const IbWorkCompletion& wc) const
+{
+    std::ostringstream os;
+    os << "QP " << m_qpn << " (";
+    if (m_type == IbQpType::RC)
+    {
+        os << "RC, to LID " << LidText(m_attr.dlid) << " QP " << m_attr.destQpNum;
+    }
+    else
+    {
+        os << "UD";
+    }
+    os << "): WR " << wc.wrId << " completed with " << IbWcStatusName(wc.status);
+    switch (wc.status)
+    {
+    case IbWcStatus::RETRY_EXC_ERR:
+        os << ": no acknowledgement in " << unsigned(m_attr.retryCnt) + 1
+           << " tries of the local ACK timeout (4.096 us * 2^" << unsigned(m_attr.timeout)
+           << "); either nothing answers at that LID and QP number (see the switches' "
+              "GetUnknownDlidDrops, the far IbHca's GetUnknownDrops and its QPs' sourceDrops "
+              "and stateDrops counters), or the path loses or delays more than timeout and "
+              "retryCnt allow";
+        break;
+    case IbWcStatus::RNR_RETRY_EXC_ERR:
+        os << ": the far QP had no receive WQE posted through rnrRetry="
+           << unsigned(m_attr.rnrRetry)
+           << " RNR NAKs; post receives before the SENDs arrive or set rnrRetry to 7 (infinite)";
+        break;
+    case IbWcStatus::REM_ACCESS_ERR:
+        os << ": the far side refused the rkey, the address range or the access right; use "
+              "the far region's GetRkey() and GetAddr() and register it with the remote right";
+        break;
+    case IbWcStatus::REM_INV_REQ_ERR:
+        os << ": the far QP found the request invalid (for example a message larger than its "
+              "receive WQE, or an opcode it does not accept)";
+        break;
+    case IbWcStatus::LOC_LEN_ERR:
+        os << ": the message is larger than the receive WQE's buffer; post larger receives";
+        break;
+    case IbWcStatus::WR_FLUSH_ERR:
+        os << ": the QP went to the error state first (an earlier completion says why)";
+        break;
+    default:
+        break;
+    }
+    return os.str();
+}
+
 Ptr<IbHca>
 IbQueuePair::GetHca() const
 {

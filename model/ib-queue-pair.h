@@ -169,6 +169,13 @@ class IbQueuePair : public Object
     IbQpState GetState() const;
     /// @return the attributes given so far
     const IbQpAttr& GetAttr() const;
+    /**
+     * For a program that stops on a failed completion: what failed, between which LIDs and
+     * QPs, and what usually causes the status and what to check or change.
+     * @param wc a completion of this QP (any status)
+     * @return e.g. "QP 2 (RC, to LID 5 QP 3): WR 0 completed with RETRY_EXC_ERR: ..."
+     */
+    std::string DescribeCompletion(const IbWorkCompletion& wc) const;
     /// @return the HCA
     Ptr<IbHca> GetHca() const;
     /// @return the send completion queue

@@ -1254,6 +1254,16 @@ TEST_F(IbRdmaTest, RetriesExhaustedGiveRetryExcErr)
     const Time expectedEnd = NanoSeconds(300) + 3 * IbAckTimeoutValue(4);
     EXPECT_GE(s[0].timestamp, expectedEnd);
     EXPECT_LT(s[0].timestamp, expectedEnd + MicroSeconds(2));
+    // What a program that stops on it prints: the QP, its peer and what to look at.
+    const std::string d = c.qp[0]->DescribeCompletion(s[0]);
+    EXPECT_EQ(d.find("QP " + std::to_string(c.qp[0]->GetQpNum()) + " (RC, to LID " +
+                     std::to_string(f.port[1]->GetLid()) + " (0x" + ToHex(f.port[1]->GetLid()) +
+                     ") QP " + std::to_string(c.qp[1]->GetQpNum()) +
+                     "): WR 1 completed with RETRY_EXC_ERR: no acknowledgement in 3 tries of "
+                     "the local ACK timeout (4.096 us * 2^4)"),
+              0u)
+        << d;
+    EXPECT_NE(d.find("GetUnknownDlidDrops"), std::string::npos) << d;
 }
 
 // ---------------------------------------------------------------- errors and RNR
