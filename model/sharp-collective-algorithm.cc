@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iostream>
 
 namespace ns3
 {
@@ -223,8 +224,12 @@ SharpCollectiveAlgorithm::Setup(Ptr<SharpAggregationManager> am,
                             << hcas.size() << " hosts: " << m_refusal
                             << " (FallbackAlgorithm is none; set ring, tree or hd to run "
                                "host-based instead)");
-        NS_LOG_WARN("SHARP tree refused (" << m_refusal << "): operations run host-based with "
-                                           << m_fallbackName);
+        // Said once per communicator, whatever the log level: results of a run meant to
+        // measure SHARP are otherwise host-based without a word.
+        std::clog << "SharpCollectiveAlgorithm: the aggregation manager refused a tree for "
+                  << hcas.size() << " hosts (" << m_refusal << "); its operations run host-based "
+                  << "with " << m_fallbackName
+                  << " (set FallbackAlgorithm to none to stop here instead)" << std::endl;
         return false;
     }
     const uint32_t wl = m_tree->window[SharpTree::LLT];

@@ -380,8 +380,19 @@ TEST_F(SharpTest, ExhaustedTreesFallBackOrRefuse)
     BuildSharp(s, 4, 8, true, sh);
     Ptr<CollectiveCommunicator> first = s.helper.InstallIb(s.fabric);
     ASSERT_TRUE(Sharp(first)->GetTree());
-    // every leaf is taken: the second tree is refused, the communicator runs host-based
+    // every leaf is taken: the second tree is refused, the communicator runs host-based,
+    // and says so on stderr whatever the log level
+    testing::internal::CaptureStderr();
     Ptr<CollectiveCommunicator> second = s.helper.InstallIb(s.fabric);
+    const std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_NE(said.find("SharpCollectiveAlgorithm: the aggregation manager refused a tree for 8 "
+                        "hosts ("),
+              std::string::npos)
+        << said;
+    EXPECT_NE(said.find("its operations run host-based with ring (set FallbackAlgorithm to none "
+                        "to stop here instead)"),
+              std::string::npos)
+        << said;
     EXPECT_FALSE(Sharp(second)->GetTree());
     EXPECT_NE(Sharp(second)->GetRefusal().find("MaxTrees"), std::string::npos)
         << Sharp(second)->GetRefusal();
