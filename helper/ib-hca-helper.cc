@@ -104,8 +104,13 @@ IbHcaHelper::ConnectRc(Ptr<IbQueuePair> a,
         const IbPathRecord ab = sm->GetPathRecord(pa, pb);
         const IbPathRecord ba = sm->GetPathRecord(pb, pa);
         NS_ABORT_MSG_UNLESS(ab.valid && ba.valid,
-                            "IbHcaHelper::ConnectRc: no path between LIDs "
-                                << pa->GetLid() << " and " << pb->GetLid());
+                            "IbHcaHelper::ConnectRc: the subnet manager has no path "
+                                << "between node " << pa->GetNode()->GetId() << " (LID "
+                                << pa->GetLid() << ") and node " << pb->GetNode()->GetId()
+                                << " (LID " << pb->GetLid()
+                                << "); check that both HCAs' ports are cabled into the fabric "
+                                   "the subnet manager brought up, and that its routing "
+                                   "reached every LID");
         slAb = ab.sl;
         slBa = ba.sl;
         mtuAb = std::min(ab.mtu, base.pathMtu);

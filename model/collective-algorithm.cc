@@ -131,14 +131,18 @@ CollectiveAlgorithm::Build(const CollectiveOpSpec& spec,
         BuildAllGather(c, bytes);
         break;
     case CollectiveKind::BROADCAST:
-        NS_ABORT_MSG_UNLESS(spec.root < n, "broadcast root " << spec.root << " out of range");
+        NS_ABORT_MSG_UNLESS(spec.root < n,
+                            "broadcast root " << spec.root << " out of range: the communicator has "
+                                              << n << " ranks (0.." << n - 1 << ")");
         BuildBroadcast(c, bytes, spec.root);
         break;
     case CollectiveKind::BARRIER:
         BuildBarrier(c);
         break;
     case CollectiveKind::REDUCE:
-        NS_ABORT_MSG_UNLESS(spec.root < n, "reduce root " << spec.root << " out of range");
+        NS_ABORT_MSG_UNLESS(spec.root < n,
+                            "reduce root " << spec.root << " out of range: the communicator has "
+                                           << n << " ranks (0.." << n - 1 << ")");
         BuildReduce(c, bytes, spec.root);
         break;
     }

@@ -189,6 +189,18 @@ TEST_F(CollectiveTest, ReduceScatterAllGatherBroadcastBarrier)
             EXPECT_EQ(out[r], in[4]) << "broadcast rank " << r;
         }
     }
+    // a root the communicator does not have is refused with the rank count
+    {
+        GTEST_FLAG_SET(death_test_style, "threadsafe");
+        CollectiveOpSpec spec;
+        spec.kind = CollectiveKind::BROADCAST;
+        spec.count = 16;
+        spec.type = CollectiveDataType::INT8;
+        spec.root = n;
+        Buffers in = MakeInputs(spec.type, spec.op, n, 16, 9);
+        EXPECT_DEATH(CollectiveHelper::Run(comm, spec, &in),
+                     "broadcast root 6 out of range: the communicator has 6 ranks \\(0\\.\\.5\\)");
+    }
     // barrier: no rank finishes before the last one has entered (all enter at once here,
     // so each finishes after ceil(log2 n) rounds of messages)
     {
