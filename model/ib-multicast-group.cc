@@ -30,6 +30,10 @@ IbMulticastGroup::Create(Ptr<IbSubnetManager> sm,
     NS_ABORT_MSG_IF(mlid < IbSwitch::MULTICAST_LID_BASE || mlid == 0xFFFF,
                     "IbMulticastGroup::Create: 0x" << std::hex << mlid
                                                    << " is not a multicast LID (0xC000..0xFFFE)");
+    NS_ABORT_MSG_IF(members.empty(),
+                    "IbMulticastGroup::Create: group 0x" << std::hex << mlid << std::dec
+                                                         << " has no members; pass the CA "
+                                                            "ports that are to receive it");
     const IbTopology& topo = sm->GetTopology();
     const uint32_t n = topo.GetNNodes();
     // Member CA ports -> (topology index, port).
@@ -49,8 +53,11 @@ IbMulticastGroup::Create(Ptr<IbSubnetManager> sm,
             }
         }
         NS_ABORT_MSG_UNLESS(found,
-                            "IbMulticastGroup::Create: a member port is not part of the "
-                            "subnet manager's fabric");
+                            "IbMulticastGroup::Create: member "
+                                << memberPorts.size() << " (a port of node "
+                                << (dev && dev->GetNode() ? dev->GetNode()->GetId() : 0)
+                                << ") is not a CA port of the subnet manager's fabric; pass "
+                                   "host ports of the fabric the subnet manager brought up");
     }
     std::map<uint32_t, std::set<uint8_t>> entry; // switch -> ports
     // Member ports attached to switches.
@@ -95,6 +102,15 @@ IbMulticastGroup::Create(Ptr<IbSubnetManager> sm,
                 parentPort[peer] = ports[p].peerPort;
                 q.push(peer);
             }
+        }
+        for (uint32_t s : memberSwitches)
+        {
+            NS_ABORT_MSG_UNLESS(seen[s],
+                                "IbMulticastGroup::Create: group 0x"
+                                    << std::hex << mlid << std::dec << ": the switch of a member ("
+                                    << topo.GetNode(s).name << ") cannot be reached from that of "
+                                    << "another (" << topo.GetNode(root).name
+                                    << "); the fabric is split, so no tree spans the members");
         }
         // Prune: keep a switch if it or a descendant has members (reverse BFS order).
         std::vector<bool> keep(n, false);

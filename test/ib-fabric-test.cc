@@ -11,6 +11,7 @@
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-fabric-stats.h"
 #include "ns3/ib-lrh-header.h"
+#include "ns3/ib-multicast-group.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-netdiscover-reader.h"
 #include "ns3/ib-packet.h"
@@ -363,6 +364,38 @@ TEST_F(IbFabricTest, AFlowToAHostTheFabricLacksIsRefusedNamingTheFlow)
                  "IbFabric::HostPort: host 2 does not exist; the fabric has 2 hosts "
                  "\\(0\\.\\.1\\)");
     EXPECT_EQ(IbTrafficPattern::InstallRawFlows(f, {{0, 1}, {1, 0}}, flow).GetN(), 2u);
+}
+
+TEST_F(IbFabricTest, MulticastGroupsSpanTheirMembersAndRefuseWhatCannotBeAGroup)
+{
+    // Hosts 0 and 3 sit on the two leaves of a 4-host, radix-4 two-level tree: the group
+    // takes both leaves and one spine; each leaf forwards to its host and to that spine.
+    IbFabric f = IbFabricHelper().Build(IbTopologyBuilder::FatTree2Level(4, 4));
+    const auto entries =
+        IbMulticastGroup::Create(f.subnetManager, 0xC001, {f.HostPort(0), f.HostPort(3)});
+    ASSERT_EQ(entries.size(), 3u);
+    uint32_t withTwoPorts = 0;
+    for (const auto& [node, ports] : entries)
+    {
+        withTwoPorts += ports.size() == 2 ? 1 : 0;
+    }
+    EXPECT_EQ(withTwoPorts, 3u); // leaves: host + uplink; spine: one port to each leaf
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(IbMulticastGroup::Create(f.subnetManager, 0xC002, {}),
+                 "group 0xc002 has no members; pass the CA ports");
+    Ptr<IbNetDevice> switchPort;
+    for (const auto& sw : f.switchOf)
+    {
+        if (sw)
+        {
+            switchPort = sw->GetPort(1);
+            break;
+        }
+    }
+    ASSERT_TRUE(switchPort);
+    EXPECT_DEATH(IbMulticastGroup::Create(f.subnetManager, 0xC003, {f.HostPort(1), switchPort}),
+                 "member 1 \\(a port of node [0-9]+\\) is not a CA port of the subnet "
+                 "manager's fabric");
 }
 
 TEST(IbHelperLids, EverySimulationNumbersItsPortsFromLidOne)
