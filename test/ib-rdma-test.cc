@@ -103,12 +103,16 @@ BackToBack(const IbHcaHelper& hh, std::string speed = "EDR", uint32_t mtu = 4096
  * @param mtu port MTU
  * @return two hosts through one switch, brought up by the subnet manager
  */
+Fabric Switched(const IbHcaHelper& hh, uint32_t mtu = 4096);
+
+/**
+ * @param hh HCA helper (attributes set)
+ * @param fab a fabric the subnet manager brought up, with at least two hosts
+ * @return its hosts 0 and 1, with an HCA each
+ */
 Fabric
-Switched(const IbHcaHelper& hh, uint32_t mtu = 4096)
+OnFabric(const IbHcaHelper& hh, const IbFabric& fab)
 {
-    IbFabricHelper fh;
-    fh.SetDeviceAttribute("Mtu", UintegerValue(mtu));
-    IbFabric fab = fh.Build(IbTopologyBuilder::Chain(1));
     Fabric f;
     f.hosts = fab.hosts;
     f.sm = fab.subnetManager;
@@ -118,6 +122,14 @@ Switched(const IbHcaHelper& hh, uint32_t mtu = 4096)
         f.hca[i] = hh.Install(f.hosts.Get(i));
     }
     return f;
+}
+
+Fabric
+Switched(const IbHcaHelper& hh, uint32_t mtu)
+{
+    IbFabricHelper fh;
+    fh.SetDeviceAttribute("Mtu", UintegerValue(mtu));
+    return OnFabric(hh, fh.Build(IbTopologyBuilder::Chain(1)));
 }
 
 /// A connected pair of RC queue pairs, host 0 <-> host 1.
@@ -718,26 +730,20 @@ TEST_F(IbRdmaTest, FabricStatsCountTheFlowsOfHostsWithAnHca)
 {
     // A 64 KiB RDMA WRITE through one switch: IbFabricStats sees the data flow (16 packets
     // of 4096 payload bytes) and the ACKs coming back, as it sees raw flows without an HCA.
-    IbFabricHelper fh;
-    IbFabric fab = fh.Build(IbTopologyBuilder::Chain(1));
-    IbHcaHelper hh;
-    Ptr<IbHca> hca0 = hh.Install(fab.hosts.Get(0));
-    Ptr<IbHca> hca1 = hh.Install(fab.hosts.Get(1));
-    Ptr<IbCompletionQueue> cq0 = hca0->CreateCq();
-    Ptr<IbCompletionQueue> cq1 = hca1->CreateCq();
-    Ptr<IbQueuePair> q0 = hca0->CreateQp(IbQpType::RC, cq0, cq0);
-    Ptr<IbQueuePair> q1 = hca1->CreateQp(IbQpType::RC, cq1, cq1);
-    IbHcaHelper::ConnectRc(q0, q1, fab.subnetManager);
+    IbFabric fab = IbFabricHelper().Build(IbTopologyBuilder::Chain(1));
+    Fabric f = OnFabric(IbHcaHelper(), fab);
+    Rc c = ConnectPair(f);
+    Ptr<IbQueuePair> q0 = c.qp[0];
     const uint32_t bytes = 65536;
-    Ptr<IbMemoryRegion> src = hca0->RegisterMemory(bytes, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(bytes, IB_ACCESS_LOCAL_WRITE);
     Ptr<IbMemoryRegion> dst =
-        hca1->RegisterMemory(bytes, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+        f.hca[1]->RegisterMemory(bytes, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
     IbFabricStats stats;
     stats.Install(fab, Seconds(0));
     std::string err;
     ASSERT_TRUE(q0->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(src, 0, bytes), dst), &err)) << err;
     Simulator::Run();
-    std::vector<IbWorkCompletion> wc = Drain(cq0);
+    std::vector<IbWorkCompletion> wc = Drain(c.scq[0]);
     ASSERT_EQ(wc.size(), 1u);
     EXPECT_EQ(wc[0].status, IbWcStatus::SUCCESS);
     const uint16_t lid0 = fab.HostPort(0)->GetLid();
@@ -771,16 +777,12 @@ TEST_F(IbRdmaTest, AConnectedQpDropsPacketsFromAnyoneButItsPeer)
     // Host 2 sends raw RC SEND Only packets, PSN 0 up, to host 1's connected QP; they
     // are dropped and counted. Host 0's SEND, with the same PSN 0, is then delivered.
     IbFabric fab = IbFabricHelper().Build(IbTopologyBuilder::FatTree2Level(4, 4));
-    IbHcaHelper hh;
-    Ptr<IbHca> hca0 = hh.Install(fab.hosts.Get(0));
-    Ptr<IbHca> hca1 = hh.Install(fab.hosts.Get(1));
-    Ptr<IbCompletionQueue> cq0 = hca0->CreateCq();
-    Ptr<IbCompletionQueue> cq1 = hca1->CreateCq();
-    Ptr<IbQueuePair> q0 = hca0->CreateQp(IbQpType::RC, cq0, cq0);
-    Ptr<IbQueuePair> q1 = hca1->CreateQp(IbQpType::RC, cq1, cq1);
-    IbHcaHelper::ConnectRc(q0, q1, fab.subnetManager);
-    Ptr<IbMemoryRegion> src = hca0->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> dst = hca1->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Fabric f = OnFabric(IbHcaHelper(), fab);
+    Rc c = ConnectPair(f);
+    Ptr<IbQueuePair> q0 = c.qp[0];
+    Ptr<IbQueuePair> q1 = c.qp[1];
+    Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
     for (uint64_t i = 0; i < 2; ++i)
     {
         IbRecvWr r;
@@ -800,10 +802,10 @@ TEST_F(IbRdmaTest, AConnectedQpDropsPacketsFromAnyoneButItsPeer)
     Simulator::Run();
     EXPECT_EQ(q1->GetCounters().sourceDrops, 5u);
     EXPECT_EQ(q1->GetCounters().duplicatesReceived, 0u);
-    std::vector<IbWorkCompletion> sent = Drain(cq0);
+    std::vector<IbWorkCompletion> sent = Drain(c.scq[0]);
     ASSERT_EQ(sent.size(), 1u);
     EXPECT_EQ(sent[0].status, IbWcStatus::SUCCESS);
-    std::vector<IbWorkCompletion> got = Drain(cq1);
+    std::vector<IbWorkCompletion> got = Drain(c.rcq[1]);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].wrId, 10u);
     EXPECT_EQ(got[0].byteLen, 1000u);
