@@ -206,6 +206,14 @@ IpoibNetDevice::Setup(Ptr<IbHca> hca, Ptr<IbSubnetManager> sm, uint8_t port)
     NS_LOG_FUNCTION(this << hca << sm << unsigned(port));
     NS_ABORT_MSG_IF(m_qp, "IpoibNetDevice::Setup: already set up");
     NS_ABORT_MSG_UNLESS(hca && sm, "IpoibNetDevice::Setup: needs an HCA and a subnet manager");
+    // The hardware address carries the CA's node GUID, not a port GUID, and Resolve takes
+    // a destination GUID to the CA's port 1: a device on another port would be reached at
+    // port 1's LID.
+    NS_ABORT_MSG_IF(port != 1,
+                    "IpoibNetDevice::Setup: port " << unsigned(port)
+                                                   << ": IPoIB is modelled on port 1 of a CA "
+                                                      "only (its address names the CA, and "
+                                                      "peers reach it at port 1); use port 1");
     NS_ABORT_MSG_UNLESS(hca->IsDataMode(),
                         "IpoibNetDevice::Setup: the IbHca must have DataMode=true (IPoIB "
                         "carries the IP packets' bytes)");

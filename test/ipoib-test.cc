@@ -1370,6 +1370,15 @@ TEST_F(IpoibTest, Eui64MisuseAbortsWithAMessage)
             Simulator::Run();
         },
         "the IPoIB QP of node .* has QPN");
+    // A device on port 2 would be reached at port 1: refused, saying to use port 1.
+    EXPECT_DEATH(
+        {
+            IpoibNet n = BuildIpoib(2, true);
+            Ptr<IbHca> hca = n.fabric.hosts.Get(0)->GetObject<IbHca>();
+            CreateObject<IpoibNetDevice>()->Setup(hca, n.fabric.subnetManager, 2);
+        },
+        "IpoibNetDevice::Setup: port 2: IPoIB is modelled on port 1 of a CA only .*; use "
+        "port 1");
 }
 
 #ifdef IB_TSHARK_TESTS
