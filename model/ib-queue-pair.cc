@@ -710,13 +710,16 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
                           "PostSend: udSl " + std::to_string(wr.udSl) +
                               " maps to VL15 (drop) on the port; choose another SL");
         }
-        if (wr.udDlid < 0xC000)
+        if (wr.udDlid < 0xC000 && wr.udDlid != m_udCheckedDlid)
         {
+            // Once per destination in a row: a datagram stream to one LID (SHARP, a bulk
+            // IPoIB flow) does not read the first switch's table for every packet.
             const std::string problem = m_dev->FirstHopProblem(wr.udDlid);
             if (!problem.empty())
             {
                 return Refuse(error, "PostSend: udDlid " + LidText(wr.udDlid) + " " + problem);
             }
+            m_udCheckedDlid = wr.udDlid;
         }
     }
     if (atomic && (wr.sge.length != 8 || wr.remoteAddr % 8 != 0))

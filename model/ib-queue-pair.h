@@ -550,6 +550,7 @@ class IbQueuePair : public Object
     uint32_t m_maxRecvWr;            //!< receive queue size
     IbNetDevice* m_dev;              //!< the port (cached)
     uint8_t m_vl;                    //!< RC: VL of the path's SL on the port
+    uint16_t m_udCheckedDlid{0};     //!< UD: last udDlid whose first hop was checked
     uint32_t m_pmtu;                 //!< path MTU (RC) or port MTU (UD)
     bool m_inReadyList;              //!< waiting in the HCA's ready list
     bool m_lastWasResponse;          //!< the last packet pulled was a response
