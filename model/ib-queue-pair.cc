@@ -704,6 +704,15 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
                               std::to_string(wr.udRemoteQpn) +
                               ": the SL must be 0..15 and the QP number 24 bits");
         }
+        if (wr.udDlid >= 0xC000 && wr.udRemoteQpn == kPsnMask)
+        {
+            return Refuse(error,
+                          "PostSend: udRemoteQpn 0xFFFFFF (multicast) to udDlid " +
+                              LidText(wr.udDlid) +
+                              ": attaching QPs to multicast groups is not modelled, HCAs "
+                              "deliver by QP number; send to a QPN the members share (as "
+                              "IpoibHelper's devices do)");
+        }
         if (m_dev->GetVlForSl(wr.udSl) == IbNetDevice::VL15)
         {
             return Refuse(error,

@@ -720,6 +720,14 @@ TEST_F(IbRdmaTest, DestinationsTheFirstSwitchDoesNotRouteAreRefusedWithTheLid)
     wr.udRemoteQpn = 0x1000000;
     EXPECT_FALSE(ud->PostSend(wr, &err));
     EXPECT_NE(err.find("the QP number 24 bits"), std::string::npos) << err;
+    wr.udDlid = 0xC001;
+    wr.udRemoteQpn = 0xFFFFFF;
+    EXPECT_FALSE(ud->PostSend(wr, &err));
+    EXPECT_NE(err.find("udRemoteQpn 0xFFFFFF (multicast) to udDlid 49153 (0xc001): attaching QPs "
+                       "to multicast groups is not modelled"),
+              std::string::npos)
+        << err;
+    wr.udDlid = f.port[1]->GetLid();
     wr.udRemoteQpn = 7;
     EXPECT_TRUE(ud->PostSend(wr, &err)) << err;
     Simulator::Run();
