@@ -1109,8 +1109,10 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
     {
         m_channel->Transmit(std::move(onCable), this, headerEnd, txEnd, false);
     }
-    if (emptied && vl != VL15)
+    if (emptied)
     {
+        // VL15 too: it takes no credits, but a switch hands an output VL its next packet
+        // only when that VL's queue is empty, and waits for this call to hand it more.
         NotifyTxReady(vl);
     }
 }
