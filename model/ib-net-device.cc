@@ -1601,9 +1601,21 @@ IbNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumb
         m_macTxDropTrace(packet);
         return false;
     }
+    const uint8_t vl = GetVlForSl(m_rawSl);
+    if (vl == VL15)
+    {
+        // The LRH would say VL15, and SendIbPacket would take it for a management packet
+        // that skips flow control: IBA drops a data SL mapped to VL15.
+        NS_LOG_ERROR("IbNetDevice::Send on node "
+                     << m_node->GetId() << ": RawDatagramSl=" << unsigned(m_rawSl)
+                     << " maps to VL15 in SlToVlTable, which means drop; map the SL to a data "
+                        "VL or choose another RawDatagramSl");
+        m_macTxDropTrace(packet);
+        return false;
+    }
     IbLrhHeader lrh;
     lrh.SetSl(m_rawSl);
-    lrh.SetVl(GetVlForSl(m_rawSl) & 0xF);
+    lrh.SetVl(vl);
     lrh.SetDlid(AddressToLid(Mac16Address::ConvertFrom(dest)));
     lrh.SetSlid(m_lid);
     IbPacket::SealRaw(packet, lrh, protocolNumber);

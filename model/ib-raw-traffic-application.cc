@@ -165,6 +165,12 @@ IbRawTrafficApplication::StartApplication()
                            "the destination port's LID.");
     CheckDlidIsReachable();
     m_vl = m_device->GetVlForSl(m_sl);
+    NS_ABORT_MSG_IF(m_vl == IbNetDevice::VL15,
+                    "IbRawTrafficApplication on node "
+                        << GetNode()->GetId() << ": Sl=" << unsigned(m_sl)
+                        << " maps to VL15 in the port's SlToVlTable, which means drop: every "
+                           "packet would be lost (or, sent on VL15, skip flow control). Map the "
+                           "SL to a data VL in SlToVlTable or choose another Sl.");
     // Read once: on a large fabric the LID's line of the port is not in the cache when a
     // packet is built, and the subnet manager assigns LIDs before applications start.
     m_slid = m_device->GetLid();

@@ -1036,6 +1036,47 @@ TEST(IbLinkUserErrors, RawTrafficToALidThePeerDoesNotHaveIsRefusedNamingThePeers
     Simulator::Destroy();
 }
 
+TEST(IbLinkUserErrors, ADataSlMappedToVl15IsDroppedNotSentAsManagementTraffic)
+{
+    // SlToVlTable maps SL1 to 15, which means drop. Written into the LRH, VL 15 would make
+    // the packet a management packet: no credits, ahead of every data VL.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    const std::string table = "0,15,0,0,0,0,0,0,0,0,0,0,0,0,0,0";
+    auto startRaw = [&table]() {
+        IbHelper helper;
+        helper.SetDeviceAttribute("SlToVlTable", StringValue(table));
+        Link l = MakeLink(helper);
+        IbRawTrafficHelper traffic(l.b->GetLid());
+        traffic.SetAttribute("Sl", UintegerValue(1));
+        traffic.Install(l.a).Start(MicroSeconds(1));
+        Simulator::Stop(MicroSeconds(3)); // without the check: runs, then fails to die
+        Simulator::Run();
+    };
+    EXPECT_DEATH(startRaw(),
+                 "Sl=1 maps to VL15 in the port's SlToVlTable, which means drop: every packet "
+                 "would be lost \\(or, sent on VL15, skip flow control\\). Map the SL to a "
+                 "data VL in SlToVlTable or choose another Sl\\.");
+
+    // NetDevice::Send with RawDatagramSl on such an SL: refused and traced, never sent.
+    IbHelper helper;
+    helper.SetDeviceAttribute("SlToVlTable", StringValue(table));
+    helper.SetDeviceAttribute("RawDatagramSl", UintegerValue(1));
+    Link l = MakeLink(helper);
+    uint64_t dropped = 0;
+    l.a->TraceConnectWithoutContext("MacTxDrop", MakeBoundCallback(&CountEvent, &dropped));
+    RxStats rx;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    bool accepted = true;
+    Simulator::Schedule(MicroSeconds(1), [&]() {
+        accepted = l.a->Send(Create<Packet>(100), l.b->GetAddress(), 0x0800);
+    });
+    Simulator::Run();
+    EXPECT_FALSE(accepted);
+    EXPECT_EQ(dropped, 1u);
+    EXPECT_EQ(rx.total, 0u);
+    Simulator::Destroy();
+}
+
 TEST_F(IbLinkTest, RawTrafficTxTraceSeesEveryPacketWhileConnected)
 {
     // The application's Tx trace fires for each packet handed to the port, through
