@@ -549,8 +549,12 @@ IbNetDevice::Configure()
                           << " bytes of payload plus headers); use at least "
                           << m_maxPacketBlocks * IbPacket::BLOCK_SIZE << " bytes.");
     // A stalled sender must always be woken: once at most m_updateBlocks freed blocks are
-    // unreported, the sender's view of the buffer still has room for a full packet.
-    const uint32_t maxUpdate = std::max<uint32_t>(1, m_capacityBlocks - m_maxPacketBlocks);
+    // unreported, the sender's view of the buffer still has room for a full packet. That
+    // view is at most 2048 blocks ahead of the ABR (ComputeFccl: half the 12-bit space),
+    // whatever the buffer holds, so a larger buffer does not allow a larger threshold.
+    const uint32_t window = std::min<uint32_t>(m_capacityBlocks, 2048);
+    const uint32_t maxUpdate =
+        window > m_maxPacketBlocks ? window - m_maxPacketBlocks : uint32_t{1};
     m_updateBlocks = std::clamp<uint32_t>(m_creditUpdateBytes / IbPacket::BLOCK_SIZE, 1, maxUpdate);
     UpdateRate();
     m_configured = true;

@@ -1077,6 +1077,30 @@ TEST(IbLinkUserErrors, ADataSlMappedToVl15IsDroppedNotSentAsManagementTraffic)
     Simulator::Destroy();
 }
 
+TEST_F(IbLinkTest, ABufferOver128KiBWithALargeUpdateThresholdStillStreamsAtLineRate)
+{
+    // IBA advertises at most 2048 blocks (128 KiB) beyond the ABR, whatever the buffer. A
+    // 256 KiB buffer with a 200 KiB CreditUpdateThreshold would let the sender stall after
+    // 2048 blocks while the receiver waits for 3200 freed ones; the threshold is capped
+    // below the window instead, and the stream runs at the rate times wire efficiency.
+    IbHelper helper;
+    helper.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+    helper.SetDeviceAttribute("VlBufferSize", UintegerValue(262144));
+    helper.SetDeviceAttribute("CreditUpdateThreshold", UintegerValue(204800));
+    Link l = MakeLink(helper);
+    RxStats rx;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    const uint32_t payload = 4096;
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("MaxPackets", UintegerValue(2000));
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    Simulator::Run();
+    ASSERT_EQ(rx.total, 2000u);
+    const double goodput = (rx.total - 1) * payload * 8.0 / (rx.last - rx.first).GetSeconds();
+    const double expected = 100e9 * payload / IbPacket::WireSize(payload, 0, false);
+    EXPECT_NEAR(goodput / expected, 1.0, 0.005) << "goodput " << goodput;
+}
+
 TEST_F(IbLinkTest, RawTrafficTxTraceSeesEveryPacketWhileConnected)
 {
     // The application's Tx trace fires for each packet handed to the port, through
