@@ -426,6 +426,10 @@ IbNetDevice::SetNumDataVls(uint32_t n)
                     "IbNetDevice attribute NumDataVls cannot change once the link is up.");
     m_numDataVls = static_cast<uint8_t>(n);
     m_configured = false;
+    if (m_switch != nullptr)
+    {
+        m_switch->PortSlToVlChanged();
+    }
 }
 
 void
@@ -469,6 +473,10 @@ IbNetDevice::SetSlToVl(std::string table)
 {
     m_sl2vlText = table;
     m_configured = false;
+    if (m_switch != nullptr)
+    {
+        m_switch->PortSlToVlChanged();
+    }
 }
 
 std::string
@@ -688,7 +696,10 @@ IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
         if (HasCredits(vl, headBlocks[vl]))
         {
             const int selected = m_arbiter.Select(static_cast<uint16_t>(1u << vl), headBlocks);
-            NS_ASSERT_MSG(selected == vl, "Configure() guarantees every used VL is arbitrated");
+            if (selected != vl)
+            {
+                AbortUnarbitrated(static_cast<uint16_t>(1u << vl));
+            }
             m_txCurrent = std::move(item);
             StartTransmission(vl, true);
             return;
@@ -790,6 +801,16 @@ IbNetDevice::GetVlForSl(uint8_t sl) const
         const_cast<IbNetDevice*>(this)->Configure();
     }
     return m_sl2vl[sl];
+}
+
+bool
+IbNetDevice::IsVlArbitrated(uint8_t vl) const
+{
+    if (!m_configured)
+    {
+        const_cast<IbNetDevice*>(this)->Configure();
+    }
+    return vl < 16 && (m_arbitratedMask & (1u << vl)) != 0;
 }
 
 uint32_t
@@ -990,6 +1011,21 @@ IbNetDevice::ComputeFccl(uint8_t vl) const
 }
 
 void
+IbNetDevice::AbortUnarbitrated(uint16_t vls) const
+{
+    const uint8_t vl = LowestBit(vls);
+    NS_FATAL_ERROR("IbNetDevice on node "
+                   << m_node->GetId() << " port " << m_ifIndex << ": a packet waits on VL"
+                   << unsigned(vl) << ", but no entry of weight > 0 names VL" << unsigned(vl)
+                   << " in VlArbitrationHigh='" << GetVlArbHigh() << "' or VlArbitrationLow='"
+                   << GetVlArbLow()
+                   << "', so it could never be sent (a switch put it there by its SL-to-VL "
+                      "table). Add an entry such as "
+                   << unsigned(vl)
+                   << ":4 to this port's arbitration tables, or map the SL to another VL.");
+}
+
+void
 IbNetDevice::TrySend()
 {
     if (m_txBusy || !m_linkUp)
@@ -1036,7 +1072,10 @@ IbNetDevice::TrySend()
             return;
         }
         vl = m_arbiter.Select(eligible, headBlocks);
-        NS_ASSERT_MSG(vl >= 0, "Configure() guarantees every used VL is arbitrated");
+        if (vl < 0)
+        {
+            AbortUnarbitrated(eligible);
+        }
     }
     TxVl& t = m_vl[vl].tx;
     m_txCurrent = t.queue.Pop();

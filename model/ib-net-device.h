@@ -240,6 +240,12 @@ class IbNetDevice : public NetDevice
      * @return the VL it maps to (15 means "drop")
      */
     uint8_t GetVlForSl(uint8_t sl) const;
+    /**
+     * @param vl a data VL
+     * @return whether an entry of weight > 0 in VlArbitrationHigh or VlArbitrationLow
+     * names it (else the port can never send a packet queued on it)
+     */
+    bool IsVlArbitrated(uint8_t vl) const;
     /// @return the IBA MTU (payload bytes per packet)
     uint32_t GetIbMtu() const;
     /// @return the per-VL receive buffer in bytes
@@ -489,6 +495,11 @@ class IbNetDevice : public NetDevice
     void RefreshFlowControl();
     /// Validate attribute combinations and build derived state (tables, rates).
     void Configure();
+    /**
+     * Stop with a message: a packet waits on a VL that the arbitration tables never pick.
+     * @param vls the waiting VLs (bit v for VL v); the lowest is named
+     */
+    [[noreturn]] void AbortUnarbitrated(uint16_t vls) const;
     /// Recompute the per-byte serialization time after the data rate changed.
     void UpdateRate();
     /**

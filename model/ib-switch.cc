@@ -103,6 +103,10 @@ IbSwitch::AddPort(Ptr<IbNetDevice> port)
     port->SetTxReadyCallback(MakeCallback(&IbSwitch::TxReady, this).Bind(n));
     port->m_switch = this; // the same calls, without the Callback indirection
     port->m_ownerPort = n;
+    if (!port->GetSlToVl().empty())
+    {
+        PortSlToVlChanged();
+    }
     m_input.resize(m_ports.size() * 16);
     m_requests.resize(m_ports.size() * 16);
     m_waiting.resize(m_ports.size(), 0);
@@ -194,6 +198,19 @@ IbSwitch::GetMftEntry(uint16_t mlid) const
 }
 
 void
+IbSwitch::PortSlToVlChanged()
+{
+    // Unprogrammed pairs follow the output port's SlToVlTable. While every port keeps the
+    // default (SL mod NumDataVls), Forward computes that without the tables; once one
+    // has a table of its own, Forward reads the tables, rebuilt before the next packet.
+    for (std::size_t i = 1; i < m_ports.size() && !m_sl2vlProgrammed; ++i)
+    {
+        m_sl2vlProgrammed = !m_ports[i]->GetSlToVl().empty();
+    }
+    m_sl2vlStride = 0;
+}
+
+void
 IbSwitch::BuildDefaultSl2Vl()
 {
     const uint32_t stride = m_ports.size();
@@ -204,7 +221,7 @@ IbSwitch::BuildDefaultSl2Vl()
     // Re-lay the tables for the new port count, keeping programmed pairs.
     std::vector<std::array<uint8_t, 16>> old = std::move(m_sl2vl);
     std::vector<bool> oldSet = std::move(m_sl2vlSet);
-    const uint32_t oldStride = m_sl2vlStride;
+    const uint32_t oldStride = m_sl2vlLayout;
     m_sl2vl.assign(stride * stride, std::array<uint8_t, 16>{});
     m_sl2vlSet.assign(stride * stride, false);
     for (uint32_t in = 0; in < stride; ++in)
@@ -218,14 +235,42 @@ IbSwitch::BuildDefaultSl2Vl()
                 m_sl2vlSet[k] = true;
                 continue;
             }
-            const uint8_t vls = m_ports[out]->GetNumDataVls();
+            // A pair the subnet manager did not program maps as the output port does
+            // (its SlToVlTable; by default SL mod NumDataVls).
             for (uint8_t sl = 0; sl < 16; ++sl)
             {
-                m_sl2vl[k][sl] = sl % vls;
+                m_sl2vl[k][sl] = m_ports[out]->GetVlForSl(sl);
             }
+            CheckArbitrated(static_cast<uint8_t>(in), static_cast<uint8_t>(out), m_sl2vl[k]);
         }
     }
     m_sl2vlStride = stride;
+    m_sl2vlLayout = stride;
+}
+
+void
+IbSwitch::CheckArbitrated(uint8_t inPort,
+                          uint8_t outPort,
+                          const std::array<uint8_t, 16>& sl2vl) const
+{
+    const Ptr<IbNetDevice> port = m_ports[outPort];
+    for (uint8_t sl = 0; sl < 16; ++sl)
+    {
+        const uint8_t vl = sl2vl[sl];
+        NS_ABORT_MSG_UNLESS(vl == IbNetDevice::VL15 || port->IsVlArbitrated(vl),
+                            "IbSwitch on node "
+                                << (GetObject<Node>() ? GetObject<Node>()->GetId() : 0) << ": SL"
+                                << unsigned(sl) << " from port " << unsigned(inPort) << " to port "
+                                << unsigned(outPort) << " maps to VL" << unsigned(vl)
+                                << ", but no entry of weight > 0 names VL" << unsigned(vl)
+                                << " in that port's VlArbitrationHigh='" << port->GetVlArbHigh()
+                                << "' or VlArbitrationLow='" << port->GetVlArbLow()
+                                << "', so such a packet could never leave it. Add an entry such "
+                                   "as "
+                                << unsigned(vl)
+                                << ":4 to the port's arbitration tables, or map the SL to "
+                                   "another VL (SlToVlTable, IbSwitch::SetSl2Vl).");
+    }
 }
 
 void
@@ -243,6 +288,7 @@ IbSwitch::SetSl2Vl(uint8_t inPort, uint8_t outPort, const std::array<uint8_t, 16
                                 << " but output port " << unsigned(outPort) << " has "
                                 << unsigned(m_ports[outPort]->GetNumDataVls()) << " data VLs");
     }
+    CheckArbitrated(inPort, outPort, sl2vl);
     const uint32_t k = inPort * m_sl2vlStride + outPort;
     m_sl2vl[k] = sl2vl;
     m_sl2vlSet[k] = true;

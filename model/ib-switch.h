@@ -128,9 +128,15 @@ class IbSwitch : public Object
      * @param inPort input port
      * @param outPort output port
      * @param sl a service level
-     * @return the VL a packet of that SL takes from inPort to outPort
+     * @return the VL a packet of that SL takes from inPort to outPort: as programmed with
+     * SetSl2Vl, or else as the output port's SlToVlTable maps it
      */
     uint8_t GetSl2Vl(uint8_t inPort, uint8_t outPort, uint8_t sl) const;
+    /**
+     * A port's SlToVlTable or NumDataVls changed (IbNetDevice calls this): pairs not
+     * programmed with SetSl2Vl follow the output port's table, so they are rebuilt.
+     */
+    void PortSlToVlChanged();
 
     /// @return packets forwarded so far
     uint64_t GetForwardedPackets() const;
@@ -268,8 +274,18 @@ class IbSwitch : public Object
      * @param blocks its size
      */
     void Drop(uint8_t inPort, Ptr<Packet> packet, uint8_t vl, uint32_t blocks);
-    /// Fill in default SL-to-VL tables for pairs never programmed.
+    /// Fill in default SL-to-VL tables for pairs never programmed: the output port's.
     void BuildDefaultSl2Vl();
+    /**
+     * Abort with a message if an SL of @p sl2vl maps to a VL that the output port's
+     * arbitration tables never pick (such a packet could never leave the switch).
+     * @param inPort input port
+     * @param outPort output port
+     * @param sl2vl the VL of each SL from @p inPort to @p outPort
+     */
+    void CheckArbitrated(uint8_t inPort,
+                         uint8_t outPort,
+                         const std::array<uint8_t, 16>& sl2vl) const;
 
     // What a packet reads comes first (each line of the object a packet touches is a
     // cache miss on a large fabric).
@@ -293,9 +309,10 @@ class IbSwitch : public Object
     std::vector<std::vector<uint8_t>> m_mft;      //!< multicast table, [mlid - 0xC000] -> ports
     std::vector<std::array<uint8_t, 16>> m_sl2vl; //!< [in * stride + out] -> VL per SL
     std::vector<bool> m_sl2vlSet;                 //!< pair programmed explicitly
-    uint32_t m_sl2vlStride;                       //!< ports + 1 when the tables were sized
-    Time m_latency;                               //!< ForwardingLatency attribute
-    uint64_t m_unknownDlid;                       //!< packets dropped for lack of a route
+    uint32_t m_sl2vlStride;    //!< ports + 1 when the tables are valid (0: rebuild them)
+    uint32_t m_sl2vlLayout{0}; //!< ports + 1 when the tables were laid out
+    Time m_latency;            //!< ForwardingLatency attribute
+    uint64_t m_unknownDlid;    //!< packets dropped for lack of a route
     TracedCallback<Ptr<const Packet>, uint8_t> m_dropTrace; //!< UnknownDlidDrop
 };
 

@@ -360,6 +360,95 @@ TEST_F(IbSwitchTest, Vl15PacketsFromTwoInputsToOneOutputAllCrossTheSwitch)
     EXPECT_EQ(sw->GetForwardedPackets(), 2 * perSender);
 }
 
+namespace
+{
+
+/// Two hosts on one switch (ports 1 and 2), every port with @p attrs.
+struct OneSwitch
+{
+    Ptr<IbSwitch> sw;
+    Ptr<IbNetDevice> a;
+    Ptr<IbNetDevice> b;
+    Ptr<IbNetDevice> swOut; ///< the switch port towards b
+};
+
+OneSwitch
+MakeOneSwitch(const std::vector<std::pair<std::string, std::string>>& attrs)
+{
+    IbHelper ib;
+    for (const auto& [name, value] : attrs)
+    {
+        ib.SetDeviceAttribute(name, StringValue(value));
+    }
+    OneSwitch o;
+    Ptr<Node> s;
+    o.sw = NewSwitch(&s);
+    o.a = ib.InstallPort(CreateObject<Node>());
+    o.b = ib.InstallPort(CreateObject<Node>());
+    Ptr<IbNetDevice> in = ib.InstallPort(s);
+    o.swOut = ib.InstallPort(s);
+    o.sw->AddPort(in);
+    o.sw->AddPort(o.swOut);
+    ib.Connect(o.a, in);
+    ib.Connect(o.swOut, o.b);
+    o.sw->SetLftEntry(o.b->GetLid(), 2);
+    o.sw->SetLftEntry(o.a->GetLid(), 1);
+    return o;
+}
+
+} // namespace
+
+TEST_F(IbSwitchTest, AnUnprogrammedSwitchMapsSlsAsItsPortsSlToVlTableSays)
+{
+    // Every port, switch ports included, puts SL4 on VL1 of two: the switch keeps it there
+    // (SL mod NumDataVls would give VL0).
+    const std::string table = "0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0";
+    OneSwitch o = MakeOneSwitch({{"NumDataVls", "2"}, {"SlToVlTable", table}});
+    EXPECT_EQ(o.sw->GetSl2Vl(1, 2, 4), 1);
+    EXPECT_EQ(o.sw->GetSl2Vl(1, 2, 5), 0);
+    std::vector<uint8_t> vls;
+    o.b->TraceConnectWithoutContext("MacRx",
+                                    MakeCallback(+[](std::vector<uint8_t>* v, Ptr<const Packet> p) {
+                                        v->push_back(IbPacket::PeekLrh(p).GetVl());
+                                    }).Bind(&vls));
+    Simulator::Schedule(MicroSeconds(1), [&]() {
+        o.a->SendIbPacket(MakePacket(o.a, o.b->GetLid(), 256, 4));
+        o.a->SendIbPacket(MakePacket(o.a, o.b->GetLid(), 256, 5));
+    });
+    Simulator::Run();
+    EXPECT_EQ(vls, (std::vector<uint8_t>{1, 0}));
+    // A table set on a port after it joined the switch counts too.
+    o.swOut->SetAttribute("SlToVlTable", StringValue("1,1,1,1,0,1,1,1,1,1,1,1,1,1,1,1"));
+    EXPECT_EQ(o.sw->GetSl2Vl(1, 2, 4), 0);
+    EXPECT_EQ(o.sw->GetSl2Vl(1, 2, 5), 1);
+}
+
+TEST_F(IbSwitchTest, AVlTheOutputPortNeverArbitratesIsRefusedWithAMessage)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    // The switch ports arbitrate VL0 only, while SL1 maps to VL1: the packet could never
+    // leave. By default (SL mod NumDataVls) the port says so when the packet reaches it.
+    auto run = [](const std::string& table) {
+        OneSwitch o = MakeOneSwitch({{"NumDataVls", "2"}, {"SlToVlTable", table}});
+        for (uint8_t p = 1; p <= 2; ++p)
+        {
+            o.sw->GetPort(p)->SetAttribute("VlArbitrationLow", StringValue("0:4"));
+        }
+        Simulator::Schedule(MicroSeconds(1),
+                            [o]() { o.a->SendIbPacket(MakePacket(o.a, o.b->GetLid(), 256, 1)); });
+        Simulator::Run();
+    };
+    EXPECT_DEATH(run(""),
+                 "port [0-9]+: a packet waits on VL1, but no entry of weight > 0 names VL1 in "
+                 "VlArbitrationHigh='0:4' or VlArbitrationLow='0:4', so it could never be sent "
+                 "\\(a switch put it there by its SL-to-VL table\\). Add an entry such as 1:4");
+    // With a table of its own, the switch checks its SL-to-VL tables before forwarding.
+    EXPECT_DEATH(run("0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0"),
+                 "IbSwitch on node [0-9]+: SL1 from port [0-9]+ to port [0-9]+ maps to VL1, but "
+                 "no entry of weight > 0 names VL1 in that port's VlArbitrationHigh='0:4' or "
+                 "VlArbitrationLow='0:4'");
+}
+
 TEST_F(IbSwitchTest, Incast16To1IsLosslessAndFair)
 {
     const uint32_t senders = 16;
