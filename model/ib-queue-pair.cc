@@ -39,6 +39,8 @@ namespace
 
 /// PSNs are 24 bits.
 constexpr uint32_t kPsnMask = 0xFFFFFF;
+/// Half the PSN space: PSNs at least this far apart cannot be ordered.
+constexpr uint32_t kPsnHalf = 0x800000;
 /// Bytes of a UD receive buffer reserved for the GRH.
 constexpr uint32_t kUdGrhBytes = 40;
 /// Smallest number of atomics a responder remembers.
@@ -741,6 +743,18 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
     {
         return Refuse(error, "PostSend: messages are limited to 2^31 bytes");
     }
+    if (m_type == IbQpType::RC && wr.opcode == IbWrOpcode::RDMA_READ &&
+        PacketsFor(wr.sge.length, m_pmtu) >= kPsnHalf)
+    {
+        return Refuse(error,
+                      "PostSend: an RDMA READ of " + std::to_string(wr.sge.length) +
+                          " bytes at path MTU " + std::to_string(m_pmtu) + " takes " +
+                          std::to_string(PacketsFor(wr.sge.length, m_pmtu)) +
+                          " response PSNs, half the 24-bit PSN space or more, which "
+                          "responses cannot be told apart in; split it into READs under " +
+                          std::to_string(uint64_t{kPsnHalf - 1} * m_pmtu) +
+                          " bytes or use a larger pathMtu");
+    }
     IbMemoryRegion* mr = nullptr;
     if (!LocalRegion(wr.sge, readAtomic, "PostSend", &mr, error))
     {
@@ -874,6 +888,13 @@ IbQueuePair::RequesterReadyAt() const
     if (!isRead && outstanding > 0 && outstanding + 1 > m_hca->m_maxOutstanding)
     {
         return Time::Max(); // window full: an ACK will reopen it
+    }
+    if (isRead && outstanding > 0 && outstanding + w.npkts >= kPsnHalf)
+    {
+        // PSNs compare modulo 2^24, half the space ahead: the READ's response PSNs may
+        // not reach half the space beyond the last acknowledged one (or they would read
+        // as old). A response will make room.
+        return Time::Max();
     }
     if (w.readAtomic && m_rdAtomicOut >= m_attr.maxRdAtomic)
     {

@@ -780,6 +780,44 @@ TEST_F(IbRdmaTest, FabricStatsCountTheFlowsOfHostsWithAnHca)
     EXPECT_EQ(ackPayload, 0u);
 }
 
+TEST_F(IbRdmaTest, ReadsKeepTheirResponsePsnsWithinHalfThePsnSpace)
+{
+    // PSNs compare modulo 2^24. Two 1.5 GiB READs at path MTU 256 take 6,291,456 response
+    // PSNs each: the second may go only once the first's responses have made room, or
+    // its PSNs would read as old ones. A single READ of 2^31 bytes there is refused.
+    Fabric f = BackToBack(IbHcaHelper(), "EDR", 256);
+    Rc c = ConnectPair(f);
+    ASSERT_EQ(c.qp[0]->GetAttr().pathMtu, 256u);
+    const uint64_t big = 3ull << 29; // 1.5 GiB, no data in this mode
+    Ptr<IbMemoryRegion> local = f.hca[0]->RegisterMemory(big, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> remote =
+        f.hca[1]->RegisterMemory(big, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ);
+    std::string err;
+    for (uint64_t id = 1; id <= 2; ++id)
+    {
+        ASSERT_TRUE(c.qp[0]->PostSend(
+            Wr(id, IbWrOpcode::RDMA_READ, Sge(local, 0, static_cast<uint32_t>(big)), remote),
+            &err))
+            << err;
+    }
+    Simulator::Stop(MicroSeconds(20));
+    Simulator::Run();
+    // Within 20 us the responder has seen the first READ request only.
+    EXPECT_EQ(c.qp[1]->GetCounters().packetsReceived, 1u);
+    EXPECT_EQ(c.qp[0]->GetCounters().duplicateResponses, 0u);
+
+    Ptr<IbMemoryRegion> huge = f.hca[0]->RegisterMemory(1ull << 31, IB_ACCESS_LOCAL_WRITE);
+    EXPECT_FALSE(
+        c.qp[0]->PostSend(Wr(3, IbWrOpcode::RDMA_READ, Sge(huge, 0, 0x80000000u), remote), &err));
+    EXPECT_NE(err.find("an RDMA READ of 2147483648 bytes at path MTU 256 takes 8388608 "
+                       "response PSNs, half the 24-bit PSN space or more"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("split it into READs under 2147483392 bytes or use a larger pathMtu"),
+              std::string::npos)
+        << err;
+}
+
 TEST_F(IbRdmaTest, AConnectedQpDropsPacketsFromAnyoneButItsPeer)
 {
     // Host 2 sends raw RC SEND Only packets, PSN 0 up, to host 1's connected QP; they
