@@ -160,6 +160,14 @@ IbHca::AddPort(Ptr<IbNetDevice> port)
 {
     NS_LOG_FUNCTION(this << port);
     NS_ABORT_MSG_IF(m_ports.size() > 254, "IbHca: an HCA has at most 254 ports");
+    NS_ABORT_MSG_IF(port->m_rxDrainRate.GetBitRate() != 0,
+                    "IbHca on node "
+                        << port->GetNode()->GetId() << ": its port " << port->GetIfIndex()
+                        << " has RxDrainRate=" << port->m_rxDrainRate
+                        << ", but an HCA takes every packet off the port's buffers at once "
+                           "(the queue pairs model the host side), so the rate would be "
+                           "ignored; leave the port's RxDrainRate at 0 (slow consumers are "
+                           "modelled by an RNR NAK or the application's pace).");
     const uint8_t n = static_cast<uint8_t>(m_ports.size());
     PortState ps;
     ps.dev = port;

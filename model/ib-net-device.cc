@@ -179,7 +179,8 @@ IbNetDevice::GetTypeId()
                           MakeIbUintegerChecker<uint32_t>("IbNetDevice", "TxQueueMaxPackets", 1))
             .AddAttribute("RxDrainRate",
                           "Rate at which a host port's upper layer takes received packets "
-                          "out of the VL buffers; 0 bps = at once.",
+                          "out of the VL buffers; 0 bps = at once. A port with an IbHca "
+                          "hands packets to it at once and must keep this at 0.",
                           DataRateValue(DataRate(0)),
                           MakeDataRateAccessor(&IbNetDevice::m_rxDrainRate),
                           MakeDataRateChecker())

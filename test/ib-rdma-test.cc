@@ -674,6 +674,20 @@ TEST_F(IbRdmaTest, UdSendsWithAndWithoutImmediateAndDropsWrongQkey)
     EXPECT_EQ(Drain(cq1).size(), 0u);
 }
 
+TEST_F(IbRdmaTest, AnHcaOnAPortWithAnRxDrainRateIsRefused)
+{
+    // The HCA takes packets off the port's buffers at once: the rate would be ignored.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    NodeContainer hosts;
+    hosts.Create(2);
+    IbHelper ib;
+    ib.SetDeviceAttribute("RxDrainRate", DataRateValue(DataRate("10Gbps")));
+    ib.Install(hosts.Get(0), hosts.Get(1));
+    EXPECT_DEATH(IbHcaHelper().Install(hosts.Get(1)),
+                 "IbHca on node [0-9]+: its port [0-9]+ has RxDrainRate=10000000000bps, but an "
+                 "HCA takes every packet off the port's buffers at once");
+}
+
 TEST_F(IbRdmaTest, DestinationsTheFirstSwitchDoesNotRouteAreRefusedWithTheLid)
 {
     // Through a switch: an RC QP cannot be connected to, and a UD QP cannot send to, a LID
