@@ -1318,6 +1318,16 @@ IbQueuePair::RetryOrFail(const char* reason)
 }
 
 void
+IbQueuePair::GoBackForMissingResponse()
+{
+    if (!m_gapRewound)
+    {
+        m_gapRewound = true;
+        RetryOrFail("missing-response");
+    }
+}
+
+void
 IbQueuePair::Rewind(const char* reason)
 {
     if (m_sq.empty())
@@ -1391,7 +1401,8 @@ IbQueuePair::RetireFront(IbWcStatus status)
     }
     if (status != IbWcStatus::SUCCESS || w.wr.signaled)
     {
-        Complete(m_sendCq, w.wr.wrId, status, WcOpcodeFor(w.wr.opcode), w.wr.sge.length);
+        const uint32_t bytes = status == IbWcStatus::SUCCESS ? w.wr.sge.length : 0;
+        Complete(m_sendCq, w.wr.wrId, status, WcOpcodeFor(w.wr.opcode), bytes);
     }
 }
 
@@ -1469,18 +1480,23 @@ IbQueuePair::ReceiveResponse(const Rx& rx, Ptr<Packet> packet)
         const uint8_t s = rx.syndrome;
         if (IbAethHeader::IsAckSyndrome(s))
         {
-            if (AckUpTo(PsnAdd(rx.psn, 1)) && !m_gapRewound)
+            if (AckUpTo(PsnAdd(rx.psn, 1)))
             {
                 // The ACK covers a READ or atomic whose responses did not all arrive.
-                m_gapRewound = true;
-                RetryOrFail("missing-response");
+                GoBackForMissingResponse();
             }
         }
         else if (IbAethHeader::IsRnrNakSyndrome(s))
         {
             ++m_counters.rnrNaksReceived;
             m_rnrNakReceivedTrace(rx.psn, s);
-            AckUpTo(rx.psn);
+            if (AckUpTo(rx.psn))
+            {
+                // An earlier READ or atomic, executed, lost its response: the RNR NAK is
+                // not that request's. Go back for it; the SEND comes again after it.
+                GoBackForMissingResponse();
+                break;
+            }
             if (m_attr.rnrRetry != 7)
             {
                 if (m_rnrRetriesLeft == 0)
@@ -1502,11 +1518,33 @@ IbQueuePair::ReceiveResponse(const Rx& rx, Ptr<Packet> packet)
             }
             ++m_counters.naksReceived;
             m_nakReceivedTrace(rx.psn, s);
-            AckUpTo(rx.psn);
+            bool missing = AckUpTo(rx.psn);
+            if (missing && s == IbAethHeader::NAK_PSN_SEQUENCE_ERROR)
+            {
+                // An earlier READ or atomic lost its response: going back for it covers
+                // the gap the NAK reports too.
+                GoBackForMissingResponse();
+                break;
+            }
+            while (missing)
+            {
+                // A fatal NAK for a later request, while an earlier READ or atomic, executed,
+                // lost its response: the QP goes to the error state, so that one cannot
+                // complete. It is flushed; the NAK's status goes to the request it names.
+                const SendWqe& w = m_sq.front();
+                m_unackedPsn = PsnAdd(w.firstPsn, w.npkts);
+                RetireFront(IbWcStatus::WR_FLUSH_ERR);
+                missing = RetireAcknowledged();
+            }
             switch (s)
             {
             case IbAethHeader::NAK_PSN_SEQUENCE_ERROR:
-                RetryOrFail("nak-sequence");
+                if (!m_gapRewound)
+                {
+                    // Not when the requester already went back for a missing response
+                    // and has made no progress since: that rewind covers this gap too.
+                    RetryOrFail("nak-sequence");
+                }
                 break;
             case IbAethHeader::NAK_REMOTE_ACCESS_ERROR:
                 FailFront(IbWcStatus::REM_ACCESS_ERR);
@@ -1539,11 +1577,7 @@ IbQueuePair::ReceiveResponse(const Rx& rx, Ptr<Packet> packet)
         if (!expected)
         {
             // A response before this one was lost.
-            if (!m_gapRewound)
-            {
-                m_gapRewound = true;
-                RetryOrFail("missing-response");
-            }
+            GoBackForMissingResponse();
             break;
         }
         const uint32_t k = (rx.psn - w.firstPsn) & kPsnMask;

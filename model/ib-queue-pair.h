@@ -398,6 +398,11 @@ class IbQueuePair : public Object
      */
     void RetireFront(IbWcStatus status);
     /**
+     * A READ or atomic at the head of the send queue was executed but lost (some of) its
+     * responses: go back to it (one retry per episode: nothing more until progress).
+     */
+    void GoBackForMissingResponse();
+    /**
      * Go back to the oldest unacknowledged PSN.
      * @param reason for the Retransmit trace
      */

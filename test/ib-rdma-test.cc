@@ -10,6 +10,7 @@
  */
 
 #include "ns3/core-module.h"
+#include "ns3/error-model.h"
 #include "ns3/ib-aeth-header.h"
 #include "ns3/ib-bth-header.h"
 #include "ns3/ib-completion-queue.h"
@@ -1467,6 +1468,105 @@ TEST_F(IbRdmaTest, RnrRetriesExhaustedGiveRnrRetryExcErr)
     EXPECT_EQ(s[0].status, IbWcStatus::RNR_RETRY_EXC_ERR) << IbWcStatusName(s[0].status);
     EXPECT_EQ(c.qp[0]->GetCounters().rnrNaksReceived, 4u);
     EXPECT_EQ(c.qp[1]->GetCounters().rnrNaksSent, 4u);
+}
+
+namespace
+{
+
+/// Corrupts the first arriving packet with one BTH opcode (LRH-only packets), then none.
+class DropFirstOfOpcode : public ErrorModel
+{
+  public:
+    /// @param opcode the BTH opcode to drop once
+    explicit DropFirstOfOpcode(uint8_t opcode)
+        : m_opcode(opcode)
+    {
+    }
+
+    /// @return packets dropped so far
+    uint32_t Dropped() const
+    {
+        return m_dropped;
+    }
+
+  private:
+    bool DoCorrupt(Ptr<Packet> p) override
+    {
+        uint8_t bytes[IbPacket::LRH_SIZE + 1];
+        if (m_dropped > 0 || p->CopyData(bytes, sizeof(bytes)) != sizeof(bytes) ||
+            bytes[IbPacket::LRH_SIZE] != m_opcode)
+        {
+            return false;
+        }
+        ++m_dropped;
+        return true;
+    }
+
+    void DoReset() override
+    {
+    }
+
+    uint8_t m_opcode;
+    uint32_t m_dropped{0};
+};
+
+} // namespace
+
+TEST_F(IbRdmaTest, AFatalNakAfterALostReadResponseFailsTheRequestItNames)
+{
+    // READ R, then a WRITE W with a bad rkey. R's response is lost; W's NAK (remote access
+    // error) arrives. The NAK is W's: R, executed but without its data, is flushed as the
+    // QP goes to the error state, and W gets REM_ACCESS_ERR.
+    Fabric f = BackToBack(IbHcaHelper());
+    Rc c = ConnectPair(f);
+    auto drop = CreateObject<DropFirstOfOpcode>(IbOpcode::RC_RDMA_READ_RESPONSE_ONLY);
+    f.port[0]->SetReceiveErrorModel(drop);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b =
+        f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
+    IbSendWr bad = Wr(2, IbWrOpcode::RDMA_WRITE, Sge(a, 1024, 100), b, 0);
+    bad.rkey ^= 0x5500;
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(a, 0, 100), b, 0)));
+    ASSERT_TRUE(c.qp[0]->PostSend(bad));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(3, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0)));
+    Simulator::Run();
+    EXPECT_EQ(drop->Dropped(), 1u);
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_EQ(s[0].wrId, 1u);
+    EXPECT_EQ(s[0].status, IbWcStatus::WR_FLUSH_ERR) << IbWcStatusName(s[0].status);
+    EXPECT_EQ(s[1].wrId, 2u);
+    EXPECT_EQ(s[1].status, IbWcStatus::REM_ACCESS_ERR) << IbWcStatusName(s[1].status);
+    EXPECT_EQ(s[2].status, IbWcStatus::WR_FLUSH_ERR);
+}
+
+TEST_F(IbRdmaTest, AnRnrNakAfterALostReadResponseGoesBackForTheRead)
+{
+    // READ R, then a SEND S that finds no receive WQE (rnrRetry 0). R's response is lost,
+    // and S's RNR NAK arrives: the RNR NAK is S's, not R's. The requester goes back for R
+    // (the responder executes it again and its data arrives), then S is RNR NAKed again and
+    // fails with RNR_RETRY_EXC_ERR.
+    Fabric f = BackToBack(IbHcaHelper());
+    IbQpAttr base;
+    base.minRnrTimer = 1;
+    base.rnrRetry = 0;
+    Rc c = ConnectPair(f, base);
+    auto drop = CreateObject<DropFirstOfOpcode>(IbOpcode::RC_RDMA_READ_RESPONSE_ONLY);
+    f.port[0]->SetReceiveErrorModel(drop);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_READ);
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(a, 0, 100), b, 0)));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::SEND, Sge(a, 1024, 64))));
+    Simulator::Run();
+    EXPECT_EQ(drop->Dropped(), 1u);
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].wrId, 1u);
+    EXPECT_EQ(s[0].status, IbWcStatus::SUCCESS) << IbWcStatusName(s[0].status);
+    EXPECT_EQ(s[0].byteLen, 100u);
+    EXPECT_EQ(s[1].wrId, 2u);
+    EXPECT_EQ(s[1].status, IbWcStatus::RNR_RETRY_EXC_ERR) << IbWcStatusName(s[1].status);
+    EXPECT_EQ(c.qp[0]->GetCounters().rnrNaksReceived, 2u);
 }
 
 // ---------------------------------------------------------------- timing and throughput
