@@ -31,19 +31,20 @@ IbSwitch::GetTypeId()
             .SetParent<Object>()
             .SetGroupName("Infiniband")
             .AddConstructor<IbSwitch>()
-            .AddAttribute("ForwardingLatency",
-                          "Port-to-port latency: from the arrival of a packet's LRH (cut-"
-                          "through) or last byte (store-and-forward) to the start of its "
-                          "transmission on an idle output. Default: NVIDIA Quantum QM8700 "
-                          "(HDR) datasheet, 90 ns.",
-                          TimeValue(NanoSeconds(90)),
-                          MakeTimeAccessor(&IbSwitch::m_latency),
-                          MakeIbTimeChecker("IbSwitch", "ForwardingLatency", Time(0)))
+            .AddAttribute(
+                "ForwardingLatency",
+                "Port-to-port latency: from the arrival of a packet's LRH (cut-"
+                "through) or last byte (store-and-forward) to the start of its "
+                "transmission on an idle output. Default: NVIDIA Quantum QM8700 "
+                "(HDR) datasheet, 90 ns.",
+                TimeValue(NanoSeconds(90)),
+                MakeTimeAccessor(&IbSwitch::SetForwardingLatency, &IbSwitch::GetForwardingLatency),
+                MakeIbTimeChecker("IbSwitch", "ForwardingLatency", Time(0)))
             .AddAttribute("CutThrough",
                           "Forward once the LRH has arrived (true) or once the whole packet "
                           "has (false, store-and-forward).",
                           BooleanValue(true),
-                          MakeBooleanAccessor(&IbSwitch::m_cutThrough),
+                          MakeBooleanAccessor(&IbSwitch::SetCutThrough, &IbSwitch::IsCutThrough),
                           MakeBooleanChecker())
             .AddTraceSource("UnknownDlidDrop",
                             "A packet was dropped because the LFT has no route for its DLID.",
@@ -312,6 +313,30 @@ uint64_t
 IbSwitch::GetUnknownDlidDrops() const
 {
     return m_unknownDlid;
+}
+
+void
+IbSwitch::SetForwardingLatency(Time latency)
+{
+    m_latency = latency;
+    UpdatePortModes();
+}
+
+void
+IbSwitch::SetCutThrough(bool cutThrough)
+{
+    m_cutThrough = cutThrough;
+    UpdatePortModes();
+}
+
+void
+IbSwitch::UpdatePortModes()
+{
+    // Ports added before the change take it too (their cables re-read it).
+    for (std::size_t i = 1; i < m_ports.size(); ++i)
+    {
+        m_ports[i]->SetSwitchPortMode(m_latency, m_cutThrough);
+    }
 }
 
 Time

@@ -274,6 +274,18 @@ class IbSwitch : public Object
      * @param blocks its size
      */
     void Drop(uint8_t inPort, Ptr<Packet> packet, uint8_t vl, uint32_t blocks);
+    /**
+     * Set the ForwardingLatency attribute, on the ports already added too.
+     * @param latency port-to-port latency
+     */
+    void SetForwardingLatency(Time latency);
+    /**
+     * Set the CutThrough attribute, on the ports already added too.
+     * @param cutThrough forward at LRH arrival (true) or at the last byte (false)
+     */
+    void SetCutThrough(bool cutThrough);
+    /// Give every port the switch's forwarding latency and mode.
+    void UpdatePortModes();
     /// Fill in default SL-to-VL tables for pairs never programmed: the output port's.
     void BuildDefaultSl2Vl();
     /**

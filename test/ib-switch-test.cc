@@ -164,6 +164,27 @@ TEST_F(IbSwitchTest, CutThroughLatencyPaysSerializationOnce)
     }
 }
 
+TEST_F(IbSwitchTest, ModeAndLatencySetAfterThePortsWereAddedTakeEffect)
+{
+    // The ports copy the switch's mode and latency: a change made once they are added
+    // must reach them (and their cables), not only GetForwardingLatency.
+    const uint32_t k = 2;
+    Chain c = MakeChain(k, true, NanoSeconds(90), 2.0);
+    const Time latency = NanoSeconds(200);
+    for (auto& sw : c.switches)
+    {
+        sw->SetAttribute("CutThrough", BooleanValue(false));
+        sw->SetAttribute("ForwardingLatency", TimeValue(latency));
+        EXPECT_EQ(sw->GetForwardingLatency(), latency);
+        EXPECT_FALSE(sw->IsCutThrough());
+    }
+    uint32_t bytes = 0;
+    const Time measured = OnePacketLatency(c, 2048, &bytes);
+    const Time ser = Seconds(bytes * 8.0 / 200e9);
+    const Time prop = NanoSeconds(10);
+    EXPECT_EQ(measured, (ser + prop) * int64_t(k + 1) + latency * int64_t(k));
+}
+
 TEST_F(IbSwitchTest, UnknownDlidIsDroppedCountedAndTraced)
 {
     Chain c = MakeChain(1, true, NanoSeconds(90), 1.0);
