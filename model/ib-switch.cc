@@ -452,18 +452,7 @@ IbSwitch::Forward(uint8_t inPort,
     e.outVl = outVl;
     if (m_cutThrough)
     {
-        const DataRate inRate = dev->GetDataRate();
-        const DataRate outRate = m_ports[out]->GetDataRate();
-        if (outRate > inRate)
-        {
-            // The tail is still arriving: finish no earlier than it does.
-            const Time tail = inRate.CalculateBytesTxTime(bytes - IbPacket::LRH_SIZE);
-            const Time outTime = outRate.CalculateBytesTxTime(bytes);
-            if (tail > outTime)
-            {
-                e.earliestStart = Simulator::Now() + tail - outTime;
-            }
-        }
+        e.earliestStart = EarliestStart(*dev, *m_ports[out], bytes);
     }
     IbNetDevice* port = PeekPointer(m_ports[out]);
     if (!m_granting && !(m_waiting[inPort] & (1u << vl)) &&
@@ -493,6 +482,24 @@ IbSwitch::Forward(uint8_t inPort,
     {
         RequestHead(inPort, vl);
     }
+}
+
+Time
+IbSwitch::EarliestStart(const IbNetDevice& in, const IbNetDevice& out, uint32_t bytes) const
+{
+    const DataRate inRate = in.GetDataRate();
+    const DataRate outRate = out.GetDataRate();
+    if (outRate > inRate)
+    {
+        // The tail is still arriving: finish no earlier than it does.
+        const Time tail = inRate.CalculateBytesTxTime(bytes - IbPacket::LRH_SIZE);
+        const Time outTime = outRate.CalculateBytesTxTime(bytes);
+        if (tail > outTime)
+        {
+            return Simulator::Now() + tail - outTime;
+        }
+    }
+    return Time(0);
 }
 
 void
@@ -633,11 +640,14 @@ IbSwitch::Multicast(uint8_t inPort,
         Ptr<Packet> copy = packet->Copy();
         IbPacket::SetVl(copy, outVl);
         ++m_forwarded;
+        const Time earliest =
+            m_cutThrough ? EarliestStart(*m_ports[inPort], *m_ports[out], packet->GetSize())
+                         : Time(0);
         m_ports[out]->EnqueueForwarded(copy,
                                        outVl,
                                        releaseGiven ? nullptr : PeekPointer(m_ports[inPort]),
                                        vl,
-                                       Time(0));
+                                       earliest);
         releaseGiven = true;
     }
     if (!releaseGiven)

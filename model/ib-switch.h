@@ -284,6 +284,15 @@ class IbSwitch : public Object
      * @param cutThrough forward at LRH arrival (true) or at the last byte (false)
      */
     void SetCutThrough(bool cutThrough);
+    /**
+     * Cut-through from a slower input to a faster output: the packet may not finish
+     * leaving before its tail has arrived.
+     * @param in the input port
+     * @param out the output port
+     * @param bytes the packet's size
+     * @return the earliest time its transmission on @p out may start (0: at once)
+     */
+    Time EarliestStart(const IbNetDevice& in, const IbNetDevice& out, uint32_t bytes) const;
     /// Give every port the switch's forwarding latency and mode.
     void UpdatePortModes();
     /// Fill in default SL-to-VL tables for pairs never programmed: the output port's.

@@ -185,6 +185,47 @@ TEST_F(IbSwitchTest, ModeAndLatencySetAfterThePortsWereAddedTakeEffect)
     EXPECT_EQ(measured, (ser + prop) * int64_t(k + 1) + latency * int64_t(k));
 }
 
+TEST_F(IbSwitchTest, AMulticastCopyOnAFasterOutputWaitsForItsTailLikeAUnicastPacket)
+{
+    // Cut-through from an EDR input to HDR outputs: a packet may not finish leaving before
+    // its tail has arrived. A multicast copy must keep that rule as a unicast packet does.
+    auto arrivalAtB = [](uint16_t dlidKind) {
+        IbHelper edr;
+        edr.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+        IbHelper hdr;
+        hdr.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
+        Ptr<Node> s;
+        Ptr<IbSwitch> sw = NewSwitch(&s);
+        Ptr<IbNetDevice> a = edr.InstallPort(CreateObject<Node>());
+        Ptr<IbNetDevice> in = edr.InstallPort(s);
+        sw->AddPort(in);
+        edr.Connect(a, in);
+        std::vector<Ptr<IbNetDevice>> outs;
+        for (uint32_t i = 0; i < 2; ++i)
+        {
+            outs.push_back(hdr.InstallPort(CreateObject<Node>()));
+            Ptr<IbNetDevice> port = hdr.InstallPort(s);
+            sw->AddPort(port);
+            hdr.Connect(port, outs.back());
+        }
+        sw->SetLftEntry(outs[0]->GetLid(), 2);
+        sw->SetMftEntry(0xC001, {2, 3});
+        Time arrived;
+        outs[0]->TraceConnectWithoutContext("MacRx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
+                                                         *t = Simulator::Now();
+                                                     }).Bind(&arrived));
+        const uint16_t dlid = dlidKind == 0 ? outs[0]->GetLid() : 0xC001;
+        Simulator::Schedule(MicroSeconds(1),
+                            [a, dlid]() { a->SendIbPacket(MakePacket(a, dlid, 4096)); });
+        Simulator::Run();
+        Simulator::Destroy();
+        return arrived;
+    };
+    const Time unicast = arrivalAtB(0);
+    ASSERT_GT(unicast, MicroSeconds(1));
+    EXPECT_EQ(arrivalAtB(1), unicast);
+}
+
 TEST_F(IbSwitchTest, UnknownDlidIsDroppedCountedAndTraced)
 {
     Chain c = MakeChain(1, true, NanoSeconds(90), 1.0);
