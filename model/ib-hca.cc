@@ -15,6 +15,7 @@
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/log.h"
+#include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
