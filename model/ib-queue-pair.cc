@@ -1926,6 +1926,12 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
         {
             mr->WriteU64(rx.va, rx.swapAdd);
         }
+        for (AtomicRecord& a : m_atomicLog)
+        {
+            // A record of the same PSN is from before the PSN space wrapped: a duplicate
+            // of this atomic must get this one's value, not that one's.
+            a.valid = a.valid && a.psn != rx.psn;
+        }
         m_atomicLog[m_atomicNext] = AtomicRecord{rx.psn, orig, true};
         m_atomicNext = (m_atomicNext + 1) % m_atomicLog.size();
         m_msn = PsnAdd(m_msn, 1);
