@@ -353,6 +353,7 @@ IbNetDevice::SetLinkSpeed(std::string speed)
                             << speed << "' is not an InfiniBand link speed; use one of "
                             << IbLinkRate::ValidSpeedNames() << ".");
     m_speed = s;
+    m_activeSpeed = s;
     m_rate = IbLinkRate::GetDataRate(m_speed, m_width);
     UpdateRate();
 }
@@ -919,12 +920,17 @@ IbNetDevice::NotifyLinkUp()
                         << " but its peer on node " << peer->GetNode()->GetId() << " has "
                         << unsigned(peer->GetNumDataVls())
                         << "; set the same NumDataVls on both ends of a cable.");
-    if (peer->GetDataRate() < m_rate)
+    // Real ports train to the highest speed and the widest width both support, each on
+    // its own: an EDR 4x port and an HDR 2x port run EDR 2x (50 Gb/s), not 100 Gb/s.
+    m_activeSpeed = std::min(m_speed, peer->GetLinkSpeedValue());
+    const uint8_t width = std::min(m_width, peer->GetLinkWidthValue());
+    const DataRate trained = IbLinkRate::GetDataRate(m_activeSpeed, width);
+    if (trained != m_rate)
     {
-        // Real ports train to the highest speed and width both support.
-        NS_LOG_WARN("node " << m_node->GetId() << ": link trains down to the peer's "
-                            << peer->GetDataRate());
-        m_rate = peer->GetDataRate();
+        NS_LOG_WARN("node " << m_node->GetId() << ": link trains down to "
+                            << IbLinkRate::SpeedName(m_activeSpeed) << " " << unsigned(width)
+                            << "x, " << trained);
+        m_rate = trained;
         UpdateRate();
     }
     m_linkUp = true;
@@ -1290,8 +1296,9 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
             // A flag, not m_refreshEvent.IsExpired(): that looks the event up in the
             // scheduler, a cache miss per received packet on a large fabric.
             m_refreshPending = true;
-            const Time period =
-                m_fcRefresh.IsZero() ? IbLinkRate::FlowControlRefreshPeriod(m_speed) : m_fcRefresh;
+            const Time period = m_fcRefresh.IsZero()
+                                    ? IbLinkRate::FlowControlRefreshPeriod(m_activeSpeed)
+                                    : m_fcRefresh;
             m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
         }
     }
@@ -1457,7 +1464,7 @@ void
 IbNetDevice::RefreshFlowControl()
 {
     const Time period =
-        m_fcRefresh.IsZero() ? IbLinkRate::FlowControlRefreshPeriod(m_speed) : m_fcRefresh;
+        m_fcRefresh.IsZero() ? IbLinkRate::FlowControlRefreshPeriod(m_activeSpeed) : m_fcRefresh;
     bool any = false;
     m_refreshPending = false;
     for (uint8_t vl = 0; vl < m_numDataVls; ++vl)

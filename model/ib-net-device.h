@@ -639,14 +639,15 @@ class IbNetDevice : public NetDevice
     IbTracedCallback<Ptr<const Packet>> m_macRxTrace;          //!< MacRx
 
     // Configuration (attributes)
-    IbLinkRate::Speed m_speed{IbLinkRate::EDR}; //!< link speed
-    uint8_t m_width{4};                         //!< link width (lanes)
-    uint32_t m_vlBufferSize{65536};             //!< receive buffer per data VL, bytes
-    uint32_t m_creditUpdateBytes{8192};         //!< freed bytes that trigger a flow-control packet
-    Time m_fcRefresh;          //!< flow-control refresh period (0 = 65,536 symbols)
-    uint8_t m_rawSl{0};        //!< SL used by Send()
-    uint8_t m_arbiterLimit{0}; //!< LimitOfHighPriority attribute
-    std::string m_sl2vlText;   //!< SlToVlTable as given ("" = default)
+    IbLinkRate::Speed m_speed{IbLinkRate::EDR};       //!< link speed
+    IbLinkRate::Speed m_activeSpeed{IbLinkRate::EDR}; //!< speed the link trained to
+    uint8_t m_width{4};                               //!< link width (lanes)
+    uint32_t m_vlBufferSize{65536};                   //!< receive buffer per data VL, bytes
+    uint32_t m_creditUpdateBytes{8192}; //!< freed bytes that trigger a flow-control packet
+    Time m_fcRefresh;                   //!< flow-control refresh period (0 = 65,536 symbols)
+    uint8_t m_rawSl{0};                 //!< SL used by Send()
+    uint8_t m_arbiterLimit{0};          //!< LimitOfHighPriority attribute
+    std::string m_sl2vlText;            //!< SlToVlTable as given ("" = default)
 
     // Identity
     Ptr<Node> m_node;      //!< owning node

@@ -530,6 +530,38 @@ MeasureGoodput(const std::string& speed, uint32_t payload)
 
 } // namespace
 
+TEST_F(IbLinkTest, PortsTrainToTheCommonSpeedAndWidthEachOnItsOwn)
+{
+    // EDR 4x against HDR 2x: both nominally 100 Gb/s, but the common speed is EDR and the
+    // common width 2x, so the link runs EDR 2x, 50 Gb/s, in both directions.
+    NodeContainer nodes;
+    nodes.Create(2);
+    IbHelper edr4;
+    edr4.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+    edr4.SetDeviceAttribute("LinkWidth", StringValue("4x"));
+    IbHelper hdr2;
+    hdr2.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
+    hdr2.SetDeviceAttribute("LinkWidth", StringValue("2x"));
+    Ptr<IbNetDevice> a = edr4.InstallPort(nodes.Get(0));
+    Ptr<IbNetDevice> b = hdr2.InstallPort(nodes.Get(1));
+    ASSERT_EQ(a->GetDataRate(), b->GetDataRate()); // 100 Gb/s each before training
+    edr4.Connect(a, b);
+    RxStats rx;
+    b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    IbRawTrafficHelper traffic(b->GetLid());
+    traffic.SetAttribute("MaxPackets", UintegerValue(500));
+    traffic.Install(a).Start(MicroSeconds(1));
+    Simulator::Run();
+    const DataRate edr2 = IbLinkRate::GetDataRate(IbLinkRate::EDR, 2);
+    EXPECT_EQ(a->GetDataRate(), edr2);
+    EXPECT_EQ(b->GetDataRate(), edr2);
+    ASSERT_EQ(rx.total, 500u);
+    const double payload = 4096;
+    const double goodput = (rx.total - 1) * payload * 8.0 / (rx.last - rx.first).GetSeconds();
+    const double expected = edr2.GetBitRate() * payload / IbPacket::WireSize(4096, 0, false);
+    EXPECT_NEAR(goodput / expected, 1.0, 0.005) << "goodput " << goodput;
+}
+
 TEST_F(IbLinkTest, BackToBackStreamReachesRateTimesWireEfficiency)
 {
     const uint32_t payload = 4096;
