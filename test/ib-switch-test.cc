@@ -95,6 +95,35 @@ NewSwitch(Ptr<Node>* node)
     return sw;
 }
 
+/// A switch with hosts on ports 1..N, its LFT routing each host's LID to its port.
+struct Star
+{
+    Ptr<IbSwitch> sw;                    ///< the switch
+    std::vector<Ptr<IbNetDevice>> hosts; ///< hosts[i] is on port i + 1
+};
+
+/**
+ * @param ib the helper (device attributes set)
+ * @param n hosts
+ * @return the star
+ */
+Star
+MakeStar(const IbHelper& ib, uint32_t n)
+{
+    Star st;
+    Ptr<Node> s;
+    st.sw = NewSwitch(&s);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        st.hosts.push_back(ib.InstallPort(CreateObject<Node>()));
+        Ptr<IbNetDevice> port = ib.InstallPort(s);
+        st.sw->AddPort(port);
+        ib.Connect(st.hosts.back(), port);
+        st.sw->SetLftEntry(st.hosts.back()->GetLid(), i + 1);
+    }
+    return st;
+}
+
 Ptr<Packet>
 MakePacket(Ptr<IbNetDevice> from, uint16_t dlid, uint32_t payload, uint8_t sl = 0)
 {
@@ -382,17 +411,9 @@ TEST_F(IbSwitchTest, Vl15PacketsFromTwoInputsToOneOutputAllCrossTheSwitch)
     // the first few wait in their input FIFOs for ever.
     IbHelper ib;
     ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
-    Ptr<Node> s;
-    Ptr<IbSwitch> sw = NewSwitch(&s);
-    std::vector<Ptr<IbNetDevice>> hosts;
-    for (uint32_t i = 0; i < 3; ++i)
-    {
-        hosts.push_back(ib.InstallPort(CreateObject<Node>()));
-        Ptr<IbNetDevice> port = ib.InstallPort(s);
-        sw->AddPort(port);
-        ib.Connect(hosts.back(), port);
-        sw->SetLftEntry(hosts.back()->GetLid(), i + 1);
-    }
+    Star star = MakeStar(ib, 3);
+    Ptr<IbSwitch> sw = star.sw;
+    std::vector<Ptr<IbNetDevice>>& hosts = star.hosts;
     const uint32_t perSender = 100;
     uint64_t received = 0;
     hosts[2]->TraceConnectWithoutContext("MacRx",
@@ -516,18 +537,9 @@ TEST_F(IbSwitchTest, Incast16To1IsLosslessAndFair)
     const uint32_t senders = 16;
     IbHelper ib;
     ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
-    Ptr<Node> s;
-    Ptr<IbSwitch> sw = NewSwitch(&s);
-    std::vector<Ptr<IbNetDevice>> hosts;
-    for (uint32_t i = 0; i <= senders; ++i)
-    {
-        Ptr<Node> h = CreateObject<Node>();
-        hosts.push_back(ib.InstallPort(h));
-        Ptr<IbNetDevice> port = ib.InstallPort(s);
-        sw->AddPort(port);
-        ib.Connect(hosts.back(), port);
-        sw->SetLftEntry(hosts.back()->GetLid(), i + 1);
-    }
+    Star star = MakeStar(ib, senders + 1);
+    Ptr<IbSwitch> sw = star.sw;
+    std::vector<Ptr<IbNetDevice>>& hosts = star.hosts;
     Ptr<IbNetDevice> sink = hosts[senders];
     std::map<uint16_t, uint64_t> bytesFrom;
     uint64_t drops = 0;
