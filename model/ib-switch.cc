@@ -450,7 +450,7 @@ IbSwitch::Forward(uint8_t inPort,
     e.blocks = blocks;
     e.outPort = out;
     e.outVl = outVl;
-    if (m_cutThrough)
+    if (m_cutThrough && m_ports[out]->GetDataRate() > dev->GetDataRate())
     {
         e.earliestStart = EarliestStart(*dev, *m_ports[out], bytes);
     }
