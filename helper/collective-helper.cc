@@ -22,6 +22,8 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
+#include <memory>
+
 namespace ns3
 {
 
@@ -187,14 +189,23 @@ CollectiveHelper::Run(Ptr<CollectiveCommunicator> comm,
                       std::vector<std::vector<uint8_t>>* buffers,
                       Time limit)
 {
+    // The done callback runs as an event of its own. An operation that finishes inside
+    // Start (no elements, one rank) leaves it pending with no Run to stop: it must not stop
+    // whatever Run comes next, so it stops only the Run below.
+    auto running = std::make_shared<bool>(false);
     const uint32_t id =
-        comm->Start(spec, buffers, CollectiveCommunicator::DoneCallback([](uint32_t, Time) {
-                        Simulator::Stop();
+        comm->Start(spec, buffers, CollectiveCommunicator::DoneCallback([running](uint32_t, Time) {
+                        if (*running)
+                        {
+                            Simulator::Stop();
+                        }
                     }));
     EventId guard = Simulator::Schedule(limit, []() { Simulator::Stop(); });
     if (!comm->IsDone(id))
     {
+        *running = true;
         Simulator::Run();
+        *running = false;
     }
     guard.Cancel();
     return comm->IsDone(id) ? comm->GetDuration(id) : Time::Max();

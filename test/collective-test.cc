@@ -130,6 +130,31 @@ INSTANTIATE_TEST_SUITE_P(AlgorithmsAndSizes,
                                     std::to_string(std::get<1>(info.param)) + "hosts";
                          });
 
+TEST_F(CollectiveTest, AnOperationThatEndsAtOnceDoesNotStopTheNextRun)
+{
+    // No elements: the allreduce finishes inside Start, and its done event waits in the
+    // queue. The next Run must still run its own operation to the end.
+    IbSetup s;
+    BuildIb(s, 4);
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    CollectiveOpSpec empty;
+    empty.kind = CollectiveKind::ALLREDUCE;
+    empty.count = 0;
+    empty.type = CollectiveDataType::FLOAT32;
+    Buffers none(4);
+    EXPECT_EQ(CollectiveHelper::Run(comm, empty, &none), Time(0));
+    CollectiveOpSpec spec = empty;
+    spec.count = 4096;
+    const Buffers in = MakeInputs(spec.type, spec.op, 4, spec.count * 4, 3);
+    Buffers out = in;
+    ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
+    for (uint32_t r = 0; r < 4; ++r)
+    {
+        std::vector<const uint8_t*> res(4, out[r].data());
+        EXPECT_EQ(CheckReduce(spec.type, spec.op, in, res, 0, spec.count * 4, "after empty"), 0u);
+    }
+}
+
 TEST_F(CollectiveTest, ReduceScatterAllGatherBroadcastBarrier)
 {
     IbSetup s;
