@@ -396,6 +396,11 @@ IbSubnetManager::GetPathRecord(uint16_t slid, uint16_t dlid) const
         return rec; // unknown destination: invalid record
     }
     const auto [srcNode, srcPort] = m_problem.lidOwner[slid];
+    NS_ABORT_MSG_IF(m_topology.GetNode(srcNode).type != IbTopology::CA,
+                    "IbSubnetManager::GetPathRecord: source LID "
+                        << slid << " is switch '" << m_topology.GetNode(srcNode).name
+                        << "' (its management port 0); path records start at a channel "
+                           "adapter port: give a host port's LID as the source");
     Ptr<IbNetDevice> dev = m_portDevices[srcNode][srcPort];
     rec.sl = m_tables.GetSl(srcNode, dlid);
     rec.mtu = dev->GetIbMtu();

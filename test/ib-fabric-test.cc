@@ -366,6 +366,20 @@ TEST_F(IbFabricTest, AFlowToAHostTheFabricLacksIsRefusedNamingTheFlow)
     EXPECT_EQ(IbTrafficPattern::InstallRawFlows(f, {{0, 1}, {1, 0}}, flow).GetN(), 2u);
 }
 
+TEST_F(IbFabricTest, APathRecordFromASwitchLidIsRefusedNamingTheSwitch)
+{
+    // A switch's LID is its management port 0, which has no port device to start from.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbFabric f = IbFabricHelper().Build(IbTopologyBuilder::Chain(1));
+    const uint16_t swLid = f.switchOf[2]->GetLid();
+    ASSERT_NE(swLid, 0);
+    EXPECT_DEATH(f.subnetManager->GetPathRecord(swLid, f.HostPort(0)->GetLid()),
+                 "GetPathRecord: source LID " + std::to_string(swLid) +
+                     " is switch '[^']+' \\(its management port 0\\); path records start at "
+                     "a channel adapter port");
+    EXPECT_TRUE(f.subnetManager->GetPathRecord(f.HostPort(1), f.HostPort(0)).valid);
+}
+
 TEST_F(IbFabricTest, MulticastGroupsSpanTheirMembersAndRefuseWhatCannotBeAGroup)
 {
     // Hosts 0 and 3 sit on the two leaves of a 4-host, radix-4 two-level tree: the group
