@@ -615,20 +615,23 @@ IpoibNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolN
         item.qpn = qpn;
         item.fifo = r.fifo;
     }
-    if (m_txQueue.size() >= m_txQueueSize)
+    const IpoibHeader header(protocolNumber);
+    if (packet->GetSize() + header.GetSerializedSize() > m_slotSize)
+    {
+        NS_LOG_WARN("packet of " << packet->GetSize() << " bytes exceeds the IB MTU: dropped");
+        m_macTxDropTrace(packet);
+        return false;
+    }
+    // The limit is on packets that wait: with a send buffer free (then nothing waits) the
+    // packet is posted at once, whatever TxQueueSize.
+    if (m_freeSlots.empty() && m_txQueue.size() >= m_txQueueSize)
     {
         ++m_txQueueDrops;
         m_macTxDropTrace(packet);
         return false;
     }
     m_macTxTrace(packet);
-    packet->AddHeader(IpoibHeader(protocolNumber));
-    if (packet->GetSize() > m_slotSize)
-    {
-        NS_LOG_WARN("packet of " << packet->GetSize() << " bytes exceeds the IB MTU: dropped");
-        m_macTxDropTrace(packet);
-        return false;
-    }
+    packet->AddHeader(header);
     item.packet = packet;
     m_txQueue.push_back(item);
     TrySend();

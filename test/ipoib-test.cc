@@ -1197,6 +1197,40 @@ TEST_F(IpoibTest, Eui64ArpResolvesAndPingRttEqualsTheAnalyticValue)
  * with every packet received: the data flow carries 10000 IP packets of 4092 bytes plus
  * the connection's SYN, ACK and FIN segments, none above 4092 bytes.
  */
+TEST_F(IpoibTest, TxQueueSizeLimitsOnlyWaitingPacketsAndOversizedOnesAreNotCountedAsSent)
+{
+    // TxQueueSize=0: nothing may wait, but a packet that finds a send buffer free does not
+    // wait. The echo (and the ARP before it) must get through.
+    IpoibNet n = BuildIpoib(2, true);
+    for (uint32_t i = 0; i < n.devices.GetN(); ++i)
+    {
+        n.devices.Get(i)->SetAttribute("TxQueueSize", UintegerValue(0));
+    }
+    ApplicationContainer c = InstallEcho(n, 0, 1, 3);
+    EchoRtts rec;
+    RecordEchoRtts(c.Get(0), &rec);
+    // A datagram larger than the IB MTU is dropped and traced as dropped, not as sent.
+    Ptr<NetDevice> dev = n.devices.Get(0);
+    uint64_t macTx = 0;
+    uint64_t macTxDrop = 0;
+    dev->TraceConnectWithoutContext("MacTx", MakeCallback(+[](uint64_t* k, Ptr<const Packet> p) {
+                                                 *k += p->GetSize() > 5000 ? 1 : 0;
+                                             }).Bind(&macTx));
+    dev->TraceConnectWithoutContext("MacTxDrop", MakeCallback(+[](uint64_t* k, Ptr<const Packet>) {
+                                                     ++*k;
+                                                 }).Bind(&macTxDrop));
+    bool accepted = true;
+    Simulator::Schedule(MicroSeconds(5), [&]() {
+        accepted = dev->Send(Create<Packet>(6000), dev->GetBroadcast(), 0x0800);
+    });
+    Simulator::Stop(MilliSeconds(5));
+    Simulator::Run();
+    EXPECT_EQ(rec.rtts.size(), 3u);
+    EXPECT_FALSE(accepted);
+    EXPECT_EQ(macTx, 0u);
+    EXPECT_EQ(macTxDrop, 1u);
+}
+
 TEST_F(IpoibTest, Eui64TcpGoodputAndFlowMonitor)
 {
     IpoibNet n = BuildIpoib(2, true);
