@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 namespace ns3
 {
@@ -34,9 +36,18 @@ Combine(CollectiveRedOp op, T a, T b)
     case CollectiveRedOp::PROD:
         return static_cast<T>(a * b);
     case CollectiveRedOp::MIN:
-        return std::min(a, b);
     case CollectiveRedOp::MAX:
-        return std::max(a, b);
+        if constexpr (std::is_floating_point_v<T>)
+        {
+            // A NaN on either side gives NaN, whichever operand it is: std::min/max keep
+            // it only as the first one, so the result would depend on the order in which
+            // an algorithm or a SHARP tree combines contributions.
+            if (std::isnan(a) || std::isnan(b))
+            {
+                return std::numeric_limits<T>::quiet_NaN();
+            }
+        }
+        return op == CollectiveRedOp::MIN ? std::min(a, b) : std::max(a, b);
     default:
         break;
     }

@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -84,6 +85,57 @@ TEST_F(CollectiveTest, BitwiseOperatorOnFloatsIsRefused)
     EXPECT_DEATH(
         CollectiveReduction::Reduce(CollectiveDataType::FLOAT32, CollectiveRedOp::BAND, a, b, 1),
         "not defined on type float");
+}
+
+TEST_F(CollectiveTest, MinAndMaxGiveNaNWhicheverOperandHoldsIt)
+{
+    // std::max(1, NaN) is 1 and std::max(NaN, 1) is NaN: the result would depend on the
+    // order contributions are combined in (the algorithm, the rank that reduces an element,
+    // the arrival order at a SHARP node). Any NaN gives NaN.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (CollectiveRedOp op : {CollectiveRedOp::MIN, CollectiveRedOp::MAX})
+    {
+        float dst[3] = {1.0F, nan, nan};
+        const float src[3] = {nan, 1.0F, nan};
+        CollectiveReduction::Reduce(CollectiveDataType::FLOAT32,
+                                    op,
+                                    reinterpret_cast<uint8_t*>(dst),
+                                    reinterpret_cast<const uint8_t*>(src),
+                                    3);
+        for (float v : dst)
+        {
+            EXPECT_TRUE(std::isnan(v)) << CollectiveReduction::OpName(op);
+        }
+        double d[2] = {2.0, std::numeric_limits<double>::quiet_NaN()};
+        const double e[2] = {std::numeric_limits<double>::quiet_NaN(), 3.0};
+        CollectiveReduction::Reduce(CollectiveDataType::FLOAT64,
+                                    op,
+                                    reinterpret_cast<uint8_t*>(d),
+                                    reinterpret_cast<const uint8_t*>(e),
+                                    2);
+        EXPECT_TRUE(std::isnan(d[0]) && std::isnan(d[1]));
+        uint16_t h[2] = {CollectiveReduction::FloatToHalf(1.0F),
+                         CollectiveReduction::FloatToHalf(nan)};
+        const uint16_t g[2] = {CollectiveReduction::FloatToHalf(nan),
+                               CollectiveReduction::FloatToHalf(1.0F)};
+        CollectiveReduction::Reduce(CollectiveDataType::FLOAT16,
+                                    op,
+                                    reinterpret_cast<uint8_t*>(h),
+                                    reinterpret_cast<const uint8_t*>(g),
+                                    2);
+        EXPECT_TRUE(std::isnan(CollectiveReduction::HalfToFloat(h[0])));
+        EXPECT_TRUE(std::isnan(CollectiveReduction::HalfToFloat(h[1])));
+    }
+    // Without NaN nothing changes.
+    float x[2] = {1.0F, 5.0F};
+    const float y[2] = {2.0F, -1.0F};
+    CollectiveReduction::Reduce(CollectiveDataType::FLOAT32,
+                                CollectiveRedOp::MAX,
+                                reinterpret_cast<uint8_t*>(x),
+                                reinterpret_cast<const uint8_t*>(y),
+                                2);
+    EXPECT_EQ(x[0], 2.0F);
+    EXPECT_EQ(x[1], 5.0F);
 }
 
 /// Every algorithm, operator and type, on 4, 8 and 6 hosts over IB in data mode.
