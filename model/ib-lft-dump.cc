@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 
 namespace ns3
@@ -210,6 +211,27 @@ IbLftDump::Read(std::istream& is,
             }
             seen[it->second] = true;
             current = it->second;
+            const uint16_t ownLid = problem.baseLid[current][0];
+            const std::size_t l = text.find("of switch Lid ");
+            if (l != std::string::npos && l < g)
+            {
+                // The file's LIDs must be this fabric's: an entry names a destination by
+                // LID only, so a dump from a fabric numbered otherwise (a real cluster's,
+                // next to an ibnetdiscover file) would send every packet somewhere else.
+                const unsigned long fileLid = std::strtoul(text.c_str() + l + 14, nullptr, 10);
+                if (fileLid != ownLid)
+                {
+                    return fail("switch '" + nodes[current].name + "' (" + hex(guid, 16) +
+                                ") is LID " + std::to_string(fileLid) + " in this file but LID " +
+                                std::to_string(ownLid) +
+                                " in the fabric, whose LIDs are assigned in topology order; "
+                                "the table's entries name destinations by LID, so they would "
+                                "route to other nodes. Use a dump written for this fabric "
+                                "(IbSubnetManager::WriteLfts) or rebuild it with the fabric's "
+                                "LIDs; expected the header 'of switch Lid " +
+                                std::to_string(ownLid) + "'");
+                }
+            }
             tables.lft[current].assign(maxLid + 1, IbRoutingTables::NO_ROUTE);
             continue;
         }
@@ -256,6 +278,13 @@ IbLftDump::Read(std::istream& is,
                 return fail("switch '" + nodes[current].name + "' has no port " +
                             std::to_string(port) + "; expected a port of 0.." +
                             std::to_string(nPorts));
+            }
+            if (lid == problem.baseLid[current][0] && port != 0)
+            {
+                return fail("switch '" + nodes[current].name + "' sends its own LID " +
+                            hex(lid, 4) + " to port " + std::to_string(port) +
+                            "; expected port 000 (the switch itself): the file's LIDs are "
+                            "not this fabric's");
             }
             tables.lft[current][lid] = static_cast<uint8_t>(port);
             continue;

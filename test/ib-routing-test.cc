@@ -929,6 +929,11 @@ TEST(IbLftDump, MalformedLinesNameFileAndLine)
          "lfts.dump:1: no switch of the fabric has GUID 0x0002c903000000ff"},
         {header + "0x0002 001\nhello world\n", "lfts.dump:3: unrecognised line 'hello world'"},
         {header + header, "lfts.dump:2: second table for switch 'sw'"},
+        {"Unicast lids [0x0-0x2] of switch Lid 2 guid 0x0002c90300000010 ('sw'):\n",
+         "lfts.dump:1: switch 'sw' (0x0002c90300000010) is LID 2 in this file but LID 1 in "
+         "the fabric"},
+        {header + "0x0001 001 : (Switch)\n",
+         "lfts.dump:2: switch 'sw' sends its own LID 0x0001 to port 1; expected port 000"},
         {"\n\n", "lfts.dump:2: end of file, but no table for switch 'sw'"},
     };
     for (const auto& [text, expected] : cases)
