@@ -160,11 +160,16 @@ IbFabricHelper::Build(const IbTopology& topology, bool bringUp)
         else
         {
             f.hosts.Add(node);
+            uint8_t cabled = 0; // the host's port: its first cabled one (port 1 if none is)
             for (uint8_t p = 1; p < tn.ports.size(); ++p)
             {
                 ports[i][p] = m_ib.InstallPort(node);
+                if (cabled == 0 && tn.ports[p].peerNode >= 0)
+                {
+                    cabled = p;
+                }
             }
-            f.hostPorts.Add(ports[i][1]);
+            f.hostPorts.Add(ports[i][cabled == 0 ? 1 : cabled]);
         }
     }
     for (uint32_t i = 0; i < n; ++i)

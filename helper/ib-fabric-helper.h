@@ -31,7 +31,8 @@ struct IbFabric
 {
     NodeContainer hosts;                 ///< one node per channel adapter, topology order
     NodeContainer switches;              ///< one node per switch, topology order
-    NetDeviceContainer hostPorts;        ///< port 1 of each host, in hosts' order
+    NetDeviceContainer hostPorts;        ///< each host's first cabled port (port 1 unless only a
+                                         ///< higher one has a cable), in hosts' order
     std::vector<Ptr<Node>> nodeOf;       ///< topology index -> node
     std::vector<Ptr<IbSwitch>> switchOf; ///< topology index -> switch (null for hosts)
     Ptr<IbSubnetManager> subnetManager;  ///< the SM (null until brought up)

@@ -366,6 +366,33 @@ TEST_F(IbFabricTest, AFlowToAHostTheFabricLacksIsRefusedNamingTheFlow)
     EXPECT_EQ(IbTrafficPattern::InstallRawFlows(f, {{0, 1}, {1, 0}}, flow).GetN(), 2u);
 }
 
+TEST_F(IbFabricTest, AHostCabledOnlyOnItsSecondPortIsReachedThere)
+{
+    // A dual-port HCA with only port 2 cabled (common in real fabrics): its host port is
+    // port 2, with a LID, and traffic to it arrives.
+    IbTopology t;
+    const uint32_t sw = t.AddSwitch(4, "sw", 0x10);
+    const uint32_t h0 = t.AddCa(2, "h0", 0x20);
+    const uint32_t h1 = t.AddCa(1, "h1", 0x30);
+    std::string error;
+    ASSERT_TRUE(t.Connect(h0, 2, sw, 1, IbLinkRate::EDR, 4, &error)) << error;
+    ASSERT_TRUE(t.Connect(h1, 1, sw, 2, IbLinkRate::EDR, 4, &error)) << error;
+    IbFabric f = IbFabricHelper().Build(t);
+    Ptr<IbNetDevice> p0 = f.HostPort(0);
+    ASSERT_NE(p0->GetLid(), 0);
+    EXPECT_EQ(p0->GetIfIndex(), 1u); // the node's second device: port 2
+    EXPECT_TRUE(f.subnetManager->GetPathRecord(f.HostPort(1), p0).valid);
+    uint64_t received = 0;
+    p0->TraceConnectWithoutContext("MacRx", MakeCallback(+[](uint64_t* n, Ptr<const Packet>) {
+                                                ++*n;
+                                            }).Bind(&received));
+    IbRawTrafficHelper traffic(p0->GetLid());
+    traffic.SetAttribute("MaxPackets", UintegerValue(5));
+    traffic.Install(f.HostPort(1)).Start(MicroSeconds(1));
+    Simulator::Run();
+    EXPECT_EQ(received, 5u);
+}
+
 TEST_F(IbFabricTest, APathRecordFromASwitchLidIsRefusedNamingTheSwitch)
 {
     // A switch's LID is its management port 0, which has no port device to start from.
