@@ -208,10 +208,34 @@ IbFatTreeRouting::Route(const IbRoutingProblem& problem,
             }
             else
             {
+                std::string hint;
+                if (pl == 0 && lv[s] == 0 && nodes[n].level < 0)
+                {
+                    // Levels were derived from where hosts hang: two leaves cabled to each
+                    // other usually means a host (a management node, a switch's own
+                    // aggregation CA) on a switch that is not a leaf.
+                    for (uint32_t k : {static_cast<uint32_t>(peer), n})
+                    {
+                        for (const auto& q : nodes[k].ports)
+                        {
+                            if (hint.empty() && q.peerNode >= 0 &&
+                                nodes[q.peerNode].type == IbTopology::CA)
+                            {
+                                hint = ". The levels come from where hosts hang (a switch with "
+                                       "a host is a leaf): if '" +
+                                       nodes[k].name + "' is not a leaf, its channel adapter '" +
+                                       nodes[q.peerNode].name +
+                                       "' makes it look like one; cable that host to a leaf, "
+                                       "route with updn or minhop, or give every switch its "
+                                       "level (IbTopology::GetNodeMutable(i).level, 0 = leaf)";
+                            }
+                        }
+                    }
+                }
                 return fail("switch '" + nodes[n].name + "' (level " + std::to_string(lv[s]) +
                             ") port " + std::to_string(p) + " is cabled to switch '" +
                             nodes[peer].name + "' (level " + std::to_string(pl) +
-                            "); a fat tree only cables adjacent levels");
+                            "); a fat tree only cables adjacent levels" + hint);
             }
         }
         if (lv[s] > 0 && down == 0)

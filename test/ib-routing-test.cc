@@ -588,6 +588,25 @@ TEST(IbRouting, FtreeRefusesNonFatTrees)
         EXPECT_NE(error.find("switch 'top'"), std::string::npos) << error;
         EXPECT_NE(error.find("stray-host"), std::string::npos) << error;
     }
+    {
+        // The same without levels (as from an ibnetdiscover file): the stray host makes
+        // 'top' a leaf too, and the message names it as the likely cause.
+        IbTopology u;
+        const uint32_t leaf = u.AddSwitch(4, "leaf");
+        const uint32_t top = u.AddSwitch(4, "top");
+        u.ConnectNextFree(leaf, u.AddCa(1));
+        u.ConnectNextFree(leaf, top);
+        u.ConnectNextFree(top, u.AddCa(1, "stray-host"));
+        const IbRoutingProblem p = IbLidAssigner::Assign(u, 0, 1);
+        IbRoutingTables tables;
+        std::string error;
+        EXPECT_FALSE(CreateObject<IbFatTreeRouting>()->Route(p, tables, &error));
+        EXPECT_NE(error.find("if 'top' is not a leaf, its channel adapter 'stray-host' makes it "
+                             "look like one"),
+                  std::string::npos)
+            << error;
+        EXPECT_NE(error.find("give every switch its level"), std::string::npos) << error;
+    }
 }
 
 TEST(IbRouting, FtreeShiftPermutationsAreCongestionFree)
