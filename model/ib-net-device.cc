@@ -751,6 +751,19 @@ IbNetDevice::GetLid() const
     return m_lid;
 }
 
+void
+IbNetDevice::SetLmc(uint8_t lmc)
+{
+    NS_ABORT_MSG_IF(lmc > 7, "IbNetDevice::SetLmc: LMC " << unsigned(lmc) << "; IBA allows 0..7");
+    m_lmc = lmc;
+}
+
+uint8_t
+IbNetDevice::GetLmc() const
+{
+    return m_lmc;
+}
+
 std::string
 IbNetDevice::FirstHopProblem(uint16_t dlid) const
 {
@@ -1513,7 +1526,8 @@ IbNetDevice::DeliverUp(Ptr<Packet> packet, uint32_t head)
     packet->RemoveTrailer(crc);
     const Mac16Address from = LidToAddress(lrh.GetSlid());
     const Mac16Address to = LidToAddress(lrh.GetDlid());
-    const bool forMe = lrh.GetDlid() == m_lid;
+    // With LMC, the port answers to its 2^LMC LIDs from the aligned base m_lid.
+    const bool forMe = (lrh.GetDlid() >> m_lmc) == (m_lid >> m_lmc);
     if (!m_promiscCallback.IsNull())
     {
         m_promiscCallback(this,

@@ -217,6 +217,14 @@ class IbNetDevice : public NetDevice
     /// @return the port's LID
     uint16_t GetLid() const;
     /**
+     * Set the LID mask control: the port answers to the 2^lmc LIDs from its (aligned) LID
+     * (the subnet manager sets it with the LID).
+     * @param lmc 0..7
+     */
+    void SetLmc(uint8_t lmc);
+    /// @return the LID mask control
+    uint8_t GetLmc() const;
+    /**
      * Look one hop ahead for a packet to @p dlid: the switch this port's cable leads to
      * must have a route for it, or, back to back, the port at the other end must have that
      * LID. Applications and queue pairs call it when they are given a destination, so that
@@ -652,7 +660,8 @@ class IbNetDevice : public NetDevice
     // Identity
     Ptr<Node> m_node;      //!< owning node
     uint32_t m_ifIndex{0}; //!< interface index
-    uint16_t m_lid{0};     //!< LID
+    uint16_t m_lid{0};     //!< LID (the base LID with LMC)
+    uint8_t m_lmc{0};      //!< LID mask control
 
     // Other transmit and receive state
     EventId m_txWakeEvent;         //!< restart after flow-control packets

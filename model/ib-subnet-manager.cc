@@ -318,6 +318,7 @@ IbSubnetManager::Program()
             for (uint32_t p = 1; p < m_portDevices[idx].size(); ++p)
             {
                 m_portDevices[idx][p]->SetLid(m_problem.baseLid[idx][p]);
+                m_portDevices[idx][p]->SetLmc(m_lmc);
             }
             continue;
         }

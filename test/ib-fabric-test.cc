@@ -393,6 +393,38 @@ TEST_F(IbFabricTest, AHostCabledOnlyOnItsSecondPortIsReachedThere)
     EXPECT_EQ(received, 5u);
 }
 
+TEST_F(IbFabricTest, WithLmcAPortTakesDatagramsToEveryLidOfItsRange)
+{
+    // Lmc=1: each host port has two LIDs, base and base + 1, routed by the switches. A raw
+    // datagram to base + 1 reaches the port and must go up as addressed to it.
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("Lmc", UintegerValue(1));
+    IbFabric f = fh.Build(IbTopologyBuilder::Chain(1));
+    Ptr<IbNetDevice> a = f.HostPort(0);
+    Ptr<IbNetDevice> b = f.HostPort(1);
+    ASSERT_EQ(b->GetLid() % 2, 0);
+    EXPECT_EQ(b->GetLmc(), 1);
+    uint32_t up = 0;
+    b->SetReceiveCallback(
+        MakeCallback(+[](uint32_t* n, Ptr<NetDevice>, Ptr<const Packet>, uint16_t, const Address&) {
+            ++*n;
+            return true;
+        }).Bind(&up));
+    Simulator::Schedule(MicroSeconds(1), [&]() {
+        for (uint16_t k = 0; k < 2; ++k)
+        {
+            const uint16_t lid = b->GetLid() + k;
+            const uint8_t bytes[2] = {static_cast<uint8_t>(lid >> 8),
+                                      static_cast<uint8_t>(lid & 0xFF)};
+            Mac16Address to;
+            to.CopyFrom(bytes);
+            ASSERT_TRUE(a->Send(Create<Packet>(64), to, 0x0800));
+        }
+    });
+    Simulator::Run();
+    EXPECT_EQ(up, 2u);
+}
+
 TEST_F(IbFabricTest, APathRecordFromASwitchLidIsRefusedNamingTheSwitch)
 {
     // A switch's LID is its management port 0, which has no port device to start from.
