@@ -571,42 +571,35 @@ TEST(IbRouting, FtreeRefusesNonFatTrees)
         EXPECT_NE(error.find("switch 'sw-"), std::string::npos) << error;
         EXPECT_NE(error.find("adjacent levels"), std::string::npos) << error;
     }
-    {
-        // A host on a level-1 switch.
+    // A host on a level-1 switch, with the levels given and without (as from an
+    // ibnetdiscover file, where the stray host makes 'top' a leaf too).
+    auto strayHost = [](bool levels) {
         IbTopology u;
         const uint32_t leaf = u.AddSwitch(4, "leaf");
         const uint32_t top = u.AddSwitch(4, "top");
         u.ConnectNextFree(leaf, u.AddCa(1));
         u.ConnectNextFree(leaf, top);
         u.ConnectNextFree(top, u.AddCa(1, "stray-host"));
-        u.GetNodeMutable(leaf).level = 0;
-        u.GetNodeMutable(top).level = 1;
+        if (levels)
+        {
+            u.GetNodeMutable(leaf).level = 0;
+            u.GetNodeMutable(top).level = 1;
+        }
         const IbRoutingProblem p = IbLidAssigner::Assign(u, 0, 1);
         IbRoutingTables tables;
         std::string error;
         EXPECT_FALSE(CreateObject<IbFatTreeRouting>()->Route(p, tables, &error));
-        EXPECT_NE(error.find("switch 'top'"), std::string::npos) << error;
-        EXPECT_NE(error.find("stray-host"), std::string::npos) << error;
-    }
-    {
-        // The same without levels (as from an ibnetdiscover file): the stray host makes
-        // 'top' a leaf too, and the message names it as the likely cause.
-        IbTopology u;
-        const uint32_t leaf = u.AddSwitch(4, "leaf");
-        const uint32_t top = u.AddSwitch(4, "top");
-        u.ConnectNextFree(leaf, u.AddCa(1));
-        u.ConnectNextFree(leaf, top);
-        u.ConnectNextFree(top, u.AddCa(1, "stray-host"));
-        const IbRoutingProblem p = IbLidAssigner::Assign(u, 0, 1);
-        IbRoutingTables tables;
-        std::string error;
-        EXPECT_FALSE(CreateObject<IbFatTreeRouting>()->Route(p, tables, &error));
-        EXPECT_NE(error.find("if 'top' is not a leaf, its channel adapter 'stray-host' makes it "
-                             "look like one"),
-                  std::string::npos)
-            << error;
-        EXPECT_NE(error.find("give every switch its level"), std::string::npos) << error;
-    }
+        return error;
+    };
+    const std::string given = strayHost(true);
+    EXPECT_NE(given.find("switch 'top'"), std::string::npos) << given;
+    EXPECT_NE(given.find("stray-host"), std::string::npos) << given;
+    const std::string derived = strayHost(false);
+    EXPECT_NE(derived.find("if 'top' is not a leaf, its channel adapter 'stray-host' makes it "
+                           "look like one"),
+              std::string::npos)
+        << derived;
+    EXPECT_NE(derived.find("give every switch its level"), std::string::npos) << derived;
 }
 
 TEST(IbRouting, FtreeShiftPermutationsAreCongestionFree)
