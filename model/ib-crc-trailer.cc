@@ -76,6 +76,13 @@ IbCrcTrailer::Deserialize(Buffer::Iterator end)
     return size;
 }
 
+uint32_t
+IbCrcTrailer::Deserialize(Buffer::Iterator start, Buffer::Iterator end)
+{
+    m_hasIcrc = end.GetDistanceFrom(start) == ICRC_SIZE + VCRC_SIZE;
+    return Deserialize(end);
+}
+
 void
 IbCrcTrailer::Print(std::ostream& os) const
 {

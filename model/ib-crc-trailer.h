@@ -62,6 +62,14 @@ class IbCrcTrailer : public Trailer
      */
     uint32_t Deserialize(Buffer::Iterator end) override;
     /**
+     * @brief Read a trailer whose extent is known (Packet::Print): 6 bytes hold ICRC and
+     * VCRC, 2 bytes the VCRC alone (a raw packet).
+     * @param start the first byte of the trailer
+     * @param end just past its last byte
+     * @return the number of bytes read
+     */
+    uint32_t Deserialize(Buffer::Iterator start, Buffer::Iterator end) override;
+    /**
      * @brief Print the values with Wireshark's names: "Invariant CRC: 0x..., Variant CRC: 0x...".
      * @param os the output stream
      */

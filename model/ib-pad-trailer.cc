@@ -62,6 +62,13 @@ IbPadTrailer::Deserialize(Buffer::Iterator end)
     return m_bytes;
 }
 
+uint32_t
+IbPadTrailer::Deserialize(Buffer::Iterator start, Buffer::Iterator end)
+{
+    m_bytes = static_cast<uint8_t>(end.GetDistanceFrom(start));
+    return m_bytes;
+}
+
 void
 IbPadTrailer::Print(std::ostream& os) const
 {

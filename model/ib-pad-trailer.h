@@ -37,6 +37,13 @@ class IbPadTrailer : public Trailer
      * @return the pad size set beforehand, or 0 if fewer bytes are present
      */
     uint32_t Deserialize(Buffer::Iterator end) override;
+    /**
+     * Read a pad whose extent is known (Packet::Print): its size is the extent's.
+     * @param start the first pad byte
+     * @param end just past the last
+     * @return the pad size
+     */
+    uint32_t Deserialize(Buffer::Iterator start, Buffer::Iterator end) override;
     void Print(std::ostream& os) const override;
 
   private:
