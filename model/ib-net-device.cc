@@ -1135,10 +1135,17 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
     NS_LOG_LOGIC("VL" << unsigned(vl) << " sends " << item.bytes << " bytes until " << m_txFreeAt);
     if (m_watched & (WATCH_PHY_TX_BEGIN | WATCH_SNIFFER | WATCH_PROMISC_SNIFFER))
     {
+        // At the first bit on the wire (pcap and ascii records are stamped with the time
+        // of the call), which flow-control packets or a cut-through tail may delay.
         const Ptr<Packet> p = item.packet.Share();
-        FireIfConnected(m_watched & WATCH_PHY_TX_BEGIN, m_phyTxBeginTrace, p);
-        FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, p);
-        FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
+        if (startDelay.IsZero())
+        {
+            FireTxBeginTraces(p);
+        }
+        else
+        {
+            Simulator::Schedule(startDelay, &IbNetDevice::FireTxBeginTraces, this, p);
+        }
     }
     if (m_watched & WATCH_TX_START)
     {
@@ -1178,6 +1185,14 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
         // only when that VL's queue is empty, and waits for this call to hand it more.
         NotifyTxReady(vl);
     }
+}
+
+void
+IbNetDevice::FireTxBeginTraces(Ptr<Packet> p)
+{
+    FireIfConnected(m_watched & WATCH_PHY_TX_BEGIN, m_phyTxBeginTrace, p);
+    FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, p);
+    FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
 }
 
 void

@@ -501,6 +501,12 @@ class IbNetDevice : public NetDevice
     void DrainComplete();
     /// Periodic flow-control refresh while VLs are active.
     void RefreshFlowControl();
+    /**
+     * Fire PhyTxBegin, Sniffer and PromiscSniffer for a packet whose first bit is on the
+     * wire now.
+     * @param p the packet
+     */
+    void FireTxBeginTraces(Ptr<Packet> p);
     /// Validate attribute combinations and build derived state (tables, rates).
     void Configure();
     /**
