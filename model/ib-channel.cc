@@ -31,7 +31,10 @@ IbChannel::GetTypeId()
             .SetGroupName("Infiniband")
             .AddConstructor<IbChannel>()
             .AddAttribute("Delay",
-                          "One-way propagation delay of the cable (used when Length is 0).",
+                          "One-way propagation delay of the cable (used when Length is 0). "
+                          "Read, it gives the delay in effect (Length x DelayPerMetre when "
+                          "Length is set): ns-3's distributed engines take their lookahead "
+                          "from it.",
                           TimeValue(NanoSeconds(10)),
                           MakeTimeAccessor(&IbChannel::SetDelay, &IbChannel::GetDelayAttribute),
                           MakeTimeChecker()) // SetDelay refuses a negative one, saying so
@@ -160,7 +163,9 @@ IbChannel::SetDelay(Time delay)
 Time
 IbChannel::GetDelayAttribute() const
 {
-    return m_delay;
+    // The delay in effect: a Length set after the cable was made (Config::Set on it)
+    // would otherwise leave the distributed engines a lookahead longer than the cable.
+    return GetDelay();
 }
 
 void

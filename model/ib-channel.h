@@ -230,7 +230,7 @@ class IbChannel : public Channel
      * @param delay the one-way propagation delay
      */
     void SetDelay(Time delay);
-    /// @return the Delay attribute (GetDelay() gives the delay in effect)
+    /// @return the Delay attribute as read: the delay in effect (GetDelay())
     Time GetDelayAttribute() const;
     /**
      * Set the Length attribute.

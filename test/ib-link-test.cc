@@ -336,6 +336,14 @@ TEST_F(IbLinkTest, ACableLengthOrDelaySetAfterAttachTimesTheNextPacket)
     EXPECT_EQ(arrived[0] - sent[0], serialization + NanoSeconds(35));
     EXPECT_EQ(arrived[1] - sent[1], serialization + NanoSeconds(120));
     EXPECT_EQ(arrived[2] - sent[2], serialization + NanoSeconds(400));
+    // Read, Delay is the delay in effect: what ns-3's distributed engines take their
+    // lookahead from.
+    TimeValue delay;
+    cable->GetAttribute("Delay", delay);
+    EXPECT_EQ(delay.Get(), NanoSeconds(400));
+    cable->SetAttribute("Length", DoubleValue(1.0));
+    cable->GetAttribute("Delay", delay);
+    EXPECT_EQ(delay.Get(), NanoSeconds(4));
 }
 
 TEST_F(IbLinkTest, ALongCableDeliversManyPacketsInFlightInOrder)
