@@ -10,17 +10,54 @@
 #include "ib-net-device.h"
 
 #include "ns3/abort.h"
+#include "ns3/global-value.h"
 #include "ns3/log.h"
 #include "ns3/mpi-interface.h"
 #include "ns3/mpi-receiver.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 
 namespace ns3
 {
 
 NS_LOG_COMPONENT_DEFINE("IbRemoteChannel");
+
+namespace
+{
+
+/// Does nothing: scheduled at the current time, it makes the next pending event "now".
+void
+NowGuard()
+{
+}
+
+/**
+ * Under ns-3's null-message engine, a packet sent to another rank carries the promise
+ * that nothing earlier than (next pending event, or the safe time) + lookahead will
+ * follow. The next pending event may lie well after the current time, while a port sends
+ * a flow-control packet and then, in the same event, a data packet that arrives sooner
+ * than that promise: the other rank would receive it in its past. A pending event at the
+ * current time keeps the promise at now + lookahead, which no later packet of this event
+ * can undercut (each arrives at least a cable delay, the lookahead, after now).
+ */
+void
+KeepNullMessagePromisesTight()
+{
+    static const bool nullMessage = [] {
+        StringValue impl;
+        GlobalValue::GetValueByName("SimulatorImplementationType", impl);
+        return impl.Get() == "ns3::NullMessageSimulatorImpl";
+    }();
+    static EventId guard;
+    if (nullMessage && (guard.IsExpired() || guard.GetTs() != Simulator::Now().GetTimeStep()))
+    {
+        guard = Simulator::ScheduleNow(&NowGuard);
+    }
+}
+
+} // namespace
 
 NS_OBJECT_ENSURE_REGISTERED(IbRemoteHeader);
 NS_OBJECT_ENSURE_REGISTERED(IbRemoteChannel);
@@ -149,6 +186,7 @@ IbRemoteChannel::Transmit(IbOwnedPacket packet,
     ++m_remoteTxPackets;
     NS_LOG_LOGIC("to node " << dst->GetNode()->GetId() << " device " << dst->GetIfIndex()
                             << " on rank " << dst->GetNode()->GetSystemId() << " at " << rxTime);
+    KeepNullMessagePromisesTight();
     MpiInterface::SendPacket(copy, rxTime, dst->GetNode()->GetId(), dst->GetIfIndex());
 }
 
