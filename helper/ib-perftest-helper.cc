@@ -194,7 +194,8 @@ IbPerftestHelper::ParseSizes(const std::string& list,
         }
         char* end = nullptr;
         const unsigned long long v = item.empty() ? 0 : std::strtoull(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || v == 0 || v * mult > 0x80000000ULL)
+        // v > 2^31 / mult, not v * mult > 2^31: the product can wrap (2^54 K is 0).
+        if (item.empty() || *end != '\0' || v == 0 || v > 0x80000000ULL / mult)
         {
             if (error != nullptr)
             {

@@ -496,6 +496,11 @@ TEST(IbPerftestUserErrors, BadValuesAreRefusedWithTheValidOnes)
     std::string error;
     EXPECT_FALSE(IbPerftestHelper::ParseSizes("2,x", sizes, &error));
     EXPECT_NE(error.find("size 'x'"), std::string::npos) << error;
+    // 2^54 K wraps to 0 when multiplied: refused as too large, not run as 0 bytes.
+    EXPECT_FALSE(IbPerftestHelper::ParseSizes("18014398509481984K", sizes, &error));
+    EXPECT_NE(error.find("from 1 to 2^31"), std::string::npos) << error;
+    EXPECT_TRUE(IbPerftestHelper::ParseSizes("2G", sizes));
+    EXPECT_EQ(sizes, (std::vector<uint64_t>{1ULL << 31}));
 }
 
 TEST(IbPerftestUserErrors, InstallWithoutHcaNamesIbHcaHelper)
