@@ -9,6 +9,7 @@
 #include "ns3/ib-channel.h"
 #include "ns3/ib-erf-header.h"
 #include "ns3/ib-net-device.h"
+#include "ns3/ib-switch.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
@@ -55,6 +56,35 @@ IbPcapSniffEvent(Ptr<PcapFileWrapper> file, Ptr<const Packet> packet)
     erf.SetTimestamp(now);
     erf.SetPacketLength(static_cast<uint16_t>(packet->GetSize()));
     file->Write(now, erf, packet);
+}
+
+/**
+ * A packet the switch dropped (UnknownDlidDrop: no route, or its SL maps to VL15) as an
+ * ascii 'd' line of the port it arrived on, in ns-3's drop-line format.
+ * @param stream the ascii stream
+ * @param context the trace path, or "" for a per-device file (lines without context)
+ * @param port the switch port the stream traces
+ * @param packet the dropped packet
+ * @param inPort the port it arrived on
+ */
+void
+IbAsciiSwitchDrop(Ptr<OutputStreamWrapper> stream,
+                  std::string context,
+                  uint8_t port,
+                  Ptr<const Packet> packet,
+                  uint8_t inPort)
+{
+    if (inPort != port)
+    {
+        return;
+    }
+    std::ostream& os = *stream->GetStream();
+    os << "d " << Simulator::Now().GetSeconds() << " ";
+    if (!context.empty())
+    {
+        os << context << " ";
+    }
+    os << *packet << std::endl;
 }
 
 } // namespace
@@ -219,6 +249,7 @@ IbHelper::EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
         asciiTraceHelper.HookDefaultReceiveSinkWithoutContext<IbNetDevice>(device,
                                                                            "MacRx",
                                                                            theStream);
+        HookSwitchDrops(theStream, "", device);
         return;
     }
     // A shared stream: hook with context so lines say which device they come from.
@@ -232,6 +263,32 @@ IbHelper::EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
                     MakeBoundCallback(&AsciiTraceHelper::DefaultDropSinkWithContext, stream));
     Config::Connect(path.str() + "MacRx",
                     MakeBoundCallback(&AsciiTraceHelper::DefaultReceiveSinkWithContext, stream));
+    std::ostringstream swPath;
+    swPath << "/NodeList/" << nodeid << "/$ns3::IbSwitch/UnknownDlidDrop";
+    HookSwitchDrops(stream, swPath.str(), device);
+}
+
+void
+IbHelper::HookSwitchDrops(Ptr<OutputStreamWrapper> stream,
+                          std::string context,
+                          Ptr<IbNetDevice> device)
+{
+    // A switch port's drops are the switch's: the port it arrived on gets the 'd' line.
+    Ptr<IbSwitch> sw = device->GetNode()->GetObject<IbSwitch>();
+    if (!sw)
+    {
+        return;
+    }
+    for (uint8_t p = 1; p <= sw->GetNPorts(); ++p)
+    {
+        if (sw->GetPort(p) == device)
+        {
+            sw->TraceConnectWithoutContext(
+                "UnknownDlidDrop",
+                MakeBoundCallback(&IbAsciiSwitchDrop, stream, context, p));
+            return;
+        }
+    }
 }
 
 } // namespace ns3

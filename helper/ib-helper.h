@@ -91,6 +91,16 @@ class IbHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevice
                              std::string prefix,
                              Ptr<NetDevice> nd,
                              bool explicitFilename) override;
+    /**
+     * If @p device is a switch port, write the switch's drops of packets that arrived on
+     * it (UnknownDlidDrop) as 'd' lines to @p stream.
+     * @param stream the ascii stream
+     * @param context the trace path written on each line, or "" for none
+     * @param device the port
+     */
+    static void HookSwitchDrops(Ptr<OutputStreamWrapper> stream,
+                                std::string context,
+                                Ptr<IbNetDevice> device);
 
     ObjectFactory m_deviceFactory;  //!< device factory
     ObjectFactory m_channelFactory; //!< channel factory

@@ -23,6 +23,7 @@
 #include "ns3/ib-packet-parser.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-reth-header.h"
+#include "ns3/ib-switch.h"
 #include "ns3/network-module.h"
 
 #include <cstdio>
@@ -322,6 +323,54 @@ TEST_F(IbPcapTest, AsciiTraceLinesShowTheTrailersAsSent)
             std::cerr << line << "\n";
         }
         std::exit(ok ? 0 : 1);
+    };
+    EXPECT_EXIT(run(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(IbPcapTest, AsciiTraceOfASwitchPortShowsWhatTheSwitchDropped)
+{
+    // A packet to a LID the switch has no route for is dropped by the switch, not by a
+    // port: the ascii trace of the port it arrived on gets its 'd' line. (A child process,
+    // as above: ascii tracing turns packet metadata on.)
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    const std::string path = m_dir + "/switch.tr";
+    auto run = [&path]() {
+        IbHelper helper;
+        Ptr<Node> s = CreateObject<Node>();
+        Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+        s->AggregateObject(sw);
+        Ptr<IbNetDevice> h = helper.InstallPort(CreateObject<Node>());
+        Ptr<IbNetDevice> in = helper.InstallPort(s);
+        sw->AddPort(in);
+        helper.Connect(h, in);
+        AsciiTraceHelper ascii;
+        helper.EnableAscii(ascii.CreateFileStream(path), in);
+        Simulator::Schedule(MicroSeconds(1), [h]() {
+            Ptr<Packet> p = Create<Packet>(64);
+            IbLrhHeader lrh;
+            lrh.SetDlid(0x1234);
+            lrh.SetSlid(h->GetLid());
+            IbBthHeader bth;
+            bth.SetOpcode(IbOpcode::UD_SEND_ONLY);
+            IbPacket::Seal(p, lrh, nullptr, bth, 64);
+            h->SendIbPacket(p);
+        });
+        Simulator::Run();
+        const uint64_t drops = sw->GetUnknownDlidDrops();
+        Simulator::Destroy();
+        std::ifstream in2(path);
+        uint32_t dLines = 0;
+        for (std::string line; std::getline(in2, line);)
+        {
+            std::cerr << line << "\n";
+            if (line.rfind("d ", 0) == 0 &&
+                line.find("/$ns3::IbSwitch/UnknownDlidDrop") != std::string::npos &&
+                line.find("Destination Local ID: 4660") != std::string::npos)
+            {
+                ++dLines;
+            }
+        }
+        std::exit(drops == 1 && dLines == 1 ? 0 : 1);
     };
     EXPECT_EXIT(run(), ::testing::ExitedWithCode(0), "");
 }
