@@ -124,6 +124,43 @@ MakeStar(const IbHelper& ib, uint32_t n)
     return st;
 }
 
+/// Host a at EDR on switch port 1; hosts on ports 2.. at HDR (a faster output).
+struct EdrInHdrOut
+{
+    Ptr<IbSwitch> sw;                   ///< the switch (cut-through)
+    Ptr<IbNetDevice> a;                 ///< the EDR host
+    std::vector<Ptr<IbNetDevice>> outs; ///< the HDR hosts, outs[i] on port i + 2
+};
+
+/**
+ * @param n HDR hosts
+ * @return the switch and its hosts; the LFT routes outs[0]'s LID to port 2
+ */
+EdrInHdrOut
+MakeEdrInHdrOut(uint32_t n)
+{
+    IbHelper edr;
+    edr.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+    IbHelper hdr;
+    hdr.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
+    EdrInHdrOut e;
+    Ptr<Node> s;
+    e.sw = NewSwitch(&s);
+    e.a = edr.InstallPort(CreateObject<Node>());
+    Ptr<IbNetDevice> in = edr.InstallPort(s);
+    e.sw->AddPort(in);
+    edr.Connect(e.a, in);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        e.outs.push_back(hdr.InstallPort(CreateObject<Node>()));
+        Ptr<IbNetDevice> port = hdr.InstallPort(s);
+        e.sw->AddPort(port);
+        hdr.Connect(port, e.outs.back());
+    }
+    e.sw->SetLftEntry(e.outs[0]->GetLid(), 2);
+    return e;
+}
+
 Ptr<Packet>
 MakePacket(Ptr<IbNetDevice> from, uint16_t dlid, uint32_t payload, uint8_t sl = 0)
 {
@@ -219,26 +256,10 @@ TEST_F(IbSwitchTest, AMulticastCopyOnAFasterOutputWaitsForItsTailLikeAUnicastPac
     // Cut-through from an EDR input to HDR outputs: a packet may not finish leaving before
     // its tail has arrived. A multicast copy must keep that rule as a unicast packet does.
     auto arrivalAtB = [](uint16_t dlidKind) {
-        IbHelper edr;
-        edr.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
-        IbHelper hdr;
-        hdr.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
-        Ptr<Node> s;
-        Ptr<IbSwitch> sw = NewSwitch(&s);
-        Ptr<IbNetDevice> a = edr.InstallPort(CreateObject<Node>());
-        Ptr<IbNetDevice> in = edr.InstallPort(s);
-        sw->AddPort(in);
-        edr.Connect(a, in);
-        std::vector<Ptr<IbNetDevice>> outs;
-        for (uint32_t i = 0; i < 2; ++i)
-        {
-            outs.push_back(hdr.InstallPort(CreateObject<Node>()));
-            Ptr<IbNetDevice> port = hdr.InstallPort(s);
-            sw->AddPort(port);
-            hdr.Connect(port, outs.back());
-        }
-        sw->SetLftEntry(outs[0]->GetLid(), 2);
-        sw->SetMftEntry(0xC001, {2, 3});
+        EdrInHdrOut e = MakeEdrInHdrOut(2);
+        Ptr<IbNetDevice> a = e.a;
+        std::vector<Ptr<IbNetDevice>>& outs = e.outs;
+        e.sw->SetMftEntry(0xC001, {2, 3});
         Time arrived;
         outs[0]->TraceConnectWithoutContext("MacRx", MakeCallback(+[](Time* t, Ptr<const Packet>) {
                                                          *t = Simulator::Now();
@@ -260,21 +281,10 @@ TEST_F(IbSwitchTest, PhyTxBeginIsStampedWhenACutThroughPacketReallyStarts)
     // EDR in, HDR out, cut-through: the output may not start until the tail allows it,
     // about 164 ns after the packet is handed over. PhyTxBegin (and so pcap and ascii
     // records) fire when the first bit goes out: one HDR serialization before PhyTxEnd.
-    IbHelper edr;
-    edr.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
-    IbHelper hdr;
-    hdr.SetDeviceAttribute("LinkSpeed", StringValue("HDR"));
-    Ptr<Node> s;
-    Ptr<IbSwitch> sw = NewSwitch(&s);
-    Ptr<IbNetDevice> a = edr.InstallPort(CreateObject<Node>());
-    Ptr<IbNetDevice> in = edr.InstallPort(s);
-    sw->AddPort(in);
-    edr.Connect(a, in);
-    Ptr<IbNetDevice> b = hdr.InstallPort(CreateObject<Node>());
-    Ptr<IbNetDevice> out = hdr.InstallPort(s);
-    sw->AddPort(out);
-    hdr.Connect(out, b);
-    sw->SetLftEntry(b->GetLid(), 2);
+    EdrInHdrOut e = MakeEdrInHdrOut(1);
+    Ptr<IbNetDevice> a = e.a;
+    Ptr<IbNetDevice> b = e.outs[0];
+    Ptr<IbNetDevice> out = e.sw->GetPort(2);
     Time begin;
     Time end;
     uint32_t bytes = 0;
