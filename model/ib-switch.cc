@@ -242,7 +242,9 @@ IbSwitch::BuildDefaultSl2Vl()
             {
                 m_sl2vl[k][sl] = m_ports[out]->GetVlForSl(sl);
             }
-            CheckArbitrated(static_cast<uint8_t>(in), static_cast<uint8_t>(out), m_sl2vl[k]);
+            // Not checked against the output's arbitration here: an SL nobody sends on
+            // may map anywhere, as at a host port; a packet that does reach a VL the
+            // output never arbitrates stops the run with the port's message.
         }
     }
     m_sl2vlStride = stride;

@@ -574,10 +574,20 @@ TEST_F(IbSwitchTest, AVlTheOutputPortNeverArbitratesIsRefusedWithAMessage)
                  "port [0-9]+: a packet waits on VL1, but no entry of weight > 0 names VL1 in "
                  "VlArbitrationHigh='0:4' or VlArbitrationLow='0:4', so it could never be sent "
                  "\\(a switch put it there by its SL-to-VL table\\). Add an entry such as 1:4");
-    // With a table of its own, the switch checks its SL-to-VL tables before forwarding.
+    // The same with the ports' own table (the switch's unprogrammed pairs follow it).
     EXPECT_DEATH(run("0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0"),
-                 "IbSwitch on node [0-9]+: SL1 from port [0-9]+ to port [0-9]+ maps to VL1, but "
-                 "no entry of weight > 0 names VL1 in that port's VlArbitrationHigh='0:4' or "
+                 "port [0-9]+: a packet waits on VL1, but no entry of weight > 0 names VL1");
+    // Programming a pair explicitly (as a subnet manager does) is checked at once.
+    auto program = []() {
+        OneSwitch o = MakeOneSwitch({{"NumDataVls", "2"}});
+        o.swOut->SetAttribute("VlArbitrationLow", StringValue("0:4"));
+        std::array<uint8_t, 16> table{};
+        table[1] = 1;
+        o.sw->SetSl2Vl(1, 2, table);
+    };
+    EXPECT_DEATH(program(),
+                 "IbSwitch on node [0-9]+: SL1 from port 1 to port 2 maps to VL1, but no entry of "
+                 "weight > 0 names VL1 in that port's VlArbitrationHigh='0:4' or "
                  "VlArbitrationLow='0:4'");
 }
 
