@@ -750,8 +750,8 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
                       "PostSend: an RDMA READ of " + std::to_string(wr.sge.length) +
                           " bytes at path MTU " + std::to_string(m_pmtu) + " takes " +
                           std::to_string(PacketsFor(wr.sge.length, m_pmtu)) +
-                          " response PSNs, half the 24-bit PSN space or more, which "
-                          "responses cannot be told apart in; split it into READs under " +
+                          " response PSNs, half the 24-bit PSN space or more, beyond which "
+                          "PSNs cannot be ordered; split it into READs under " +
                           std::to_string(uint64_t{kPsnHalf - 1} * m_pmtu) +
                           " bytes or use a larger pathMtu");
     }
