@@ -35,12 +35,21 @@ IbFabricStats::Install(const IbFabric& fabric, Time start)
         }
         return n + " port " + std::to_string(d->GetIfIndex() + 1);
     };
-    for (uint32_t i = 0; i < fabric.hostPorts.GetN(); ++i)
+    // Every cabled port of every host: a multi-port HCA's second rail carries flows too.
+    for (uint32_t i = 0; i < fabric.hosts.GetN(); ++i)
     {
-        Ptr<IbNetDevice> d = fabric.HostPort(i);
-        d->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&IbFabricStats::OnRx, this));
-        m_ports.push_back(d);
-        m_portNames.push_back(name(d));
+        Ptr<Node> host = fabric.hosts.Get(i);
+        for (uint32_t k = 0; k < host->GetNDevices(); ++k)
+        {
+            Ptr<IbNetDevice> d = DynamicCast<IbNetDevice>(host->GetDevice(k));
+            if (!d || !d->GetChannel())
+            {
+                continue;
+            }
+            d->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&IbFabricStats::OnRx, this));
+            m_ports.push_back(d);
+            m_portNames.push_back(name(d));
+        }
     }
     for (const auto& sw : fabric.switchOf)
     {

@@ -425,6 +425,35 @@ TEST_F(IbFabricTest, WithLmcAPortTakesDatagramsToEveryLidOfItsRange)
     EXPECT_EQ(up, 2u);
 }
 
+TEST_F(IbFabricTest, FabricStatsSeeEveryCabledHostPort)
+{
+    // A dual-rail host (both ports cabled): a flow to its second port is a flow, and both
+    // its ports are ports. A host port without a cable is not counted.
+    IbTopology t;
+    const uint32_t sw = t.AddSwitch(4, "sw", 0x10);
+    const uint32_t h0 = t.AddCa(2, "h0", 0x20);
+    const uint32_t h1 = t.AddCa(2, "h1", 0x30);
+    std::string error;
+    ASSERT_TRUE(t.Connect(h0, 1, sw, 1, IbLinkRate::EDR, 4, &error)) << error;
+    ASSERT_TRUE(t.Connect(h0, 2, sw, 2, IbLinkRate::EDR, 4, &error)) << error;
+    ASSERT_TRUE(t.Connect(h1, 1, sw, 3, IbLinkRate::EDR, 4, &error)) << error;
+    IbFabric f = IbFabricHelper().Build(t);
+    Ptr<IbNetDevice> rail2 = DynamicCast<IbNetDevice>(f.hosts.Get(0)->GetDevice(1));
+    ASSERT_NE(rail2->GetLid(), 0);
+    IbFabricStats stats;
+    stats.Install(f, Seconds(0));
+    IbRawTrafficHelper traffic(rail2->GetLid());
+    traffic.SetAttribute("MaxPackets", UintegerValue(4));
+    traffic.Install(f.HostPort(1)).Start(MicroSeconds(1));
+    Simulator::Run();
+    const std::vector<IbFabricStats::Flow> flows = stats.GetFlows();
+    ASSERT_EQ(flows.size(), 1u);
+    EXPECT_EQ(flows[0].dlid, rail2->GetLid());
+    EXPECT_EQ(flows[0].packets, 4u);
+    // Ports: h0's two, h1's one (its port 2 has no cable) and the switch's three.
+    EXPECT_EQ(stats.GetPorts(Simulator::Now()).size(), 6u);
+}
+
 TEST_F(IbFabricTest, APathRecordFromASwitchLidIsRefusedNamingTheSwitch)
 {
     // A switch's LID is its management port 0, which has no port device to start from.
