@@ -366,18 +366,39 @@ TEST_F(IbFabricTest, AFlowToAHostTheFabricLacksIsRefusedNamingTheFlow)
     EXPECT_EQ(IbTrafficPattern::InstallRawFlows(f, {{0, 1}, {1, 0}}, flow).GetN(), 2u);
 }
 
+namespace
+{
+
+/**
+ * One 4-port switch, host h0 with two ports and host h1 with two ports, h1 cabled on its
+ * port 1 only.
+ * @param h0Port1 whether h0's port 1 is cabled too (its port 2 always is)
+ * @return the fabric, brought up
+ */
+IbFabric
+TwoPortHosts(bool h0Port1)
+{
+    IbTopology t;
+    const uint32_t sw = t.AddSwitch(4, "sw", 0x10);
+    const uint32_t h0 = t.AddCa(2, "h0", 0x20);
+    const uint32_t h1 = t.AddCa(2, "h1", 0x30);
+    std::string error;
+    if (h0Port1)
+    {
+        EXPECT_TRUE(t.Connect(h0, 1, sw, 3, IbLinkRate::EDR, 4, &error)) << error;
+    }
+    EXPECT_TRUE(t.Connect(h0, 2, sw, 1, IbLinkRate::EDR, 4, &error)) << error;
+    EXPECT_TRUE(t.Connect(h1, 1, sw, 2, IbLinkRate::EDR, 4, &error)) << error;
+    return IbFabricHelper().Build(t);
+}
+
+} // namespace
+
 TEST_F(IbFabricTest, AHostCabledOnlyOnItsSecondPortIsReachedThere)
 {
     // A dual-port HCA with only port 2 cabled (common in real fabrics): its host port is
     // port 2, with a LID, and traffic to it arrives.
-    IbTopology t;
-    const uint32_t sw = t.AddSwitch(4, "sw", 0x10);
-    const uint32_t h0 = t.AddCa(2, "h0", 0x20);
-    const uint32_t h1 = t.AddCa(1, "h1", 0x30);
-    std::string error;
-    ASSERT_TRUE(t.Connect(h0, 2, sw, 1, IbLinkRate::EDR, 4, &error)) << error;
-    ASSERT_TRUE(t.Connect(h1, 1, sw, 2, IbLinkRate::EDR, 4, &error)) << error;
-    IbFabric f = IbFabricHelper().Build(t);
+    IbFabric f = TwoPortHosts(false);
     Ptr<IbNetDevice> p0 = f.HostPort(0);
     ASSERT_NE(p0->GetLid(), 0);
     EXPECT_EQ(p0->GetIfIndex(), 1u); // the node's second device: port 2
@@ -429,15 +450,7 @@ TEST_F(IbFabricTest, FabricStatsSeeEveryCabledHostPort)
 {
     // A dual-rail host (both ports cabled): a flow to its second port is a flow, and both
     // its ports are ports. A host port without a cable is not counted.
-    IbTopology t;
-    const uint32_t sw = t.AddSwitch(4, "sw", 0x10);
-    const uint32_t h0 = t.AddCa(2, "h0", 0x20);
-    const uint32_t h1 = t.AddCa(2, "h1", 0x30);
-    std::string error;
-    ASSERT_TRUE(t.Connect(h0, 1, sw, 1, IbLinkRate::EDR, 4, &error)) << error;
-    ASSERT_TRUE(t.Connect(h0, 2, sw, 2, IbLinkRate::EDR, 4, &error)) << error;
-    ASSERT_TRUE(t.Connect(h1, 1, sw, 3, IbLinkRate::EDR, 4, &error)) << error;
-    IbFabric f = IbFabricHelper().Build(t);
+    IbFabric f = TwoPortHosts(true);
     Ptr<IbNetDevice> rail2 = DynamicCast<IbNetDevice>(f.hosts.Get(0)->GetDevice(1));
     ASSERT_NE(rail2->GetLid(), 0);
     IbFabricStats stats;
