@@ -60,7 +60,7 @@ IbPcapSniffEvent(Ptr<PcapFileWrapper> file, Ptr<const Packet> packet)
 
 /**
  * A packet the switch dropped (UnknownDlidDrop: no route, or its SL maps to VL15) as an
- * ascii 'd' line of the port it arrived on, in ns-3's drop-line format.
+ * ascii 'd' line of the port it arrived on, written by ns-3's default drop sinks.
  * @param stream the ascii stream
  * @param context the trace path, or "" for a per-device file (lines without context)
  * @param port the switch port the stream traces
@@ -78,13 +78,14 @@ IbAsciiSwitchDrop(Ptr<OutputStreamWrapper> stream,
     {
         return;
     }
-    std::ostream& os = *stream->GetStream();
-    os << "d " << Simulator::Now().GetSeconds() << " ";
-    if (!context.empty())
+    if (context.empty())
     {
-        os << context << " ";
+        AsciiTraceHelper::DefaultDropSinkWithoutContext(stream, packet);
     }
-    os << *packet << std::endl;
+    else
+    {
+        AsciiTraceHelper::DefaultDropSinkWithContext(stream, context, packet);
+    }
 }
 
 } // namespace
