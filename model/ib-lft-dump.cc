@@ -212,13 +212,15 @@ IbLftDump::Read(std::istream& is,
             seen[it->second] = true;
             current = it->second;
             const uint16_t ownLid = problem.baseLid[current][0];
-            const std::size_t l = text.find("of switch Lid ");
+            const std::string lidKey = "of switch Lid ";
+            const std::size_t l = text.find(lidKey);
             if (l != std::string::npos && l < g)
             {
                 // The file's LIDs must be this fabric's: an entry names a destination by
                 // LID only, so a dump from a fabric numbered otherwise (a real cluster's,
                 // next to an ibnetdiscover file) would send every packet somewhere else.
-                const unsigned long fileLid = std::strtoul(text.c_str() + l + 14, nullptr, 10);
+                const unsigned long fileLid =
+                    std::strtoul(text.c_str() + l + lidKey.size(), nullptr, 10);
                 if (fileLid != ownLid)
                 {
                     return fail("switch '" + nodes[current].name + "' (" + hex(guid, 16) +
