@@ -23,6 +23,7 @@
 #include "ns3/uinteger.h"
 
 #include <memory>
+#include <sstream>
 
 namespace ns3
 {
@@ -144,30 +145,75 @@ CollectiveHelper::InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts)
 Ptr<CollectiveCommunicator>
 CollectiveHelper::InstallTcp(NodeContainer nodes)
 {
-    std::vector<Ptr<Node>> ns;
     std::vector<Ipv4Address> addrs;
     for (uint32_t i = 0; i < nodes.GetN(); ++i)
     {
         Ptr<Node> node = nodes.Get(i);
         Ptr<Ipv4> ip = node->GetObject<Ipv4>();
         NS_ABORT_MSG_UNLESS(ip, "CollectiveHelper: node " << node->GetId() << " has no IPv4");
-        Ipv4Address a;
-        bool found = false;
-        for (uint32_t k = 0; k < ip->GetNInterfaces() && !found; ++k)
+        std::vector<Ipv4Address> own;
+        for (uint32_t k = 0; k < ip->GetNInterfaces(); ++k)
         {
-            for (uint32_t j = 0; j < ip->GetNAddresses(k) && !found; ++j)
+            for (uint32_t j = 0; j < ip->GetNAddresses(k); ++j)
             {
                 const Ipv4Address l = ip->GetAddress(k, j).GetLocal();
                 if (l != Ipv4Address::GetLoopback())
                 {
-                    a = l;
-                    found = true;
+                    own.push_back(l);
                 }
             }
         }
-        NS_ABORT_MSG_UNLESS(found, "CollectiveHelper: node " << node->GetId() << " has no address");
-        ns.push_back(node);
+        NS_ABORT_MSG_IF(own.empty(),
+                        "CollectiveHelper::InstallTcp: node " << node->GetId()
+                                                              << " has no IPv4 address");
+        if (own.size() > 1)
+        {
+            std::ostringstream list;
+            for (const Ipv4Address& a : own)
+            {
+                list << " " << a;
+            }
+            NS_ABORT_MSG("CollectiveHelper::InstallTcp: node "
+                         << node->GetId() << " (rank " << i << ") has " << own.size()
+                         << " IPv4 addresses (" << list.str().substr(1)
+                         << "): which network should the collective use? Pass the "
+                            "interfaces, InstallTcp(nodes, interfaces), e.g. an "
+                            "IbEthernetSideBySide's ethInterfaces or ibInterfaces");
+        }
+        addrs.push_back(own.front());
+    }
+    return InstallTcpAt(nodes, addrs);
+}
+
+Ptr<CollectiveCommunicator>
+CollectiveHelper::InstallTcp(NodeContainer nodes, const Ipv4InterfaceContainer& interfaces)
+{
+    NS_ABORT_MSG_IF(interfaces.GetN() != nodes.GetN(),
+                    "CollectiveHelper::InstallTcp: " << nodes.GetN() << " nodes but "
+                                                     << interfaces.GetN()
+                                                     << " interfaces; give one per node");
+    std::vector<Ipv4Address> addrs;
+    for (uint32_t i = 0; i < nodes.GetN(); ++i)
+    {
+        const Ipv4Address a = interfaces.GetAddress(i);
+        Ptr<Ipv4> ip = nodes.Get(i)->GetObject<Ipv4>();
+        NS_ABORT_MSG_UNLESS(ip && ip->GetInterfaceForAddress(a) >= 0,
+                            "CollectiveHelper::InstallTcp: interface "
+                                << i << " (" << a << ") is not an address of node "
+                                << nodes.Get(i)->GetId() << " (rank " << i
+                                << "); give the interfaces in the nodes' order");
         addrs.push_back(a);
+    }
+    return InstallTcpAt(nodes, addrs);
+}
+
+Ptr<CollectiveCommunicator>
+CollectiveHelper::InstallTcpAt(NodeContainer nodes, const std::vector<Ipv4Address>& addrs)
+{
+    std::vector<Ptr<Node>> ns;
+    for (uint32_t i = 0; i < nodes.GetN(); ++i)
+    {
+        ns.push_back(nodes.Get(i));
     }
     Ptr<CollectiveTcpTransport> t = m_tcp.Create<CollectiveTcpTransport>();
     UintegerValue base;

@@ -11,6 +11,7 @@
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-hca-helper.h"
 #include "ns3/ib-topology.h"
+#include "ns3/ipv4-interface-container.h"
 #include "ns3/node-container.h"
 #include "ns3/object-factory.h"
 #include "ns3/sharp-aggregation-manager.h"
@@ -79,12 +80,24 @@ class CollectiveHelper
      */
     Ptr<CollectiveCommunicator> InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts = {});
     /**
-     * A communicator over TCP: rank i is @p nodes.Get(i), reached at the first address of
-     * its first IPv4 interface that is not loopback. Each communicator gets its own port.
+     * A communicator over TCP: rank i is @p nodes.Get(i), reached at its one IPv4 address
+     * that is not loopback. A node with more than one (a side-by-side host has an IPoIB
+     * and an Ethernet address) is refused: name the addresses with the other overload.
+     * Each communicator gets its own port.
      * @param nodes nodes with an Internet stack and routes between them
      * @return the communicator
      */
     Ptr<CollectiveCommunicator> InstallTcp(NodeContainer nodes);
+    /**
+     * A communicator over TCP: rank i is @p nodes.Get(i), reached at
+     * @p interfaces.GetAddress(i), which must be one of its own addresses; e.g. the
+     * ethInterfaces (or ibInterfaces, for TCP over IPoIB) of an IbEthernetSideBySide.
+     * @param nodes nodes with an Internet stack and routes between them
+     * @param interfaces one interface per node, in the same order
+     * @return the communicator
+     */
+    Ptr<CollectiveCommunicator> InstallTcp(NodeContainer nodes,
+                                           const Ipv4InterfaceContainer& interfaces);
 
     /**
      * @param name "ring", "tree", "hd" (or "halving-doubling"), "rd", "sharp"
@@ -128,6 +141,14 @@ class CollectiveHelper
 
     /// @return a new algorithm of the configured name with the configured attributes
     Ptr<CollectiveAlgorithm> NewAlgorithm() const;
+    /**
+     * The TCP communicator of both InstallTcp overloads.
+     * @param nodes the ranks' nodes
+     * @param addrs each node's address, checked by the caller
+     * @return the communicator
+     */
+    Ptr<CollectiveCommunicator> InstallTcpAt(NodeContainer nodes,
+                                             const std::vector<Ipv4Address>& addrs);
 };
 
 } // namespace ns3

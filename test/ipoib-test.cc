@@ -9,6 +9,7 @@
  */
 
 #include "ns3/applications-module.h"
+#include "ns3/collective-helper.h"
 #include "ns3/core-module.h"
 #include "ns3/flow-monitor-helper.h"
 #include "ns3/ib-channel.h"
@@ -1762,4 +1763,79 @@ TEST_F(IpoibTest, SideBySideFlowsUseTheirFabricAndRunsAreDeterministic)
         EXPECT_EQ(ib1, ib2);
         EXPECT_EQ(eth1, eth2);
     }
+}
+
+/*
+ * A collective over TCP on side-by-side hosts, which have an IPoIB and an Ethernet
+ * address each, runs on the network whose interfaces it is given; without them it is
+ * refused (before, it silently took the first address: IPoIB).
+ */
+TEST_F(IpoibTest, TcpCollectiveOnSideBySideHostsUsesTheNamedNetwork)
+{
+    for (int network = 0; network < 2; ++network)
+    {
+        IbHelper::ResetLidAllocation();
+        IbEthernetSideBySideHelper helper;
+        helper.GetIpoibHelper().SetDeviceAttribute("HardwareAddressMode",
+                                                   EnumValue(IpoibNetDevice::EUI64));
+        IbEthernetSideBySide s = helper.Build(IbTopologyBuilder::FatTree2Level(4, 4));
+        uint64_t ibBytes = 0;
+        uint64_t ethBytes = 0;
+        for (uint32_t i = 0; i < s.GetNHosts(); ++i)
+        {
+            s.ipoibDevices.Get(i)->TraceConnectWithoutContext(
+                "MacTx",
+                MakeCallback(+[](uint64_t* b, Ptr<const Packet> p) {
+                    *b += p->GetSize();
+                }).Bind(&ibBytes));
+            s.ethHostDevices.Get(i)->TraceConnectWithoutContext(
+                "MacTx",
+                MakeCallback(+[](uint64_t* b, Ptr<const Packet> p) {
+                    *b += p->GetSize();
+                }).Bind(&ethBytes));
+        }
+        CollectiveHelper ch;
+        ch.SetAlgorithm("ring");
+        Ptr<CollectiveCommunicator> comm =
+            ch.InstallTcp(s.ib.hosts, network == 0 ? s.ibInterfaces : s.ethInterfaces);
+        CollectiveOpSpec spec;
+        spec.type = CollectiveDataType::FLOAT32;
+        spec.op = CollectiveRedOp::SUM;
+        spec.count = 64 * 1024; // 256 KiB per rank
+        EXPECT_NE(CollectiveHelper::Run(comm, spec, nullptr, MilliSeconds(50)), Time::Max());
+        // A ring allreduce moves 2 (n - 1) / n of the data out of every rank: 1.5 x 256 KiB
+        // per host, 1.5 MiB in all, plus headers, on the network named and none on the other.
+        if (network == 0)
+        {
+            EXPECT_GT(ibBytes, 4u * 3 * 128 * 1024);
+            EXPECT_EQ(ethBytes, 0u);
+        }
+        else
+        {
+            EXPECT_GT(ethBytes, 4u * 3 * 128 * 1024);
+            EXPECT_EQ(ibBytes, 0u);
+        }
+        Simulator::Destroy();
+    }
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            IbEthernetSideBySideHelper helper;
+            IbEthernetSideBySide s = helper.Build(IbTopologyBuilder::FatTree2Level(4, 4));
+            CollectiveHelper().InstallTcp(s.ib.hosts);
+        },
+        "InstallTcp: node [0-9]+ \\(rank 0\\) has 2 IPv4 addresses \\(10\\..*\\): which network "
+        "should the collective use\\? Pass the interfaces");
+    EXPECT_DEATH(
+        {
+            IbEthernetSideBySideHelper helper;
+            IbEthernetSideBySide s = helper.Build(IbTopologyBuilder::FatTree2Level(4, 4));
+            Ipv4InterfaceContainer shifted;
+            for (uint32_t i = 0; i < s.GetNHosts(); ++i)
+            {
+                shifted.Add(s.ethInterfaces.Get((i + 1) % s.GetNHosts()));
+            }
+            CollectiveHelper().InstallTcp(s.ib.hosts, shifted);
+        },
+        "interface 0 \\(.*\\) is not an address of node [0-9]+ \\(rank 0\\)");
 }
