@@ -268,7 +268,8 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
         m_algorithm->Build(spec, r, n, m_chunkSize, o.ranks[r].prog);
         Analyze(o.ranks[r]);
     }
-    for (uint32_t r = 0; r < n; ++r)
+    // (An operation whose every rank finished at once has given its ranks' state back.)
+    for (uint32_t r = 0; r < n && o.end == Time::Max(); ++r)
     {
         RankRun& rr = o.ranks[r];
         for (uint32_t i = 0; i < rr.prog.size(); ++i)
@@ -379,6 +380,9 @@ CollectiveCommunicator::Receive(uint32_t src,
     NS_ABORT_MSG_IF(it == m_ops.end(),
                     "CollectiveCommunicator: message for unknown operation " << tag);
     Op& op = *it->second;
+    NS_ABORT_MSG_IF(op.end != Time::Max(),
+                    "CollectiveCommunicator: message " << src << " -> " << dst << " for operation "
+                                                       << tag << ", which has finished");
     RankRun& rr = op.ranks.at(dst);
     const uint32_t k = rr.arrivedCount[src]++;
     auto items = rr.recvItems.find(src);
@@ -408,7 +412,7 @@ void
 CollectiveCommunicator::SendDone(uint32_t opId, uint32_t rank, uint64_t bytes)
 {
     auto it = m_ops.find(opId);
-    if (it == m_ops.end())
+    if (it == m_ops.end() || it->second->end != Time::Max())
     {
         return;
     }
@@ -427,8 +431,8 @@ void
 CollectiveCommunicator::InNetworkRankDone(uint32_t opId, uint32_t rank)
 {
     auto it = m_ops.find(opId);
-    NS_ASSERT_MSG(it != m_ops.end() && rank < it->second->ranks.size(),
-                  "in-network completion for an unknown operation or rank");
+    NS_ABORT_MSG_UNLESS(it != m_ops.end() && rank < it->second->ranks.size(),
+                        "in-network completion for an unknown operation or rank");
     CheckFinished(*it->second, rank); // an in-network rank has no program items
 }
 
@@ -442,11 +446,13 @@ CollectiveCommunicator::CheckFinished(Op& op, uint32_t rank)
     }
     rr.finished = true;
     rr.finishTime = Simulator::Now();
-    rr.prog.clear();
-    rr.dependents.clear();
-    rr.arrivals.clear();
-    rr.unmet.clear();
-    rr.ordinal.clear();
+    // Give the program's memory back (clear() would keep the vectors' capacity: a
+    // training run starts thousands of operations on one communicator).
+    std::vector<CollectiveStep>().swap(rr.prog);
+    std::vector<std::vector<uint32_t>>().swap(rr.dependents);
+    std::vector<Arrival>().swap(rr.arrivals);
+    std::vector<uint32_t>().swap(rr.unmet);
+    std::vector<uint32_t>().swap(rr.ordinal);
     rr.recvItems.clear();
     rr.arrivedCount.clear();
     rr.readySends = {};
@@ -455,6 +461,13 @@ CollectiveCommunicator::CheckFinished(Op& op, uint32_t rank)
     if (++op.ranksFinished == op.ranks.size())
     {
         op.end = Simulator::Now();
+        // Keep only what the accessors report: the ranks' finish times.
+        op.finishTimes.reserve(op.ranks.size());
+        for (const RankRun& r : op.ranks)
+        {
+            op.finishTimes.push_back(r.finishTime);
+        }
+        std::vector<RankRun>().swap(op.ranks);
         NS_LOG_INFO("operation " << op.id << " finished in " << (op.end - op.start).As(Time::US));
         if (!op.done.IsNull())
         {
@@ -486,7 +499,12 @@ Time
 CollectiveCommunicator::GetRankFinishTime(uint32_t op, uint32_t rank) const
 {
     auto it = m_ops.find(op);
-    return it == m_ops.end() ? Time::Max() : it->second->ranks.at(rank).finishTime;
+    if (it == m_ops.end())
+    {
+        return Time::Max();
+    }
+    const Op& o = *it->second;
+    return o.end == Time::Max() ? o.ranks.at(rank).finishTime : o.finishTimes.at(rank);
 }
 
 uint64_t

@@ -141,7 +141,8 @@ class CollectiveCommunicator : public Object
         uint32_t id{0};                                      ///< id (tag)
         CollectiveOpSpec spec;                               ///< what
         std::vector<std::vector<uint8_t>>* buffers{nullptr}; ///< data or null
-        std::vector<RankRun> ranks;                          ///< per rank
+        std::vector<RankRun> ranks;                          ///< per rank (until the end)
+        std::vector<Time> finishTimes;                       ///< per rank, once all finished
         uint32_t ranksFinished{0};                           ///< ranks done
         Time start;                                          ///< Start time
         Time end{Time::Max()};                               ///< last rank done
