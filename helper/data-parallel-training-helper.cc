@@ -50,7 +50,6 @@ DataParallelTrainingHelper::Install(Ptr<CollectiveCommunicator> comm,
     {
         Ptr<DataParallelTrainingApplication> app = m_app.Create<DataParallelTrainingApplication>();
         app->SetJob(job);
-        app->SetStartTime(Time(0));
         servers.Get(i)->AddApplication(app);
         if (apps != nullptr)
         {

@@ -270,8 +270,7 @@ DataParallelTrainingApplication::BucketReduced(uint32_t iteration, uint32_t buck
 void
 DataParallelTrainingApplication::MaybeStep()
 {
-    if (!m_running || m_stepping || !m_backwardDone ||
-        m_bucketsReduced < m_job->GetBucketBytes().size())
+    if (!m_running || m_stepping || !m_backwardDone || m_bucketsReduced < m_job->GetNBuckets())
     {
         return;
     }

@@ -73,7 +73,8 @@ DataParallelTrainingJob::GetTypeId()
                 MakeIbUintegerChecker<uint32_t>("DataParallelTrainingJob", "Iterations", 1))
             .AddAttribute("StopWhenDone",
                           "Stop the simulation when every server has run every iteration "
-                          "(the transports may keep timers running).",
+                          "(the transports may keep timers running) and every other job "
+                          "of the simulation that has servers and StopWhenDone has too.",
                           BooleanValue(true),
                           MakeBooleanAccessor(&DataParallelTrainingJob::m_stopWhenDone),
                           MakeBooleanChecker())
@@ -89,6 +90,8 @@ DataParallelTrainingJob::GetTypeId()
                             "ns3::DataParallelTrainingJob::IterationTracedCallback");
     return tid;
 }
+
+std::vector<DataParallelTrainingJob*> DataParallelTrainingJob::s_jobs;
 
 DataParallelTrainingJob::DataParallelTrainingJob()
     : m_gradientBytes(0),
@@ -113,6 +116,7 @@ void
 DataParallelTrainingJob::DoDispose()
 {
     NS_LOG_FUNCTION(this);
+    s_jobs.erase(std::remove(s_jobs.begin(), s_jobs.end(), this), s_jobs.end());
     m_comm = nullptr;
     m_servers.clear();
     m_produced.clear();
@@ -139,6 +143,14 @@ DataParallelTrainingJob::AddServer(Ptr<DataParallelTrainingApplication> app)
 {
     NS_LOG_FUNCTION(this << app);
     NS_ABORT_MSG_IF(m_validated, "DataParallelTrainingJob: add every server before the job starts");
+    if (m_servers.empty())
+    {
+        // Known to the other jobs of this simulation (StopWhenDone) until it is destroyed.
+        s_jobs.push_back(this);
+        Simulator::ScheduleDestroy([job = this]() {
+            s_jobs.erase(std::remove(s_jobs.begin(), s_jobs.end(), job), s_jobs.end());
+        });
+    }
     m_servers.push_back(app);
     return m_servers.size() - 1;
 }
@@ -169,6 +181,18 @@ DataParallelTrainingJob::GetGradientBytes() const
 
 std::vector<uint64_t>
 DataParallelTrainingJob::GetBucketBytes() const
+{
+    return m_validated ? m_buckets : ComputeBucketBytes();
+}
+
+uint32_t
+DataParallelTrainingJob::GetNBuckets() const
+{
+    return m_validated ? m_buckets.size() : ComputeBucketBytes().size();
+}
+
+std::vector<uint64_t>
+DataParallelTrainingJob::ComputeBucketBytes() const
 {
     NS_ABORT_MSG_UNLESS(m_bytesPerElement == 2 || m_bytesPerElement == 4 || m_bytesPerElement == 8,
                         "DataParallelTrainingJob: BytesPerElement=" << m_bytesPerElement
@@ -230,7 +254,7 @@ DataParallelTrainingJob::Validate()
                                 << m_comm->GetNRanks() << " ranks for " << n
                                 << " servers; build it over exactly the job's servers");
     }
-    GetBucketBytes(); // checks BytesPerElement, GradientBytes and BucketSize
+    m_buckets = ComputeBucketBytes(); // checks BytesPerElement, GradientBytes and BucketSize
     if (m_gpusPerServer > 1)
     {
         NS_ABORT_MSG_IF(m_intraBandwidth.GetBitRate() == 0,
@@ -271,7 +295,7 @@ DataParallelTrainingJob::StartNext()
     m_busy = true;
     Pending& p = m_pending.front();
     p.start = Simulator::Now();
-    const uint64_t bytes = GetBucketBytes()[p.bucket];
+    const uint64_t bytes = m_buckets[p.bucket];
     NS_LOG_LOGIC("iteration " << p.iteration << " bucket " << p.bucket << " (" << bytes
                               << " B) starts");
     const Time phase = GetIntraServerPhaseTime(bytes);
@@ -297,7 +321,7 @@ DataParallelTrainingJob::IntraReduceScatterDone()
                     : m_bytesPerElement == 8 ? CollectiveDataType::FLOAT64
                                              : CollectiveDataType::FLOAT32;
         spec.op = CollectiveRedOp::SUM;
-        spec.count = GetBucketBytes()[p.bucket] / m_bytesPerElement;
+        spec.count = m_buckets[p.bucket] / m_bytesPerElement;
         m_comm->Start(spec, nullptr, MakeCallback(&DataParallelTrainingJob::InterServerDone, this));
     }
     else
@@ -310,7 +334,7 @@ void
 DataParallelTrainingJob::InterServerDone(uint32_t opId, Time duration)
 {
     NS_LOG_FUNCTION(this << opId << duration);
-    const Time phase = GetIntraServerPhaseTime(GetBucketBytes()[m_pending.front().bucket]);
+    const Time phase = GetIntraServerPhaseTime(m_buckets[m_pending.front().bucket]);
     if (phase.IsZero())
     {
         BucketDone();
@@ -329,7 +353,7 @@ DataParallelTrainingJob::BucketDone()
     m_busy = false;
     const Time now = Simulator::Now();
     m_commTime[p.iteration] += now - p.start;
-    const uint64_t bytes = GetBucketBytes()[p.bucket];
+    const uint64_t bytes = m_buckets[p.bucket];
     NS_LOG_LOGIC("iteration " << p.iteration << " bucket " << p.bucket << " reduced in "
                               << (now - p.start).As(Time::US));
     m_bucketTrace(p.iteration, p.bucket, bytes, p.ready, p.start, now);
@@ -368,10 +392,18 @@ DataParallelTrainingJob::ServerIterationDone(uint32_t rank,
     NS_LOG_INFO("iteration " << r.iteration << ": " << r.GetDuration().As(Time::MS) << ", compute "
                              << r.compute.As(Time::MS) << ", exposed " << r.exposed.As(Time::MS));
     m_iterationTrace(r);
-    if (IsFinished() && m_stopWhenDone)
+    if (IsFinished() && m_stopWhenDone && AllStoppingJobsFinished())
     {
         Simulator::Stop();
     }
+}
+
+bool
+DataParallelTrainingJob::AllStoppingJobsFinished()
+{
+    return std::all_of(s_jobs.begin(), s_jobs.end(), [](const DataParallelTrainingJob* j) {
+        return !j->m_stopWhenDone || j->IsFinished();
+    });
 }
 
 const std::vector<DataParallelTrainingRecord>&

@@ -101,8 +101,14 @@ class DataParallelTrainingJob : public Object
     /// @return Iterations
     uint32_t GetIterations() const;
 
-    /// @return the bucket sizes in bytes, in the order the backward pass produces them
+    /**
+     * @return the bucket sizes in bytes, in the order the backward pass produces them;
+     * from the first bucket on, the layout the job runs with (later changes to
+     * GradientBytes, BytesPerElement or BucketSize do not apply to a running job)
+     */
     std::vector<uint64_t> GetBucketBytes() const;
+    /// @return the number of buckets (GetBucketBytes().size(), without building the list)
+    uint32_t GetNBuckets() const;
     /// @return GradientBytes
     uint64_t GetGradientBytes() const;
     /**
@@ -183,8 +189,16 @@ class DataParallelTrainingJob : public Object
         Time start;            ///< reduction started
     };
 
-    /// Check the attributes and the servers once, before the first bucket.
+    /// Check the attributes and the servers once, before the first bucket, and fix the
+    /// bucket layout (m_buckets).
     void Validate();
+    /// @return the bucket sizes the attributes give now
+    std::vector<uint64_t> ComputeBucketBytes() const;
+    /**
+     * @return whether no job that stops the simulation when it is done (StopWhenDone) and
+     * has servers in this simulation is still running
+     */
+    static bool AllStoppingJobsFinished();
     /// Start the next pending reduction if none is running.
     void StartNext();
     /// The first NVLink phase of the head bucket has ended: start the inter-server allreduce.
@@ -209,6 +223,10 @@ class DataParallelTrainingJob : public Object
     Ptr<CollectiveCommunicator> m_comm;                          //!< inter-server ranks
     std::vector<Ptr<DataParallelTrainingApplication>> m_servers; //!< by rank
     bool m_validated;                                            //!< Validate has run
+    std::vector<uint64_t> m_buckets; //!< bucket sizes, fixed by Validate
+
+    /// Jobs with servers in the current simulation (until Simulator::Destroy)
+    static std::vector<DataParallelTrainingJob*> s_jobs;
     std::map<uint64_t, uint32_t>
         m_produced;                //!< (iteration, bucket) key -> servers that produced it
     std::deque<Pending> m_pending; //!< produced by all, in order

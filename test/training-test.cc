@@ -165,6 +165,62 @@ TEST_F(TrainingTest, FreeCommunicationIterationEqualsCompute)
     EXPECT_EQ(job->GetMeanIterationTime(), compute);
 }
 
+/*
+ * Two jobs on disjoint servers of one simulation: the faster (1 iteration of 32 ms) no
+ * longer stops the slower (3 iterations from 5 ms on, the applications' StartTime, which
+ * the helper used to overwrite with 0); a BucketSize changed while a job runs does not
+ * change its bucket layout (before, the indices of pending buckets ran past the new list).
+ */
+TEST_F(TrainingTest, JobsShareASimulationAndKeepTheirSettings)
+{
+    const uint32_t n = 2;
+    std::vector<Ptr<DataParallelTrainingJob>> jobs;
+    for (uint32_t j = 0; j < 2; ++j)
+    {
+        NodeContainer servers;
+        servers.Create(n);
+        DataParallelTrainingHelper h;
+        h.SetJobAttribute("GradientBytes", UintegerValue(10000000));
+        h.SetJobAttribute("BucketSize", UintegerValue(4000000));
+        h.SetJobAttribute("GpusPerServer", UintegerValue(1));
+        h.SetJobAttribute("Iterations", UintegerValue(j == 0 ? 1 : 3));
+        h.SetApplicationAttribute("ForwardTime", TimeValue(MilliSeconds(10)));
+        h.SetApplicationAttribute("BackwardTime", TimeValue(MilliSeconds(20)));
+        h.SetApplicationAttribute("OptimizerTime", TimeValue(MilliSeconds(2)));
+        if (j == 1)
+        {
+            h.SetApplicationAttribute("StartTime", TimeValue(MilliSeconds(5)));
+        }
+        jobs.push_back(h.Install(InstantComm(n), servers));
+    }
+    uint32_t buckets = 0;
+    jobs[1]->TraceConnectWithoutContext(
+        "BucketReduced",
+        Callback<void, uint32_t, uint32_t, uint64_t, Time, Time, Time>(
+            [&buckets](uint32_t, uint32_t, uint64_t, Time, Time, Time) { ++buckets; }));
+    // In job 1's first backward pass (5 + 10 + 0..20 ms), after its first bucket: 1 MB
+    // buckets would be 10 of them.
+    Simulator::Schedule(MilliSeconds(25),
+                        [&jobs]() { jobs[1]->SetAttribute("BucketSize", UintegerValue(1000000)); });
+    Simulator::Run();
+
+    const Time compute = MilliSeconds(32);
+    ASSERT_TRUE(jobs[0]->IsFinished());
+    ASSERT_TRUE(jobs[1]->IsFinished());
+    ASSERT_EQ(jobs[0]->GetRecords().size(), 1u);
+    ASSERT_EQ(jobs[1]->GetRecords().size(), 3u);
+    EXPECT_EQ(jobs[0]->GetRecords()[0].start, Time(0));
+    EXPECT_EQ(buckets, 9u); // 3 iterations of 3 buckets (4, 4 and 2 MB)
+    EXPECT_EQ(jobs[1]->GetNBuckets(), 3u);
+    for (uint32_t i = 0; i < 3; ++i)
+    {
+        const DataParallelTrainingRecord& r = jobs[1]->GetRecords()[i];
+        EXPECT_EQ(r.start, MilliSeconds(5) + compute * i) << "iteration " << i;
+        EXPECT_EQ(r.GetDuration(), compute) << "iteration " << i;
+    }
+    EXPECT_EQ(Simulator::Now(), MilliSeconds(5) + compute * 3);
+}
+
 /**
  * Zero compute: the iteration is one allreduce of the whole gradient (one bucket), so it
  * must take what the same allreduce takes alone on an identical, fresh fabric.
