@@ -423,6 +423,13 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_IF(o.ethMtu < 576 || o.ethMtu > 65535, "--eth-mtu must be in 576..65535");
     NS_ABORT_MSG_IF(o.iterations == 0, "--iterations must be at least 1");
 
+    NS_ABORT_MSG_IF(o.gpusPerServer == 0, "--gpus-per-server=0: a server has at least 1 GPU");
+    NS_ABORT_MSG_IF(SplitList(models).empty(),
+                    "--models=" << models << ": name at least one (resnet50, bert-large, custom)");
+    NS_ABORT_MSG_IF(SplitList(fabrics).empty(),
+                    "--fabrics=" << fabrics
+                                 << ": name at least one (eth-100, eth-200, eth-400, ib-hdr, "
+                                    "ib-ndr, ib-hdr-sharp, ib-ndr-sharp)");
     std::vector<ModelRow> table = ModelTable();
     std::vector<ModelRow> chosen;
     for (const auto& name : SplitList(models))
@@ -580,11 +587,20 @@ main(int argc, char* argv[])
     std::cout << text;
     std::ofstream(out + ".md") << text;
 
-    // plot: speedup over 100 Gb/s Ethernet per fabric, one line per model
+    // plot: speedup over 100 Gb/s Ethernet per fabric (or over the first fabric run when
+    // eth-100 is not among them), one line per model
+    std::string baseName = fab.front().name;
+    for (const auto& f : fab)
+    {
+        if (f.name == "eth-100")
+        {
+            baseName = f.name;
+        }
+    }
     Gnuplot plot(out + ".png");
     plot.SetTerminal("png size 900,500");
-    plot.SetTitle("Data-parallel training: speedup of iteration time over eth-100");
-    plot.SetLegend("fabric", "speedup over eth-100 (x)");
+    plot.SetTitle("Data-parallel training: speedup of iteration time over " + baseName);
+    plot.SetLegend("fabric", "speedup over " + baseName + " (x)");
     std::ostringstream xt;
     xt << "set xtics (";
     for (uint32_t i = 0; i < fab.size(); ++i)
@@ -603,20 +619,18 @@ main(int argc, char* argv[])
         const Result* base = nullptr;
         for (const auto& r : results[mi])
         {
-            if (r.fabric == "eth-100" && r.simulated > 0)
+            if (r.fabric == baseName && r.simulated > 0)
             {
                 base = &r;
             }
         }
         for (uint32_t i = 0; i < results[mi].size(); ++i)
         {
-            if (results[mi][i].simulated == 0 || (!base && results[mi].front().simulated == 0))
+            if (results[mi][i].simulated == 0 || base == nullptr)
             {
                 continue;
             }
-            const double ref =
-                base ? base->iteration.GetSeconds() : results[mi].front().iteration.GetSeconds();
-            ds.Add(i, ref / results[mi][i].iteration.GetSeconds());
+            ds.Add(i, base->iteration.GetSeconds() / results[mi][i].iteration.GetSeconds());
             ++points;
         }
         plot.AddDataset(ds);

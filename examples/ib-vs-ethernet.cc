@@ -87,6 +87,9 @@ main(int argc, char* argv[])
     cmd.Parse(argc, argv);
     NS_ABORT_MSG_UNLESS(addressMode == "Ipoib20" || addressMode == "Eui64",
                         "--addressMode=" << addressMode << ": use Ipoib20 or Eui64");
+    // BulkSend's MaxBytes=0 means "no limit": a 0-byte transfer would measure nothing.
+    NS_ABORT_MSG_IF(bytes == 0, "--bytes=0: each host must send at least 1 byte");
+    NS_ABORT_MSG_IF(hosts < 2, "--hosts=" << hosts << ": the all-to-all needs at least 2 hosts");
 
     IbLinkRate::Speed sp;
     NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, sp),
