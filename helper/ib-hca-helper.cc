@@ -143,12 +143,16 @@ IbHcaHelper::ConnectRc(Ptr<IbQueuePair> a,
     MustModify(a, rtrA);
     MustModify(b, rtrB);
 
+    // Initiator depth at most the peer's responder resources (both ends get base's).
+    const uint8_t depth = std::min(base.maxRdAtomic, base.maxDestRdAtomic);
     IbQpAttr rtsA = base;
     rtsA.state = IbQpState::RTS;
     rtsA.sqPsn = base.sqPsn;
+    rtsA.maxRdAtomic = depth;
     IbQpAttr rtsB = base;
     rtsB.state = IbQpState::RTS;
     rtsB.sqPsn = base.rqPsn;
+    rtsB.maxRdAtomic = depth;
     MustModify(a, rtsA);
     MustModify(b, rtsB);
 }

@@ -54,7 +54,10 @@ class IbHcaHelper
      * INIT, RTR and RTS with the other's LID, QP number and start PSN.
      *
      * From @p base: portNum, accessFlags (0 means all remote rights: write, read,
-     * atomic), timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic;
+     * atomic), timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic
+     * (each side's maxRdAtomic is capped at the other's maxDestRdAtomic, as the RDMA CM's
+     * initiator depth is at the peer's responder resources, so that a lost atomic response
+     * can still be answered from the responder's history);
      * @p a sends from base.sqPsn and @p b from base.rqPsn. SL and path MTU come from the
      * subnet manager's path record of each direction when @p sm is given (the MTU capped
      * by base.pathMtu); otherwise SL base.sl (0 by default) and the smaller of the two

@@ -91,8 +91,9 @@ struct IbQpCounters
  * after which the responder QP goes to ERR too. ACKs are sent on AckReq and at least
  * every AckCoalescing packets; responses leave in PSN order. The atomic history holds
  * max(16, maxDestRdAtomic) entries, enough as long as the requester's maxRdAtomic does
- * not exceed the responder's maxDestRdAtomic (IbHcaHelper::ConnectRc gives both the same
- * value; the responder does not otherwise enforce maxDestRdAtomic).
+ * not exceed the responder's maxDestRdAtomic (IbHcaHelper::ConnectRc caps each side's
+ * maxRdAtomic at the peer's maxDestRdAtomic; QPs moved to RTS by hand must keep to it:
+ * the responder does not otherwise enforce maxDestRdAtomic).
  *
  * UD: SEND Only (with immediate) with a DETH; the receiver drops (and counts) packets
  * with a wrong Q_Key or with no receive WR. As in verbs, the first 40 bytes of a UD

@@ -1217,7 +1217,15 @@ TEST_F(IbRdmaTest, MixedOperationsWithoutLossNeedNoRetransmission)
     EXPECT_EQ(o.retransmits, 0u);
 }
 
-TEST_F(IbRdmaTest, FetchAddsApplyExactlyOnceUnderTenPercentLoss)
+namespace
+{
+
+/**
+ * 300 FetchAdds on one QP under 10 % loss both ways.
+ * @param depth maxRdAtomic asked of ConnectRc (maxDestRdAtomic 16)
+ */
+void
+FetchAddsUnderLoss(uint8_t depth)
 {
     // Virtual mode: atomics keep their words in the regions' small maps.
     IbHcaHelper hh;
@@ -1226,8 +1234,11 @@ TEST_F(IbRdmaTest, FetchAddsApplyExactlyOnceUnderTenPercentLoss)
     f.port[1]->SetReceiveErrorModel(Loss(0.10, 42));
     IbQpAttr base;
     base.timeout = 5;
-    base.maxRdAtomic = 4;
+    base.maxRdAtomic = depth;
+    base.maxDestRdAtomic = 16;
     Rc c = ConnectPair(f, base);
+    ASSERT_EQ(c.qp[0]->GetAttr().maxRdAtomic, std::min<uint8_t>(depth, 16));
+    ASSERT_EQ(c.qp[1]->GetAttr().maxRdAtomic, std::min<uint8_t>(depth, 16));
     uint64_t retransmits = 0;
     c.qp[0]->TraceConnectWithoutContext(
         "Retransmit",
@@ -1261,6 +1272,25 @@ TEST_F(IbRdmaTest, FetchAddsApplyExactlyOnceUnderTenPercentLoss)
     EXPECT_GT(retransmits, 0u);
     EXPECT_GT(c.qp[1]->GetCounters().duplicatesReceived, 0u)
         << "some atomics should have been answered from the history";
+}
+
+} // namespace
+
+/*
+ * With 4 atomics in flight, and with 64 asked for against the responder's 16
+ * (maxDestRdAtomic): ConnectRc caps the initiator depth at 16, so that a lost response is
+ * still in the responder's 16-entry history when the requester comes back for it (before,
+ * 64 in flight pushed it out and the QP ended in RETRY_EXC_ERR).
+ */
+TEST_F(IbRdmaTest, FetchAddsApplyExactlyOnceUnderTenPercentLoss)
+{
+    for (const uint8_t depth : {4, 64})
+    {
+        SCOPED_TRACE("maxRdAtomic " + std::to_string(depth));
+        IbHelper::ResetLidAllocation();
+        FetchAddsUnderLoss(depth);
+        Simulator::Destroy();
+    }
 }
 
 TEST_F(IbRdmaTest, CompareAndSwapSwapsOnlyOnMatch)
