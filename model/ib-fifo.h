@@ -59,6 +59,16 @@ class IbFifo
     }
 
     /**
+     * @param i a position, 0 for the oldest
+     * @return the element at @p i
+     */
+    const T& At(std::size_t i) const
+    {
+        NS_ASSERT(i < m_size);
+        return m_items[(m_head + i) & (m_capacity - 1)];
+    }
+
+    /**
      * Append an element.
      * @param item the element
      */

@@ -265,6 +265,19 @@ IbHca::DeregisterMemory(Ptr<IbMemoryRegion> mr)
     IbMemoryRegion* found = LookupMr(mr->GetLkey());
     NS_ABORT_MSG_IF(found != PeekPointer(mr),
                     "IbHca::DeregisterMemory: the region is not registered on this HCA");
+    // Outstanding work keeps plain pointers to its regions: deregistering one under it
+    // would leave them dangling. (Verbs would complete such work in error; a script that
+    // does this almost always means to wait for the completion first.)
+    for (const Ptr<IbQueuePair>& qp : m_qps)
+    {
+        const char* use = qp ? qp->GetUseOf(PeekPointer(mr)) : nullptr;
+        NS_ABORT_MSG_IF(use != nullptr,
+                        "IbHca::DeregisterMemory: the region with lkey 0x"
+                            << std::hex << mr->GetLkey() << std::dec << " on node "
+                            << (GetObject<Node>() ? GetObject<Node>()->GetId() : 0)
+                            << " is still used by " << use << " of QP " << qp->GetQpNum()
+                            << "; deregister it after that work has completed (poll its CQ)");
+    }
     m_mrs[mr->GetLkey() >> 8] = nullptr;
 }
 

@@ -404,6 +404,41 @@ IbQueuePair::GetCounters() const
     return m_counters;
 }
 
+const char*
+IbQueuePair::GetUseOf(const IbMemoryRegion* mr) const
+{
+    for (const SendWqe& w : m_sq)
+    {
+        if (w.mr == mr)
+        {
+            return "a send WR not yet completed";
+        }
+    }
+    for (std::size_t i = 0; i < m_rq.Size(); ++i)
+    {
+        if (m_rq.At(i).mr == mr)
+        {
+            return "a posted receive WR";
+        }
+    }
+    if (m_inKind == IN_SEND && m_inRecv.mr == mr)
+    {
+        return "the receive WR of the SEND being received";
+    }
+    if (m_inKind == IN_WRITE && m_inMr == mr)
+    {
+        return "the RDMA WRITE being received";
+    }
+    for (const Response& r : m_resp)
+    {
+        if (r.kind == RESP_READ && r.mr == mr)
+        {
+            return "an RDMA READ being answered";
+        }
+    }
+    return nullptr;
+}
+
 uint32_t
 IbQueuePair::GetSendQueueLength() const
 {

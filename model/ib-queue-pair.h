@@ -187,6 +187,12 @@ class IbQueuePair : public Object
     const IbQpCounters& GetCounters() const;
     /// @return send WRs posted and not yet completed
     uint32_t GetSendQueueLength() const;
+    /**
+     * @param mr a memory region
+     * @return what of this QP's outstanding work still reads or writes @p mr ("a posted
+     *         send WR", ...), or null if nothing does
+     */
+    const char* GetUseOf(const IbMemoryRegion* mr) const;
     /// @return receive WRs posted and not yet consumed
     uint32_t GetRecvQueueLength() const;
 

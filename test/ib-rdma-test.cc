@@ -338,6 +338,52 @@ TEST_F(IbRdmaTest, MemoryRegionsChecksAndAtomicWords)
     EXPECT_EQ(f.hca[0]->GetMemoryRegion(b->GetRkey()), nullptr);
 }
 
+/*
+ * Deregistering a region that outstanding work still uses is refused, naming the work and
+ * the QP (before, the work kept a dangling pointer to the freed region); once the work has
+ * completed it is allowed.
+ */
+TEST_F(IbRdmaTest, DeregisteringARegionInUseIsRefused)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            IbHcaHelper hh;
+            Fabric f = BackToBack(hh);
+            Rc c = ConnectPair(f);
+            Ptr<IbMemoryRegion> buf = f.hca[1]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+            IbRecvWr r;
+            r.wrId = 1;
+            r.sge = Sge(buf, 0, 4096);
+            c.qp[1]->PostRecv(r);
+            f.hca[1]->DeregisterMemory(buf);
+        },
+        "DeregisterMemory: the region with lkey 0x[0-9a-f]+ on node [0-9]+ is still used by a "
+        "posted receive WR of QP [0-9]+; deregister it after that work has completed");
+    EXPECT_DEATH(
+        {
+            IbHcaHelper hh;
+            Fabric f = BackToBack(hh);
+            Rc c = ConnectPair(f);
+            Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+            Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE);
+            c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(src, 0, 4096), dst, 0));
+            f.hca[0]->DeregisterMemory(src);
+        },
+        "still used by a send WR not yet completed of QP [0-9]+");
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Rc c = ConnectPair(f);
+    Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE);
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(src, 0, 4096), dst, 0)));
+    Simulator::Run();
+    ASSERT_EQ(Drain(c.scq[0]).size(), 1u);
+    f.hca[0]->DeregisterMemory(src);
+    f.hca[1]->DeregisterMemory(dst);
+    EXPECT_EQ(f.hca[0]->GetMemoryRegion(src->GetLkey()), nullptr);
+}
+
 TEST_F(IbRdmaTest, QpStateMachineRefusesBadTransitionsWithAMessage)
 {
     IbHcaHelper hh;
