@@ -432,6 +432,32 @@ IbHca::Activate(IbQueuePair* qp)
 }
 
 void
+IbHca::Deactivate(IbQueuePair* qp)
+{
+    if (!qp->m_inReadyList)
+    {
+        return;
+    }
+    qp->m_inReadyList = false;
+    for (PortState& ps : m_ports)
+    {
+        for (IbFifo<IbQueuePair*>& list : ps.ready)
+        {
+            IbFifo<IbQueuePair*> kept;
+            while (!list.Empty())
+            {
+                IbQueuePair* q = list.Pop();
+                if (q != qp)
+                {
+                    kept.Push(q);
+                }
+            }
+            list = std::move(kept);
+        }
+    }
+}
+
+void
 IbHca::Pump(uint8_t port, uint8_t vl)
 {
     PortState& ps = m_ports[port];

@@ -198,6 +198,12 @@ class IbHca : public Object
      */
     void Activate(IbQueuePair* qp);
     /**
+     * A queue pair was reset: take it out of the list it waits in, so that it is not served
+     * on the port (or VL) it had before.
+     * @param qp the queue pair
+     */
+    void Deactivate(IbQueuePair* qp);
+    /**
      * Fill the transmit queue of (port, VL) from the QPs waiting for it.
      * @param port port number
      * @param vl the VL

@@ -627,6 +627,10 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
 void
 IbQueuePair::ResetState()
 {
+    if (m_hca != nullptr)
+    {
+        m_hca->Deactivate(this); // it may come back on another port or VL
+    }
     m_state = IbQpState::RESET;
     m_retryTimer.Cancel();
     m_retryArmed = false;

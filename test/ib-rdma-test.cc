@@ -27,6 +27,7 @@
 #include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-switch.h"
 #include "ns3/ib-topology-builder.h"
+#include "ns3/ib-topology.h"
 #include "ns3/ib-verbs.h"
 #include "ns3/network-module.h"
 
@@ -382,6 +383,79 @@ TEST_F(IbRdmaTest, DeregisteringARegionInUseIsRefused)
     f.hca[0]->DeregisterMemory(src);
     f.hca[1]->DeregisterMemory(dst);
     EXPECT_EQ(f.hca[0]->GetMemoryRegion(src->GetLkey()), nullptr);
+}
+
+/*
+ * A QP reset while it waits for room in port 1's transmit queue, then brought up again on
+ * port 2, sends on port 2 (before, it stayed in port 1's list: it could not be woken for
+ * port 2, and port 1 sent its packets, with port 2's source LID, when its queue drained).
+ */
+TEST_F(IbRdmaTest, AQpResetWhileWaitingMovesToItsNewPort)
+{
+    IbTopology t;
+    const uint32_t sw = t.AddSwitch(4, "sw", 0x10);
+    const uint32_t h0 = t.AddCa(2, "h0", 0x20);
+    const uint32_t h1 = t.AddCa(1, "h1", 0x30);
+    std::string error;
+    // Port 1 slow (SDR 1x: 16.5 us per 4 KB packet), so that the new WRITE is ready
+    // (after the doorbell) while port 1 still holds a packet of the first.
+    ASSERT_TRUE(t.Connect(h0, 1, sw, 1, IbLinkRate::SDR, 1, &error)) << error;
+    ASSERT_TRUE(t.Connect(h0, 2, sw, 2, IbLinkRate::EDR, 4, &error)) << error;
+    ASSERT_TRUE(t.Connect(h1, 1, sw, 3, IbLinkRate::EDR, 4, &error)) << error;
+    IbFabric fab = IbFabricHelper().Build(t);
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("PortQueueDepth", UintegerValue(1));
+    Ptr<IbHca> hca0 = hh.Install(fab.hosts.Get(0));
+    Ptr<IbHca> hca1 = hh.Install(fab.hosts.Get(1));
+    Ptr<IbNetDevice> p1 = DynamicCast<IbNetDevice>(fab.hosts.Get(0)->GetDevice(0));
+    Ptr<IbNetDevice> p2 = DynamicCast<IbNetDevice>(fab.hosts.Get(0)->GetDevice(1));
+    Ptr<IbNetDevice> peer = DynamicCast<IbNetDevice>(fab.hosts.Get(1)->GetDevice(0));
+    Ptr<IbCompletionQueue> cq0 = hca0->CreateCq(1000);
+    Ptr<IbCompletionQueue> cq1 = hca1->CreateCq(1000);
+    Ptr<IbQueuePair> a = hca0->CreateQp(IbQpType::RC, cq0, cq0);
+    Ptr<IbQueuePair> b = hca1->CreateQp(IbQpType::RC, cq1, cq1);
+    IbHcaHelper::ConnectRc(a, b, fab.subnetManager);
+    Ptr<IbMemoryRegion> src = hca0->RegisterMemory(1 << 20, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> dst =
+        hca1->RegisterMemory(1 << 20, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+    ASSERT_TRUE(a->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(src, 0, 1 << 20), dst, 0)));
+    uint64_t port1Sent = 0;
+    Simulator::Schedule(MicroSeconds(5), [&]() {
+        // In the middle of the 1 MiB WRITE (256 packets).
+        IbQpAttr reset;
+        reset.state = IbQpState::RESET;
+        ASSERT_TRUE(a->Modify(reset, &error)) << error;
+        ASSERT_TRUE(b->Modify(reset, &error)) << error;
+        IbQpAttr x; // new PSNs: packets of the first WRITE are still in flight
+        x.sqPsn = 5000;
+        x.rqPsn = 5000;
+        x.accessFlags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+        x.state = IbQpState::INIT;
+        x.portNum = 2;
+        ASSERT_TRUE(a->Modify(x, &error)) << error;
+        x.portNum = 1;
+        ASSERT_TRUE(b->Modify(x, &error)) << error;
+        x.state = IbQpState::RTR;
+        x.dlid = peer->GetLid();
+        x.destQpNum = b->GetQpNum();
+        ASSERT_TRUE(a->Modify(x, &error)) << error;
+        x.dlid = p2->GetLid();
+        x.destQpNum = a->GetQpNum();
+        ASSERT_TRUE(b->Modify(x, &error)) << error;
+        x.state = IbQpState::RTS;
+        ASSERT_TRUE(a->Modify(x, &error)) << error;
+        ASSERT_TRUE(b->Modify(x, &error)) << error;
+        // What port 1 has sent and still holds (at most PortQueueDepth per VL).
+        port1Sent = p1->GetTxPackets() + p1->GetTxQueueLength(0);
+        ASSERT_TRUE(a->PostSend(Wr(2, IbWrOpcode::RDMA_WRITE, Sge(src, 0, 65536), dst, 0)));
+    });
+    Simulator::Run();
+    std::vector<IbWorkCompletion> wc = Drain(cq0);
+    ASSERT_FALSE(wc.empty());
+    EXPECT_EQ(wc.back().wrId, 2u);
+    EXPECT_EQ(wc.back().status, IbWcStatus::SUCCESS);
+    EXPECT_EQ(p1->GetTxPackets(), port1Sent);
+    EXPECT_EQ(p2->GetTxPackets(), 16u); // 64 KiB at MTU 4096
 }
 
 TEST_F(IbRdmaTest, QpStateMachineRefusesBadTransitionsWithAMessage)
