@@ -2089,7 +2089,7 @@ IbQueuePair::ReceiveUd(const Rx& rx, Ptr<Packet> packet)
         Ptr<IbQueuePair> self = this;
         const IbWrOpcode kind = rx.hasImm ? IbWrOpcode::SEND_WITH_IMM : IbWrOpcode::SEND;
         const uint32_t len = rx.payload;
-        const uint64_t addr = r.wr.sge.addr;
+        const uint64_t addr = r.wr.sge.addr + kUdGrhBytes; // where the data went
         Simulator::Schedule(m_hca->m_pcieWriteLatency, [self, kind, len, addr]() {
             self->m_msgTrace(self->m_qpn, kind, len, addr);
         });

@@ -137,7 +137,8 @@ class IbQueuePair : public Object
      * @param qpNum this QP's number
      * @param kind SEND, SEND_WITH_IMM, RDMA_WRITE or RDMA_WRITE_WITH_IMM
      * @param length message length in bytes
-     * @param addr where it was placed (WRITE: remote VA; SEND: receive buffer)
+     * @param addr where it was placed (WRITE: remote VA; SEND: receive buffer; UD SEND:
+     *        the receive buffer plus its 40-byte GRH area)
      */
     typedef void (*MessageTracedCallback)(uint32_t qpNum,
                                           IbWrOpcode kind,

@@ -744,6 +744,16 @@ TEST_F(IbRdmaTest, UdSendsWithAndWithoutImmediateAndDropsWrongQkey)
     Fill(src, 7);
     std::vector<uint8_t> ops;
     RecordOpcodes(f.port[0], &ops);
+    // MessageReceived names where the data went: after the receive buffer's GRH area.
+    std::vector<std::pair<uint32_t, uint64_t>> landed;
+    u1->TraceConnectWithoutContext("MessageReceived",
+                                   MakeCallback(+[](std::vector<std::pair<uint32_t, uint64_t>>* v,
+                                                    uint32_t,
+                                                    IbWrOpcode,
+                                                    uint32_t len,
+                                                    uint64_t addr) {
+                                       v->emplace_back(len, addr);
+                                   }).Bind(&landed));
     for (uint32_t i = 0; i < 3; ++i)
     {
         IbRecvWr r;
@@ -787,6 +797,10 @@ TEST_F(IbRdmaTest, UdSendsWithAndWithoutImmediateAndDropsWrongQkey)
     EXPECT_EQ(r[1].immData, 0xABCD0002u);
     EXPECT_TRUE(SameBytes(src, 3000, dst, 2100 + 40, 100));
     EXPECT_EQ(r[2].byteLen, 40u); // the 0-byte message
+    EXPECT_EQ(landed,
+              (std::vector<std::pair<uint32_t, uint64_t>>{{2048, dst->GetAddr() + 40},
+                                                          {100, dst->GetAddr() + 2100 + 40},
+                                                          {0, dst->GetAddr() + 4200 + 40}}));
     EXPECT_EQ(u1->GetCounters().qkeyDrops, 1u);
     // No receive posted any more: the next datagram is dropped and counted.
     ASSERT_TRUE(u0->PostSend(ud(7, IbWrOpcode::SEND, 0, 10, 0x2222), &err));
