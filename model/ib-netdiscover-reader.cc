@@ -72,6 +72,23 @@ class Cursor
         return m_pos >= m_s.size();
     }
 
+    /**
+     * Skip white space, but only if @p ch follows it.
+     * @param ch the character
+     */
+    void SkipSpaceBefore(char ch)
+    {
+        std::size_t p = m_pos;
+        while (p < m_s.size() && std::isspace(static_cast<unsigned char>(m_s[p])))
+        {
+            ++p;
+        }
+        if (p < m_s.size() && m_s[p] == ch)
+        {
+            m_pos = p;
+        }
+    }
+
     /// @return the current character, or '\0' at the end
     char Peek() const
     {
@@ -360,6 +377,15 @@ class Parser
             m_current = -1;
             return ParseKeyValue(word, c, line);
         }
+        // ibnetdiscover -g (grouping) adds "Chassis N (guid 0x...)", "Hostname: <name>" and
+        // "Non-Chassis Nodes" lines between the node blocks: they carry nothing the
+        // topology needs.
+        if (word == "Chassis" || (word == "Hostname" && c.Peek() == ':') ||
+            (word == "Non" && c.Rest().rfind("-Chassis Nodes", 0) == 0))
+        {
+            m_current = -1;
+            return true;
+        }
         if (word == "include" || word == "do" || word == "module")
         {
             return Fail(line,
@@ -617,6 +643,8 @@ class Parser
     {
         for (;;)
         {
+            // ibnetdiscover prints a peer CA's port GUID after a space: "[1] (guid)"
+            c.SkipSpaceBefore('(');
             if (c.StartsWith("[ext"))
             {
                 const std::string ext = c.ReadUntil([](char ch) { return ch == ']'; });
@@ -687,9 +715,21 @@ class Parser
             const std::string word = c.ReadUntil(
                 [](char ch) { return ch == '"' || std::isspace(static_cast<unsigned char>(ch)); });
             size_t x = 0;
-            while (x < word.size() && std::isdigit(static_cast<unsigned char>(word[x])))
+            while (x < word.size() &&
+                   (std::isdigit(static_cast<unsigned char>(word[x])) || word[x] == '?'))
             {
                 ++x;
+            }
+            if (x > 0 && x + 1 < word.size() && (word[x] == 'x' || word[x] == 'X') &&
+                word.find('?') != std::string::npos)
+            {
+                // ibnetdiscover prints "??" for a width and "???" for a speed it does not
+                // know (XDR in older versions, or a switch whose port 0 it could not read).
+                return Fail(line,
+                            "link '" + Excerpt(word) +
+                                "': ibnetdiscover did not know this link's width or speed",
+                            "the link's real width and speed in its place, e.g. 4xHDR or 4xXDR "
+                            "(the model will not guess it)");
             }
             if (x == 0 || x + 1 >= word.size() || (word[x] != 'x' && word[x] != 'X') ||
                 !std::isalpha(static_cast<unsigned char>(word[x + 1])))
@@ -823,12 +863,18 @@ class Parser
                 [](char ch) { return ch == '#' || std::isspace(static_cast<unsigned char>(ch)); });
             if (opt.compare(0, 2, "w=") == 0)
             {
-                if (!IbLinkRate::ParseWidth(opt.substr(2), d.width))
+                // As ibsim reads it: IBA LinkWidthEnabled bits, 1 = 1x, 2 = 4x, 4 = 8x,
+                // 8 = 12x, 16 = 2x; the widest enabled width wins.
+                const std::string v = opt.substr(2);
+                const uint32_t bits = AllDigits(v) && v.size() <= 2 ? SmallNumber(v) : 0;
+                if (bits < 1 || bits > 31)
                 {
                     return Fail(line,
                                 "width option '" + Excerpt(opt) + "'",
-                                "w=1, w=2, w=4, w=8 or w=12 (lanes)");
+                                "w=<1..31>, IBA LinkWidthEnabled bits as ibsim reads them (1 = "
+                                "1x, 2 = 4x, 4 = 8x, 8 = 12x, 16 = 2x; e.g. w=2 for a 4x link)");
                 }
+                d.width = (bits & 8) ? 12 : (bits & 4) ? 8 : (bits & 2) ? 4 : (bits & 16) ? 2 : 1;
                 d.hasWidth = true;
             }
             else if (opt.compare(0, 2, "s=") == 0)
@@ -851,6 +897,13 @@ class Parser
                                     IbLinkRate::ValidSpeedNames() + ">");
                 }
                 d.hasSpeed = true;
+            }
+            else if (opt.compare(0, 2, "e=") == 0)
+            {
+                return Fail(line,
+                            "ibsim extended-speed option '" + Excerpt(opt) + "'",
+                            "the link's width and speed in the line's comment instead, e.g. "
+                            "\"# 4xHDR\" (e= is not read)");
             }
             else
             {

@@ -32,14 +32,19 @@ namespace ns3
  *   from the 16 hex digits of an "S-<guid>"/"H-<guid>" id, else it is generated.
  * - Port lines, inside a node block: `[p] "<peer id>"[q] # ...` (switch ports) and
  *   `[p](portguid) "<peer id>"[q](portguid) # ...` (CA ports). Optional `[ext N]` after
- *   a port number and `(hex)` port GUIDs are skipped. ibsim options `w=<lanes>` (1, 2, 4,
- *   8, 12, as ibsim's example files document) and `s=<speed>` (SDR..XDR, or the IBA
- *   LinkSpeed code 1, 2 or 4 = SDR, DDR, QDR) may follow the peer.
+ *   a port number and `(hex)` port GUIDs (also after a space, as for a peer CA) are
+ *   skipped. ibsim options `w=<bits>` (IBA LinkWidthEnabled bits, as ibsim's parser reads
+ *   them: 1 = 1x, 2 = 4x, 4 = 8x, 8 = 12x, 16 = 2x, the widest set wins; ibsim's example
+ *   file's "w=(1|4|12)" disagrees with its parser for 4) and `s=<speed>` (SDR..XDR, or the
+ *   IBA LinkSpeed code 1, 2 or 4 = SDR, DDR, QDR) may follow the peer; `e=` is refused.
+ * - The grouping lines of `ibnetdiscover -g` ("Chassis N (guid ...)", "Hostname: ...",
+ *   "Non-Chassis Nodes") are skipped.
  *
  * Per-link speed and width come from a `<width>x<speed>` word in the port line's
  * comment (e.g. `4xHDR`, `1xSDR`, `12xQDR`, `4xFDR10`; text in quotes is skipped), else
  * from the w=/s= options. **When a line gives neither, the link is EDR 4x**
- * (IbLinkRate::EDR, width 4).
+ * (IbLinkRate::EDR, width 4). A word ibnetdiscover printed for a width or speed it did
+ * not know (`4x???`, `??x???`) is an error.
  *
  * Cables are normally listed from both ends: they are connected once, and the two
  * descriptions must agree (each end names the other's node and port; speeds and widths

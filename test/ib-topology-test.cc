@@ -653,6 +653,104 @@ TEST(IbNetDiscoverReader, ReadsShippedIbsim)
     EXPECT_EQ(Degree(t, hca3), 2u);
 }
 
+/*
+ * What real ibnetdiscover output also contains: the -g (grouping) lines (chassis headers,
+ * "Hostname:", "Non-Chassis Nodes", "[ext N]" port numbers), and a cable between two CAs,
+ * whose peer port GUID follows a space. Before, -g files stopped at "Non-Chassis Nodes"
+ * and the CA-CA line at its second GUID.
+ */
+TEST(IbNetDiscoverReader, ReadsGroupedOutputAndCaToCaCables)
+{
+    const std::string text =
+        "#\n# Topology file: generated on Mon Nov 30 10:00:00 2026\n#\n"
+        "# Initiated from node 0002c903000a0001 port 0002c903000a0001\n"
+        "\nChassis 1 (guid 0x0008f104003f0a3c)\n"
+        "\n# Spine Nodes\n"
+        "vendid=0x8f1\ndevid=0x5a31\nsysimgguid=0x8f104003f0a3c\t\t# Chassis 1\n"
+        "switchguid=0x8f104003f0a3d(8f104003f0a3d)\t# ISR9288/ISR9096 Voltaire sLB-24D\n"
+        "Switch\t24 \"S-0008f104003f0a3d\"\t\t# \"ISR9288 Voltaire sLB-24D\" base port 0 lid "
+        "5 lmc 0\n"
+        "[1][ext 1]\t\"S-0008f104003f0a3e\"[2]\t\t# \"ISR9288 Voltaire sLB-24D\" lid 6 4xQDR\n"
+        "[2][ext 2]\t\"H-0002c903000a0001\"[2](2c903000a0003) \t\t# \"h1\" lid 1 4xQDR\n"
+        "Hostname: isr9288-1\n"
+        "\nNon-Chassis Nodes\n"
+        "\nvendid=0x8f1\ndevid=0x5a31\n"
+        "switchguid=0x8f104003f0a3e(8f104003f0a3e)\n"
+        "Switch\t24 \"S-0008f104003f0a3e\"\t\t# \"edge\" base port 0 lid 6 lmc 0\n"
+        "[2]\t\"S-0008f104003f0a3d\"[1][ext 1]\t\t# \"ISR9288 Voltaire sLB-24D\" lid 5 4xQDR\n"
+        "\nvendid=0x2c9\ndevid=0x101b\ncaguid=0x2c903000a0001\n"
+        "Ca\t2 \"H-0002c903000a0001\"\t\t# \"h1\"\n"
+        "[1](2c903000a0002) \t\"H-0002c903000a0005\"[1] (2c903000a0006) \t\t# lid 1 lmc 0 \"h2\" "
+        "lid 2 4xHDR\n"
+        "[2](2c903000a0003) \t\"S-0008f104003f0a3d\"[2][ext 2]\t\t# lid 1 lmc 0 \"ISR9288\" lid "
+        "5 4xQDR\n"
+        "\ncaguid=0x2c903000a0005\n"
+        "Ca\t1 \"H-0002c903000a0005\"\t\t# \"h2\"\n"
+        "[1](2c903000a0006) \t\"H-0002c903000a0001\"[1] (2c903000a0002) \t\t# lid 2 lmc 0 \"h1\" "
+        "lid 1 4xHDR\n";
+    IbTopology t;
+    ASSERT_EQ(ParseError(text, &t), "");
+    EXPECT_EQ(t.GetSwitches().size(), 2u);
+    EXPECT_EQ(t.GetCas().size(), 2u);
+    EXPECT_EQ(t.GetNLinks(), 3u);
+    const int32_t h1 = t.FindByGuid(0x2c903000a0001ULL);
+    const int32_t h2 = t.FindByGuid(0x2c903000a0005ULL);
+    ASSERT_GE(h1, 0);
+    ASSERT_GE(h2, 0);
+    EXPECT_EQ(t.GetNode(h1).ports[1].peerNode, h2);
+    EXPECT_EQ(t.GetNode(h1).ports[1].speed, IbLinkRate::HDR);
+    EXPECT_EQ(t.GetNode(h1).ports[2].speed, IbLinkRate::QDR);
+}
+
+/*
+ * Link words ibnetdiscover could not decode ("??" width, "???" speed) are refused rather
+ * than read as EDR 4x; ibsim's w= is LinkWidthEnabled bits, as ibsim reads it (before, a
+ * lane count: w=2 gave 2x where ibsim gives 4x); e= is refused with what to write instead.
+ */
+TEST(IbNetDiscoverReader, UnknownLinkWordsAndIbsimWidthBits)
+{
+    const std::string sw = "Switch 4 \"S-1\"\n";
+    const std::string ca = "\nCa 1 \"H-1\"\n[1] \"S-1\"[1]\n";
+    for (const std::string word : {"4x???", "??x???", "??xHDR"})
+    {
+        const std::string error = ParseError(sw + "[1] \"H-1\"[1] # \"h\" lid 3 " + word + ca);
+        EXPECT_EQ(error.rfind("topo.txt:2: link '" + word +
+                                  "': ibnetdiscover did not know this link's width or speed; "
+                                  "expected the link's real width and speed in its place",
+                              0),
+                  0u)
+            << error;
+    }
+    const std::vector<std::pair<std::string, uint8_t>> widths = {{"1", 1},
+                                                                 {"2", 4},
+                                                                 {"3", 4},
+                                                                 {"4", 8},
+                                                                 {"8", 12},
+                                                                 {"12", 12},
+                                                                 {"16", 2},
+                                                                 {"17", 2},
+                                                                 {"31", 12}};
+    for (const auto& [bits, lanes] : widths)
+    {
+        IbTopology t;
+        ASSERT_EQ(ParseError(sw + "[1] \"H-1\"[1] w=" + bits + ca, &t), "") << bits;
+        EXPECT_EQ(t.GetNode(0).ports[1].width, lanes) << "w=" << bits;
+    }
+    for (const std::string bad : {"0", "32", "x", "100"})
+    {
+        const std::string error = ParseError(sw + "[1] \"H-1\"[1] w=" + bad + ca);
+        EXPECT_NE(error.find("width option 'w=" + bad +
+                             "'; expected w=<1..31>, IBA "
+                             "LinkWidthEnabled bits"),
+                  std::string::npos)
+            << error;
+    }
+    EXPECT_NE(ParseError(sw + "[1] \"H-1\"[1] e=1" + ca)
+                  .find("topo.txt:2: ibsim extended-speed option 'e=1'; expected the link's "
+                        "width and speed in the line's comment"),
+              std::string::npos);
+}
+
 TEST(IbNetDiscoverReader, MalformedInputsNameFileAndLine)
 {
     const std::string sw = "Switch 4 \"S-1\"\n";
