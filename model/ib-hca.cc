@@ -242,6 +242,12 @@ Ptr<IbMemoryRegion>
 IbHca::RegisterMemory(uint64_t addr, uint64_t length, uint32_t access)
 {
     NS_LOG_FUNCTION(this << addr << length << access);
+    NS_ABORT_MSG_IF((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) != 0 &&
+                        (access & IB_ACCESS_LOCAL_WRITE) == 0,
+                    "IbHca::RegisterMemory: access 0x"
+                        << std::hex << access << std::dec
+                        << " gives remote write or atomic rights without local write; verbs "
+                           "refuses this (ibv_reg_mr: EINVAL): add IB_ACCESS_LOCAL_WRITE");
     const uint64_t index = m_mrs.size();
     NS_ABORT_MSG_IF(index > 0xFFFFFF, "IbHca::RegisterMemory: keys exhausted");
     const uint32_t key = static_cast<uint32_t>((index << 8) | (m_keyTag++ & 0xFF));

@@ -337,6 +337,14 @@ TEST_F(IbRdmaTest, MemoryRegionsChecksAndAtomicWords)
     EXPECT_EQ(a->ReadU64(a->GetAddr() + 16), 0u);
     f.hca[0]->DeregisterMemory(b);
     EXPECT_EQ(f.hca[0]->GetMemoryRegion(b->GetRkey()), nullptr);
+    // As ibv_reg_mr: remote write or atomic rights need local write.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    for (const uint32_t access : {IB_ACCESS_REMOTE_WRITE, IB_ACCESS_REMOTE_ATOMIC})
+    {
+        EXPECT_DEATH(f.hca[0]->RegisterMemory(64, access | IB_ACCESS_REMOTE_READ),
+                     "RegisterMemory: access 0x[0-9a-f]+ gives remote write or atomic rights "
+                     "without local write; verbs refuses this .*: add IB_ACCESS_LOCAL_WRITE");
+    }
 }
 
 /*
@@ -367,7 +375,8 @@ TEST_F(IbRdmaTest, DeregisteringARegionInUseIsRefused)
             Fabric f = BackToBack(hh);
             Rc c = ConnectPair(f);
             Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
-            Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE);
+            Ptr<IbMemoryRegion> dst =
+                f.hca[1]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
             c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(src, 0, 4096), dst, 0));
             f.hca[0]->DeregisterMemory(src);
         },
@@ -376,7 +385,8 @@ TEST_F(IbRdmaTest, DeregisteringARegionInUseIsRefused)
     Fabric f = BackToBack(hh);
     Rc c = ConnectPair(f);
     Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE);
+    Ptr<IbMemoryRegion> dst =
+        f.hca[1]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
     ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(src, 0, 4096), dst, 0)));
     Simulator::Run();
     ASSERT_EQ(Drain(c.scq[0]).size(), 1u);
@@ -1379,7 +1389,8 @@ FetchAddsUnderLoss(uint8_t depth)
         MakeCallback(+[](uint64_t* n, uint32_t, const std::string&) { ++*n; }).Bind(&retransmits));
     const uint32_t n = 300;
     Ptr<IbMemoryRegion> res = f.hca[0]->RegisterMemory(8 * n, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> ctr = f.hca[1]->RegisterMemory(64, IB_ACCESS_REMOTE_ATOMIC);
+    Ptr<IbMemoryRegion> ctr =
+        f.hca[1]->RegisterMemory(64, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC);
     for (uint32_t i = 0; i < n; ++i)
     {
         IbSendWr wr = Wr(i, IbWrOpcode::ATOMIC_FETCH_AND_ADD, Sge(res, 8 * i, 8), ctr, 16);
@@ -1433,7 +1444,8 @@ TEST_F(IbRdmaTest, CompareAndSwapSwapsOnlyOnMatch)
     Fabric f = BackToBack(hh);
     Rc c = ConnectPair(f);
     Ptr<IbMemoryRegion> res = f.hca[0]->RegisterMemory(64, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> word = f.hca[1]->RegisterMemory(64, IB_ACCESS_REMOTE_ATOMIC);
+    Ptr<IbMemoryRegion> word =
+        f.hca[1]->RegisterMemory(64, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC);
     word->WriteU64(word->GetAddr(), 7);
     IbSendWr hit = Wr(1, IbWrOpcode::ATOMIC_CMP_AND_SWP, Sge(res, 0, 8), word, 0);
     hit.compareAdd = 7;
@@ -1466,7 +1478,8 @@ TEST_F(IbRdmaTest, RetriesExhaustedGiveRetryExcErr)
             v->push_back(r);
         }).Bind(&reasons));
     Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE);
+    Ptr<IbMemoryRegion> b =
+        f.hca[1]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
     ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0)));
     ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0)));
     Simulator::Run();
@@ -1507,7 +1520,8 @@ TEST_F(IbRdmaTest, BadRkeyGivesRemoteAccessErrorAndFlushesLaterWork)
             v->push_back(s);
         }).Bind(&naks));
     Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE);
+    Ptr<IbMemoryRegion> b =
+        f.hca[1]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
     IbSendWr good = Wr(1, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0);
     IbSendWr bad = Wr(2, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0);
     bad.rkey ^= 0x5500;
@@ -1686,8 +1700,9 @@ TEST_F(IbRdmaTest, AFatalNakAfterALostReadResponseFailsTheRequestItNames)
     auto drop = CreateObject<DropFirstOfOpcode>(IbOpcode::RC_RDMA_READ_RESPONSE_ONLY);
     f.port[0]->SetReceiveErrorModel(drop);
     Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> b =
-        f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(
+        4096,
+        IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
     IbSendWr bad = Wr(2, IbWrOpcode::RDMA_WRITE, Sge(a, 1024, 100), b, 0);
     bad.rkey ^= 0x5500;
     ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(a, 0, 100), b, 0)));
@@ -1742,8 +1757,9 @@ TEST_F(IbRdmaTest, SmallWriteAndReadLatencyFollowTheTimingAttributes)
     Ptr<IbHca> h = f.hca[0];
     Rc c = ConnectPair(f);
     Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> b =
-        f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(
+        4096,
+        IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
     Time landed;
     c.qp[1]->TraceConnectWithoutContext(
         "MessageReceived",
@@ -1796,7 +1812,8 @@ WriteStreamGoodput(Fabric& f, uint32_t n, uint32_t size, bool both, uint32_t qps
         const uint32_t from = dir;
         const uint32_t to = 1 - dir;
         Ptr<IbMemoryRegion> src = f.hca[from]->RegisterMemory(size, IB_ACCESS_LOCAL_WRITE);
-        Ptr<IbMemoryRegion> dst = f.hca[to]->RegisterMemory(size, IB_ACCESS_REMOTE_WRITE);
+        Ptr<IbMemoryRegion> dst =
+            f.hca[to]->RegisterMemory(size, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
         for (Rc& c : conns)
         {
             c.qp[to]->TraceConnectWithoutContext(
@@ -1862,7 +1879,8 @@ TEST_F(IbRdmaTest, QueuePairsOnOnePortShareItFairly)
     std::vector<Rc> conns;
     std::vector<std::vector<Time>> landed(3);
     Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(1 << 20, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(1 << 20, IB_ACCESS_REMOTE_WRITE);
+    Ptr<IbMemoryRegion> dst =
+        f.hca[1]->RegisterMemory(1 << 20, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
     for (uint32_t q = 0; q < 3; ++q)
     {
         conns.push_back(ConnectPair(f));
@@ -1936,7 +1954,8 @@ TEST_F(IbRdmaTest, SendWindowBoundsPacketsInFlight)
                                               }
                                           }).Bind(&tr));
     Ptr<IbMemoryRegion> src = f.hca[0]->RegisterMemory(65536, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> dst = f.hca[1]->RegisterMemory(65536, IB_ACCESS_REMOTE_WRITE);
+    Ptr<IbMemoryRegion> dst =
+        f.hca[1]->RegisterMemory(65536, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
     ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(src, 0, 65536), dst, 0)));
     Simulator::Run();
     EXPECT_EQ(Drain(c.scq[0]).size(), 1u);
@@ -1951,7 +1970,8 @@ TEST_F(IbRdmaTest, UnsignaledWorkRequestsRetireWithoutCompletions)
     Fabric f = Switched(hh);
     Rc c = ConnectPair(f);
     Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_WRITE);
+    Ptr<IbMemoryRegion> b =
+        f.hca[1]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
     for (uint32_t i = 0; i < 10; ++i)
     {
         IbSendWr wr = Wr(i, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 256), b, 0);
