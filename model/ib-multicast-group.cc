@@ -65,15 +65,18 @@ IbMulticastGroup::Create(Ptr<IbSubnetManager> sm,
     for (const auto& [ca, p] : memberPorts)
     {
         const IbTopology::Port& port = topo.GetNode(ca).ports[p];
-        if (port.peerNode >= 0 && topo.GetNode(port.peerNode).type == IbTopology::SWITCH)
-        {
-            entry[port.peerNode].insert(port.peerPort);
-            memberSwitches.insert(port.peerNode);
-        }
+        NS_ABORT_MSG_UNLESS(port.peerNode >= 0 &&
+                                topo.GetNode(port.peerNode).type == IbTopology::SWITCH,
+                            "IbMulticastGroup::Create: member port "
+                                << unsigned(p) << " of \"" << topo.GetNode(ca).name
+                                << "\" is not cabled to a switch; multicast is forwarded by "
+                                   "switches: pass ports that are");
+        entry[port.peerNode].insert(port.peerPort);
+        memberSwitches.insert(port.peerNode);
     }
     if (!memberSwitches.empty())
     {
-        // BFS spanning tree over switches from the first member's switch.
+        // BFS spanning tree over switches from the member switch first in topology order.
         const uint32_t root = *memberSwitches.begin();
         std::vector<int32_t> parent(n, -1);
         std::vector<uint8_t> parentPort(n, 0); // port of the child towards its parent

@@ -24,8 +24,10 @@ class IbSubnetManager;
  * pruned to the branches that lead to members, programmed into every switch's multicast
  * forwarding table (IbSwitch::SetMftEntry) for the group's MLID.
  *
- * The tree is a breadth-first tree over switch-to-switch cables rooted at the switch of
- * the first member (ties broken by port number, so it is deterministic). A switch's
+ * The tree is a breadth-first tree over switch-to-switch cables rooted at the member
+ * switch (a switch a member is cabled to) that comes first in the topology's node order
+ * (ties broken by port number, so it is deterministic). Every member port must be cabled
+ * to a switch (a CA cabled straight to another CA is refused). A switch's
  * entry lists its tree ports (towards its parent and its kept children) and its ports
  * to member channel adapters; a switch replicates a packet to every listed port except
  * the one it came in on, so each member except the sender receives exactly one copy.

@@ -511,6 +511,17 @@ TEST_F(IbFabricTest, MulticastGroupsSpanTheirMembersAndRefuseWhatCannotBeAGroup)
     EXPECT_DEATH(IbMulticastGroup::Create(f.subnetManager, 0xC003, {f.HostPort(1), switchPort}),
                  "member 1 \\(a port of node [0-9]+\\) is not a CA port of the subnet "
                  "manager's fabric");
+    // Two hosts cabled back to back: no switch forwards their multicast (before, the group
+    // was created empty and never delivered).
+    EXPECT_DEATH(
+        {
+            IbFabric pair = IbFabricHelper().Build(IbTopologyBuilder::Chain(0));
+            IbMulticastGroup::Create(pair.subnetManager,
+                                     0xC004,
+                                     {pair.HostPort(0), pair.HostPort(1)});
+        },
+        "member port 1 of \"[^\"]+\" is not cabled to a switch; multicast is forwarded by "
+        "switches");
 }
 
 TEST(IbHelperLids, EverySimulationNumbersItsPortsFromLidOne)
