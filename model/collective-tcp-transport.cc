@@ -82,6 +82,7 @@ CollectiveTcpTransport::~CollectiveTcpTransport()
         {
             ep->socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
             ep->socket->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+            ForgetCloses(ep->socket);
         }
     }
     for (auto& ep : m_pendingAccept)
@@ -178,6 +179,8 @@ CollectiveTcpTransport::OpenSockets()
                                   MakeCallback(&CollectiveTcpTransport::ConnectFailed, this));
             s->SetRecvCallback(MakeCallback(&CollectiveTcpTransport::HandleRead, this, ep));
             s->SetSendCallback(MakeCallback(&CollectiveTcpTransport::HandleSend, this, ep));
+            s->SetCloseCallbacks(MakeCallback(&CollectiveTcpTransport::Closed, this, ep, false),
+                                 MakeCallback(&CollectiveTcpTransport::Closed, this, ep, true));
             s->Connect(InetSocketAddress(m_addresses[b], m_port));
         }
     }
@@ -190,6 +193,25 @@ CollectiveTcpTransport::Connected(Endpoint* ep, Ptr<Socket> socket)
     ep->connected = true;
     ++m_connected;
     Pump(ep);
+}
+
+void
+CollectiveTcpTransport::Closed(Endpoint* ep, bool error, Ptr<Socket> socket)
+{
+    NS_FATAL_ERROR("CollectiveTcpTransport: the TCP connection between rank "
+                   << ep->self << " and rank " << ep->peer << " "
+                   << (error ? "failed (socket error " + std::to_string(socket->GetErrno()) + ")"
+                             : std::string("was closed by the peer"))
+                   << " at " << Simulator::Now().As(Time::US)
+                   << " while the communicator uses it; a collective over it would wait "
+                      "forever. Keep both nodes' TCP stacks and links up during the run");
+}
+
+void
+CollectiveTcpTransport::ForgetCloses(Ptr<Socket> socket)
+{
+    socket->SetCloseCallbacks(MakeNullCallback<void, Ptr<Socket>>(),
+                              MakeNullCallback<void, Ptr<Socket>>());
 }
 
 void
@@ -247,6 +269,9 @@ CollectiveTcpTransport::HandleRead(Endpoint* ep, Ptr<Socket> socket)
             ++m_connected;
             socket->SetRecvCallback(MakeCallback(&CollectiveTcpTransport::HandleRead, this, real));
             socket->SetSendCallback(MakeCallback(&CollectiveTcpTransport::HandleSend, this, real));
+            socket->SetCloseCallbacks(
+                MakeCallback(&CollectiveTcpTransport::Closed, this, real, false),
+                MakeCallback(&CollectiveTcpTransport::Closed, this, real, true));
             ep->hdr.clear();
             ep->helloDone = true; // the pending record is dead from here on
             ep = real;
@@ -403,6 +428,7 @@ CollectiveTcpTransport::DoDispose()
         {
             ep->socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
             ep->socket->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+            ForgetCloses(ep->socket);
             ep->socket->Close();
         }
     }

@@ -130,6 +130,19 @@ class CollectiveTcpTransport : public CollectiveTransport
      */
     void ConnectFailed(Ptr<Socket> socket);
     /**
+     * A connection closed while the transport uses it (the peer closed it, or it failed):
+     * stop with a message naming the two ranks, rather than wait for it forever.
+     * @param ep the endpoint
+     * @param error whether it closed with an error
+     * @param socket the socket
+     */
+    void Closed(Endpoint* ep, bool error, Ptr<Socket> socket);
+    /**
+     * Stop reporting closes (DoDispose closes the connections itself).
+     * @param socket a connection
+     */
+    static void ForgetCloses(Ptr<Socket> socket);
+    /**
      * A connection request arrived at a listener.
      * @param socket the listener
      * @param from the peer
