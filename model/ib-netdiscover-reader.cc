@@ -570,20 +570,36 @@ class Parser
                             std::to_string(m_recs[known->second].line) + ")");
         }
         // GUID: switchguid=/caguid= line, else the 16 hex digits of "S-<guid>"/"H-<guid>".
-        uint64_t& pending = r.type == IbTopology::SWITCH ? m_pendingSwitchGuid : m_pendingCaGuid;
-        if (pending != 0)
+        // A GUID line belongs to the header right after it: the other kind's is dropped.
+        const bool sw = r.type == IbTopology::SWITCH;
+        const uint64_t pending = sw ? m_pendingSwitchGuid : m_pendingCaGuid;
+        const uint64_t other = sw ? m_pendingCaGuid : m_pendingSwitchGuid;
+        m_pendingSwitchGuid = 0;
+        m_pendingCaGuid = 0;
+        if (other != 0)
         {
-            r.guid = pending;
-            pending = 0;
+            std::ostringstream os;
+            os << (sw ? "caguid=0x" : "switchguid=0x") << std::hex << other << " before the "
+               << (sw ? "switch" : "channel adapter") << " header of \"" << r.id << "\"";
+            return Fail(line,
+                        os.str(),
+                        std::string(sw ? "switchguid=" : "caguid=") + " before a " +
+                            (sw ? "Switch" : "Ca/Hca") +
+                            " header (or the GUID line of the node it belongs to)");
         }
-        else if (r.id.size() == 18 && (r.id[0] == 'S' || r.id[0] == 'H') && r.id[1] == '-')
+        uint64_t idGuid = 0;
+        if (r.id.size() == 18 && (r.id[0] == 'S' || r.id[0] == 'H') && r.id[1] == '-')
         {
-            uint64_t g = 0;
-            if (ParseHex(r.id.substr(2), g))
-            {
-                r.guid = g;
-            }
+            ParseHex(r.id.substr(2), idGuid);
         }
+        if (pending != 0 && idGuid != 0 && pending != idGuid)
+        {
+            std::ostringstream os;
+            os << "node \"" << r.id << "\" after " << (sw ? "switchguid" : "caguid") << "=0x"
+               << std::hex << pending;
+            return Fail(line, os.str(), "the GUID line and the node's name to give the same GUID");
+        }
+        r.guid = pending != 0 ? pending : idGuid;
         if (r.guid != 0)
         {
             auto dup = m_byGuid.find(r.guid);

@@ -807,6 +807,14 @@ TEST(IbNetDiscoverReader, MalformedInputsNameFileAndLine)
          4,
          "already used"},
         {"self cable", sw + "[1] \"S-1\"[1]\n", 2, "cabled to itself"},
+        {"GUID line of the other kind",
+         "caguid=0xab\n" + sw,
+         2,
+         "caguid=0xab before the switch header of \"S-1\""},
+        {"GUID line and name disagree",
+         "switchguid=0xab\nSwitch 4 \"S-00000000000000ac\"\n",
+         2,
+         "node \"S-00000000000000ac\" after switchguid=0xab"},
         {"empty", "# nothing\n\n", 2, "no Switch, Ca or Hca node"},
     };
     for (const Case& c : cases)
