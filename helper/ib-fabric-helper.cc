@@ -104,7 +104,7 @@ IbFabricHelper::InstallSwitch(Ptr<Node> node, uint32_t numPorts)
     node->AggregateObject(sw);
     for (uint32_t p = 0; p < numPorts; ++p)
     {
-        sw->AddPort(m_ib.InstallPort(node));
+        sw->AddPort(m_ib.InstallPort(node, false)); // a switch port has no LID
     }
     return sw;
 }
@@ -163,7 +163,7 @@ IbFabricHelper::Build(const IbTopology& topology, bool bringUp)
             uint8_t cabled = 0; // the host's port: its first cabled one (port 1 if none is)
             for (uint8_t p = 1; p < tn.ports.size(); ++p)
             {
-                ports[i][p] = m_ib.InstallPort(node);
+                ports[i][p] = m_ib.InstallPort(node, false); // the subnet manager's
                 if (cabled == 0 && tn.ports[p].peerNode >= 0)
                 {
                     cabled = p;

@@ -109,10 +109,10 @@ IbHelper::SetChannelAttribute(std::string name, const AttributeValue& value)
 }
 
 Ptr<IbNetDevice>
-IbHelper::InstallPort(Ptr<Node> node) const
+IbHelper::InstallPort(Ptr<Node> node, bool assignLid) const
 {
     Ptr<IbNetDevice> dev = m_deviceFactory.Create<IbNetDevice>();
-    if (dev->GetLid() == 0)
+    if (assignLid && dev->GetLid() == 0)
     {
         NS_ABORT_MSG_IF(g_nextLid >= 0xC000,
                         "IbHelper: all 49151 unicast LIDs are in use; a subnet has at most "

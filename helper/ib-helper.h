@@ -64,9 +64,12 @@ class IbHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevice
      * Create one port on a node without attaching it (for switches and HCAs that
      * are cabled later with Connect()).
      * @param node the node
+     * @param assignLid give the port the next automatic LID (unless its Lid attribute set
+     *        one); false for ports whose LID a subnet manager assigns (IbFabricHelper), so
+     *        that switch ports, which have none, do not use up the 49151 unicast LIDs
      * @return the port
      */
-    Ptr<IbNetDevice> InstallPort(Ptr<Node> node) const;
+    Ptr<IbNetDevice> InstallPort(Ptr<Node> node, bool assignLid = true) const;
 
     /**
      * Join two existing ports with a new cable. In a distributed simulation (ns-3 built

@@ -540,3 +540,24 @@ TEST(IbHelperLids, EverySimulationNumbersItsPortsFromLidOne)
         Simulator::Destroy();
     }
 }
+
+TEST(IbHelperLids, FabricsTakeNoAutomaticLids)
+{
+    // IbFabricHelper's ports get their LIDs from the subnet manager: a switch port has
+    // none, and none takes one of IbHelper's automatic LIDs. Before, every port did, so a
+    // fabric of more than 49151 ports (FatTree3Level(32, 8192): 49,152) aborted although
+    // it needs 9,472 LIDs, and so did the eighth 1024-host fabric of one simulation.
+    IbHelper::ResetLidAllocation();
+    IbFabric f = IbFabricHelper().Build(IbTopologyBuilder::FatTree2Level(4, 4));
+    for (const auto& sw : f.switchOf)
+    {
+        if (sw)
+        {
+            EXPECT_EQ(sw->GetPort(1)->GetLid(), 0);
+        }
+    }
+    EXPECT_NE(f.HostPort(0)->GetLid(), 0);
+    IbHelper ib;
+    EXPECT_EQ(ib.InstallPort(CreateObject<Node>())->GetLid(), 1);
+    Simulator::Destroy();
+}
