@@ -23,6 +23,7 @@
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
+#include <cstdio>
 #include <cstring>
 
 namespace ns3
@@ -90,7 +91,9 @@ IpoibNetDevice::GetTypeId()
                           MakeUintegerAccessor(&IpoibNetDevice::m_qkey),
                           MakeUintegerChecker<uint32_t>())
             .AddAttribute("Pkey",
-                          "Partition key, used in the broadcast GID.",
+                          "Partition key, used in the broadcast GID only: partitions are "
+                          "not modelled (every device joins one broadcast group and no "
+                          "P_Key is checked). 0x0000 and 0x8000 are refused.",
                           UintegerValue(0xFFFF),
                           MakeUintegerAccessor(&IpoibNetDevice::m_pkey),
                           MakeUintegerChecker<uint16_t>())
@@ -205,6 +208,14 @@ IpoibNetDevice::Setup(Ptr<IbHca> hca, Ptr<IbSubnetManager> sm, uint8_t port)
 {
     NS_LOG_FUNCTION(this << hca << sm << unsigned(port));
     NS_ABORT_MSG_IF(m_qp, "IpoibNetDevice::Setup: already set up");
+    if ((m_pkey & 0x7FFF) == 0)
+    {
+        char pkey[8];
+        std::snprintf(pkey, sizeof(pkey), "0x%04X", m_pkey);
+        NS_ABORT_MSG("IpoibNetDevice::Setup: Pkey=" << pkey
+                                                    << " is not a valid P_Key (0x0000 and "
+                                                       "0x8000 are reserved); use e.g. 0xFFFF");
+    }
     NS_ABORT_MSG_UNLESS(hca && sm, "IpoibNetDevice::Setup: needs an HCA and a subnet manager");
     // The hardware address carries the CA's node GUID, not a port GUID, and Resolve takes
     // a destination GUID to the CA's port 1: a device on another port would be reached at

@@ -1387,6 +1387,18 @@ TEST_F(IpoibTest, Eui64RouterAdvertisementAutoconfiguresAddresses)
 TEST_F(IpoibTest, Eui64MisuseAbortsWithAMessage)
 {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
+    // 0x0000 and 0x8000 are reserved P_Keys (before, accepted into the broadcast GID).
+    for (const uint16_t pkey : {0x0000, 0x8000})
+    {
+        EXPECT_DEATH(
+            {
+                IbFabric fabric = IbFabricHelper().Build(IbTopologyBuilder::FatTree2Level(4, 2));
+                IpoibHelper ipoib;
+                ipoib.SetDeviceAttribute("Pkey", UintegerValue(pkey));
+                ipoib.Install(fabric);
+            },
+            "Pkey=0x[08]000 is not a valid P_Key \\(0x0000 and 0x8000 are reserved\\)");
+    }
     EXPECT_DEATH(
         {
             IpoibNet n = BuildIpoib(2, true);
