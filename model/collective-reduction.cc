@@ -46,6 +46,14 @@ Combine(CollectiveRedOp op, T a, T b)
             {
                 return std::numeric_limits<T>::quiet_NaN();
             }
+            // -0 and +0 compare equal, and std::min/max return the first: MIN gives -0 and
+            // MAX +0 whatever the order (recursive doubling combines a with b on one rank
+            // and b with a on its partner; both must end with the same bits).
+            if (a == b)
+            {
+                const bool takeA = std::signbit(a) == (op == CollectiveRedOp::MIN);
+                return takeA ? a : b;
+            }
         }
         return op == CollectiveRedOp::MIN ? std::min(a, b) : std::max(a, b);
     default:
@@ -81,13 +89,16 @@ T
 CombineInt(CollectiveRedOp op, T a, T b)
 {
     using U = std::make_unsigned_t<T>;
+    // Arithmetic in an unsigned type at least as wide as unsigned int: narrower ones are
+    // promoted to (signed) int, and 65533 * 65533 overflows it.
+    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
     if (op == CollectiveRedOp::SUM)
     {
-        return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+        return static_cast<T>(static_cast<U>(W(static_cast<U>(a)) + W(static_cast<U>(b))));
     }
     if (op == CollectiveRedOp::PROD)
     {
-        return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+        return static_cast<T>(static_cast<U>(W(static_cast<U>(a)) * W(static_cast<U>(b))));
     }
     return Combine<T>(op, a, b);
 }

@@ -87,6 +87,44 @@ TEST_F(CollectiveTest, BitwiseOperatorOnFloatsIsRefused)
         "not defined on type float");
 }
 
+TEST_F(CollectiveTest, MinAndMaxOfSignedZerosDoNotDependOnTheOrder)
+{
+    // -0 and +0 compare equal; std::min/max return the first operand. Recursive doubling
+    // combines (a, b) on one rank and (b, a) on its partner: both must end with the same
+    // bits. MIN gives -0 and MAX +0 (before, each gave its first operand).
+    for (CollectiveRedOp op : {CollectiveRedOp::MIN, CollectiveRedOp::MAX})
+    {
+        float dst[2] = {0.0F, -0.0F};
+        const float src[2] = {-0.0F, 0.0F};
+        CollectiveReduction::Reduce(CollectiveDataType::FLOAT32,
+                                    op,
+                                    reinterpret_cast<uint8_t*>(dst),
+                                    reinterpret_cast<const uint8_t*>(src),
+                                    2);
+        const bool negative = op == CollectiveRedOp::MIN;
+        EXPECT_EQ(std::signbit(dst[0]), negative) << CollectiveReduction::OpName(op);
+        EXPECT_EQ(std::signbit(dst[1]), negative) << CollectiveReduction::OpName(op);
+        double d[2] = {0.0, -0.0};
+        const double e[2] = {-0.0, 0.0};
+        CollectiveReduction::Reduce(CollectiveDataType::FLOAT64,
+                                    op,
+                                    reinterpret_cast<uint8_t*>(d),
+                                    reinterpret_cast<const uint8_t*>(e),
+                                    2);
+        EXPECT_EQ(std::signbit(d[0]), negative);
+        EXPECT_EQ(std::signbit(d[1]), negative);
+    }
+    // INT16 PROD wraps like the hardware, computed without int overflow (65533 * 65533).
+    int16_t a[1] = {-3};
+    const int16_t b[1] = {-3};
+    CollectiveReduction::Reduce(CollectiveDataType::INT16,
+                                CollectiveRedOp::PROD,
+                                reinterpret_cast<uint8_t*>(a),
+                                reinterpret_cast<const uint8_t*>(b),
+                                1);
+    EXPECT_EQ(a[0], 9);
+}
+
 TEST_F(CollectiveTest, MinAndMaxGiveNaNWhicheverOperandHoldsIt)
 {
     // std::max(1, NaN) is 1 and std::max(NaN, 1) is NaN: the result would depend on the
