@@ -933,6 +933,16 @@ IbNetDevice::NotifyLinkUp()
                         << " but its peer on node " << peer->GetNode()->GetId() << " has "
                         << unsigned(peer->GetNumDataVls())
                         << "; set the same NumDataVls on both ends of a cable.");
+    // IBA links run at the smaller of the two MTUs (NeighborMTU, set by the subnet
+    // manager); the model does not negotiate it. A packet larger than the peer's MTU could
+    // exceed its VL buffer and wait for credits forever, and the peer's credit updates
+    // are sized for its own MTU: both ends must agree.
+    NS_ABORT_MSG_IF(peer->GetIbMtu() != m_mtu,
+                    "IbNetDevice on node "
+                        << m_node->GetId() << " has Mtu=" << m_mtu << " but its peer on node "
+                        << peer->GetNode()->GetId() << " has Mtu=" << peer->GetIbMtu()
+                        << "; set the same Mtu on both ends of a cable (an IBA link runs at the "
+                           "smaller one, which the model does not negotiate).");
     // Real ports train to the highest speed and the widest width both support, each on
     // its own: an EDR 4x port and an HDR 2x port run EDR 2x (50 Gb/s), not 100 Gb/s.
     m_activeSpeed = std::min(m_speed, peer->GetLinkSpeedValue());

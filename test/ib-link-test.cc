@@ -1205,6 +1205,18 @@ TEST(IbLinkUserErrors, BadAttributeValuesNameTheInputAndTheFix)
         "VlArbitrationLow='0:300': entry 1 '0:300' has weight 300");
     EXPECT_DEATH(CreateObject<IbNetDevice>()->SetAttribute("NumDataVls", UintegerValue(16)),
                  "NumDataVls=16 is out of range");
+    // The two ends of a cable must agree on the MTU (before: a 4096-byte MTU sender facing a
+    // 256-byte MTU port with a 512-byte buffer waited for credits forever, silently).
+    EXPECT_DEATH(
+        {
+            IbHelper helper;
+            Link l = MakeLink(helper);
+            l.b->SetAttribute("Mtu", UintegerValue(256));
+            l.b->SetAttribute("VlBufferSize", UintegerValue(512));
+            Simulator::Run();
+        },
+        "has Mtu=4096 but its peer on node [0-9]+ has Mtu=256; set the same Mtu on both ends "
+        "of a cable");
     EXPECT_DEATH(CreateObject<IbChannel>()->SetAttribute("Length", DoubleValue(-1)),
                  "IbChannel attribute Length=-1 m: a cable is 0 \\(then Delay applies\\) to 1e6 "
                  "metres long");
