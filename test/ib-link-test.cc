@@ -200,9 +200,10 @@ TEST(IbVlArbiter, WeightsAreSpentInBlocksAndAPacketAlwaysCompletes)
     const uint16_t bigHeads[16] = {5, 5};
     EXPECT_EQ(big.Select(0x3, bigHeads), 0);
     EXPECT_EQ(big.Select(0x3, bigHeads), 1);
-    EXPECT_EQ(big.Select(0x3, bigHeads), 0);
-    // Ineligible VLs are skipped.
+    // The walk is back at entry 0 (VL0). An ineligible VL's entry is skipped: with only VL1
+    // eligible, entry 1 sends; then entry 0 again once VL0 is eligible.
     EXPECT_EQ(big.Select(0x2, bigHeads), 1);
+    EXPECT_EQ(big.Select(0x3, bigHeads), 0);
     EXPECT_EQ(big.Select(0x0, bigHeads), -1);
 }
 
