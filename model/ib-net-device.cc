@@ -121,8 +121,8 @@ IbNetDevice::GetTypeId()
                           MakeUintegerChecker<uint32_t>())
             .AddAttribute(
                 "NumDataVls",
-                "Number of data virtual lanes in operation (1..15), VL0 upwards. "
-                "Both ends of a cable must agree.",
+                "Number of data virtual lanes in operation, VL0 upwards: 1, 2, 4, 8 or 15 "
+                "(IBA VLCap). Both ends of a cable must agree.",
                 UintegerValue(8),
                 MakeUintegerAccessor(&IbNetDevice::SetNumDataVls, &IbNetDevice::GetNumDataVls),
                 MakeUintegerChecker<uint32_t>())
@@ -424,6 +424,12 @@ IbNetDevice::SetNumDataVls(uint32_t n)
                         "IbNetDevice attribute NumDataVls=" << n
                                                             << " is out of range; data VLs are "
                                                                "VL0..VL14, so use 1..15.");
+    // IBA VLCap (PortInfo) codes 1..5: VL0, VL0-1, VL0-3, VL0-7, VL0-14.
+    NS_ABORT_MSG_UNLESS(n == 1 || n == 2 || n == 4 || n == 8 || n == 15,
+                        "IbNetDevice attribute NumDataVls="
+                            << n
+                            << ": an IBA port operates 1, 2, 4, 8 or 15 data VLs (VLCap); use "
+                               "the next of these up (the subnet manager maps SLs onto them).");
     NS_ABORT_MSG_IF(m_linkUp,
                     "IbNetDevice attribute NumDataVls cannot change once the link is up.");
     m_numDataVls = static_cast<uint8_t>(n);

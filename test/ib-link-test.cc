@@ -1206,6 +1206,8 @@ TEST(IbLinkUserErrors, BadAttributeValuesNameTheInputAndTheFix)
         "VlArbitrationLow='0:300': entry 1 '0:300' has weight 300");
     EXPECT_DEATH(CreateObject<IbNetDevice>()->SetAttribute("NumDataVls", UintegerValue(16)),
                  "NumDataVls=16 is out of range");
+    EXPECT_DEATH(CreateObject<IbNetDevice>()->SetAttribute("NumDataVls", UintegerValue(3)),
+                 "NumDataVls=3: an IBA port operates 1, 2, 4, 8 or 15 data VLs \\(VLCap\\)");
     // The two ends of a cable must agree on the MTU (before: a 4096-byte MTU sender facing a
     // 256-byte MTU port with a 512-byte buffer waited for credits forever, silently).
     EXPECT_DEATH(
