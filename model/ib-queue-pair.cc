@@ -831,7 +831,8 @@ IbQueuePair::PostRecv(const IbRecvWr& wr, std::string* error)
     {
         return Refuse(error, "PostRecv needs the INIT, RTR or RTS state; the QP is in RESET");
     }
-    if (m_rq.Size() >= m_maxRecvWr)
+    // The WR of a SEND being received still occupies its slot until it completes.
+    if (m_rq.Size() + (m_inKind == IN_SEND ? 1 : 0) >= m_maxRecvWr)
     {
         return Refuse(error,
                       "PostRecv: receive queue full (maxRecvWr " + std::to_string(m_maxRecvWr) +
@@ -1785,12 +1786,22 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
     const uint8_t op = rx.opcode;
     const uint32_t n = rx.payload;
     const uint8_t rnr = IbAethHeader::RnrNakSyndrome(m_attr.minRnrTimer);
-    auto invalid = [this, &rx]() {
+    // A fatal NAK ends the message in progress. A SEND's receive WR was taken off the
+    // queue at its First packet: it completes in error now, ahead of the WRs the QP's
+    // error state will flush (before, it was dropped without a completion).
+    auto endInProgress = [this]() {
+        if (m_inKind == IN_SEND)
+        {
+            Complete(m_recvCq, m_inRecv.wr.wrId, IbWcStatus::WR_FLUSH_ERR, IbWcOpcode::RECV, 0);
+        }
         m_inKind = IN_NONE;
+    };
+    auto invalid = [this, &rx, &endInProgress]() {
+        endInProgress();
         QueueNak(IbAethHeader::NAK_INVALID_REQUEST, rx.psn, true);
     };
-    auto accessError = [this, &rx]() {
-        m_inKind = IN_NONE;
+    auto accessError = [this, &rx, &endInProgress]() {
+        endInProgress();
         QueueNak(IbAethHeader::NAK_REMOTE_ACCESS_ERROR, rx.psn, true);
     };
     auto notReady = [this, &rx, rnr]() {
@@ -1829,6 +1840,7 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
         if (static_cast<uint64_t>(m_inOffset) + n > m_inRecv.wr.sge.length)
         {
             Complete(m_recvCq, m_inRecv.wr.wrId, IbWcStatus::LOC_LEN_ERR, IbWcOpcode::RECV, 0);
+            m_inKind = IN_NONE; // completed: not again as flushed
             invalid();
             return;
         }

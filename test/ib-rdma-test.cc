@@ -19,6 +19,7 @@
 #include "ns3/ib-hca-helper.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-helper.h"
+#include "ns3/ib-lrh-header.h"
 #include "ns3/ib-memory-region.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
@@ -466,6 +467,49 @@ TEST_F(IbRdmaTest, AQpResetWhileWaitingMovesToItsNewPort)
     EXPECT_EQ(wc.back().status, IbWcStatus::SUCCESS);
     EXPECT_EQ(p1->GetTxPackets(), port1Sent);
     EXPECT_EQ(p2->GetTxPackets(), 16u); // 64 KiB at MTU 4096
+}
+
+/*
+ * A SEND First takes a receive WR; a request that is invalid in the middle of that SEND
+ * (here a second SEND First) ends it with a fatal NAK. The WR it took completes flushed,
+ * ahead of the rest of the queue (before, it never completed). Packets are injected on
+ * the requester's port, so the test controls opcodes and PSNs.
+ */
+TEST_F(IbRdmaTest, AnInvalidRequestInTheMiddleOfASendFlushesItsReceiveWr)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Rc c = ConnectPair(f);
+    Ptr<IbMemoryRegion> buf = f.hca[1]->RegisterMemory(3 * 4096, IB_ACCESS_LOCAL_WRITE);
+    for (uint64_t id = 1; id <= 2; ++id)
+    {
+        IbRecvWr r;
+        r.wrId = id;
+        r.sge = Sge(buf, 0, 3 * 4096);
+        ASSERT_TRUE(c.qp[1]->PostRecv(r));
+    }
+    auto sendFirst = [&](uint32_t psn) {
+        Ptr<Packet> p = Create<Packet>(4096);
+        IbLrhHeader lrh;
+        lrh.SetDlid(f.port[1]->GetLid());
+        lrh.SetSlid(f.port[0]->GetLid());
+        IbBthHeader bth;
+        bth.SetOpcode(IbOpcode::RC_SEND_FIRST);
+        bth.SetDestQp(c.qp[1]->GetQpNum());
+        bth.SetPsn(psn);
+        IbPacket::Seal(p, lrh, nullptr, bth, 4096);
+        return p;
+    };
+    Simulator::Schedule(MicroSeconds(1), [&]() { f.port[0]->SendIbPacket(sendFirst(0)); });
+    Simulator::Schedule(MicroSeconds(2), [&]() { f.port[0]->SendIbPacket(sendFirst(1)); });
+    Simulator::Run();
+    EXPECT_EQ(c.qp[1]->GetState(), IbQpState::ERR);
+    const std::vector<IbWorkCompletion> r = Drain(c.rcq[1]);
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].wrId, 1u);
+    EXPECT_EQ(r[0].status, IbWcStatus::WR_FLUSH_ERR);
+    EXPECT_EQ(r[1].wrId, 2u);
+    EXPECT_EQ(r[1].status, IbWcStatus::WR_FLUSH_ERR);
 }
 
 TEST_F(IbRdmaTest, QpStateMachineRefusesBadTransitionsWithAMessage)
