@@ -10,6 +10,7 @@
 #include "ns3/channel.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
+#include "ns3/ib-raw-traffic-application.h"
 #include "ns3/ib-switch.h"
 #include "ns3/names.h"
 #include "ns3/node.h"
@@ -67,6 +68,11 @@ IbFabricStats::Install(const IbFabric& fabric, Time start)
         }
     }
     m_startBytes.assign(m_ports.size(), 0);
+    m_hosts = fabric.hosts;
+    NS_ABORT_MSG_IF(start < Simulator::Now(),
+                    "IbFabricStats::Install: the window would start at "
+                        << start.As(Time::US) << ", before now (" << Simulator::Now().As(Time::US)
+                        << "); give a start time from now on");
     Simulator::Schedule(start - Simulator::Now(), &IbFabricStats::Snapshot, this);
 }
 
@@ -113,8 +119,25 @@ IbFabricStats::OnRx(IbFabricStats* self, Ptr<const Packet> packet)
 std::vector<IbFabricStats::Flow>
 IbFabricStats::GetFlows() const
 {
+    std::map<uint32_t, Flow> all = m_flows;
+    // A flow that delivered nothing (starved, blocked) is a flow too: with zero counts.
+    for (uint32_t i = 0; i < m_hosts.GetN(); ++i)
+    {
+        Ptr<Node> host = m_hosts.Get(i);
+        for (uint32_t k = 0; k < host->GetNApplications(); ++k)
+        {
+            Ptr<IbRawTrafficApplication> app =
+                DynamicCast<IbRawTrafficApplication>(host->GetApplication(k));
+            if (app && app->GetSlid() != 0)
+            {
+                Flow& f = all[(uint32_t(app->GetSlid()) << 16) | app->GetDlid()];
+                f.slid = app->GetSlid();
+                f.dlid = app->GetDlid();
+            }
+        }
+    }
     std::vector<Flow> out;
-    for (const auto& [key, f] : m_flows)
+    for (const auto& [key, f] : all)
     {
         out.push_back(f);
     }
@@ -129,6 +152,12 @@ IbFabricStats::WindowSeconds(Time stop) const
                         << stop.As(Time::US) << ", not after its start at " << m_start.As(Time::US)
                         << " (Install); stop the statistics after they start (a warm-up shorter "
                            "than the run)");
+    NS_ABORT_MSG_IF(stop < Simulator::Now(),
+                    "IbFabricStats: the window would end at "
+                        << stop.As(Time::US) << ", but the counters are read now, at "
+                        << Simulator::Now().As(Time::US)
+                        << ", and include what happened since; read the statistics at the end "
+                           "of the window (Simulator::Stop at it, then Print)");
     return (stop - m_start).GetSeconds();
 }
 
@@ -164,23 +193,39 @@ IbFabricStats::Print(std::ostream& os, Time stop, uint32_t maxRows) const
                << std::setw(11) << f.bytes * 8.0 / window / 1e9 << "\n";
         }
     }
-    if (!flows.empty())
+    // The summary is over data flows: those with payload, and those that delivered
+    // nothing. A flow of ACKs only (packets, no payload) would pull min and Jain's index
+    // down for a perfectly fair run.
+    uint32_t data = 0;
+    uint32_t ackOnly = 0;
+    double sum = 0;
+    double sumSq = 0;
+    double lo = 1e300;
+    double hi = 0;
+    for (const auto& f : flows)
     {
-        double sum = 0;
-        double sumSq = 0;
-        double lo = 1e300;
-        double hi = 0;
-        for (const auto& f : flows)
+        if (f.packets > 0 && f.payload == 0)
         {
-            const double g = f.payload * 8.0 / window / 1e9;
-            sum += g;
-            sumSq += g * g;
-            lo = std::min(lo, g);
-            hi = std::max(hi, g);
+            ++ackOnly;
+            continue;
         }
-        const double jain = sumSq > 0 ? sum * sum / (flows.size() * sumSq) : 0.0;
-        os << flows.size() << " flows: payload Gb/s min " << lo << ", mean " << sum / flows.size()
-           << ", max " << hi << ", total " << sum << "; Jain's fairness " << jain << "\n";
+        const double g = f.payload * 8.0 / window / 1e9;
+        ++data;
+        sum += g;
+        sumSq += g * g;
+        lo = std::min(lo, g);
+        hi = std::max(hi, g);
+    }
+    if (data > 0)
+    {
+        const double jain = sumSq > 0 ? sum * sum / (data * sumSq) : 0.0;
+        os << data << " flows: payload Gb/s min " << lo << ", mean " << sum / data << ", max " << hi
+           << ", total " << sum << "; Jain's fairness " << jain;
+        if (ackOnly > 0)
+        {
+            os << " (" << ackOnly << " flows of ACKs only left out)";
+        }
+        os << "\n";
     }
     const std::vector<Port> ports = GetPorts(stop);
     double mean = 0;

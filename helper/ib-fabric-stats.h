@@ -5,6 +5,7 @@
 #ifndef IB_FABRIC_STATS_H
 #define IB_FABRIC_STATS_H
 
+#include "ns3/node-container.h"
 #include "ns3/nstime.h"
 #include "ns3/ptr.h"
 
@@ -60,8 +61,9 @@ class IbFabricStats
     void Install(const IbFabric& fabric, Time start);
 
     /**
-     * @param stop end of the window (normally the simulation's stop time)
-     * @return the flows, ordered by (SLID, DLID)
+     * @return the flows, ordered by (SLID, DLID): those that delivered a packet in the
+     *         window, and those of the hosts' IbRawTrafficApplications that delivered none
+     *         (with zero counts)
      */
     std::vector<Flow> GetFlows() const;
     /**
@@ -72,8 +74,11 @@ class IbFabricStats
     std::vector<Port> GetPorts(Time stop) const;
 
     /**
-     * Print a per-flow table (all flows if there are at most @p maxRows, else a summary
-     * with minimum, mean, maximum and Jain's fairness index) and the busiest ports.
+     * Print a per-flow table (all flows if there are at most @p maxRows) with a summary
+     * (minimum, mean, maximum and Jain's fairness index over the flows that carry payload
+     * or delivered nothing: flows of ACKs only are left out of it) and the busiest ports.
+     * Call it at @p stop, or after the simulation ended before it (the counters are read
+     * as they are now).
      * @param os where to print
      * @param stop end of the window
      * @param maxRows most flow rows to print
@@ -97,6 +102,7 @@ class IbFabricStats
     double WindowSeconds(Time stop) const;
 
     std::map<uint32_t, Flow> m_flows;      //!< (slid << 16 | dlid) -> flow
+    NodeContainer m_hosts;                 //!< the fabric's hosts (their raw flows)
     std::vector<Ptr<IbNetDevice>> m_ports; //!< every port
     std::vector<std::string> m_portNames;  //!< their names
     std::vector<double> m_startBytes;      //!< bytes on the wire at the window's start

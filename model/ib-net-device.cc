@@ -1171,6 +1171,21 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
             l->TxStarted(vl);
             l = next;
         }
+        // Listeners that keep one queue topped up (saturating sources on one VL) fill the
+        // slot this packet freed in list order: the first would take every slot and the
+        // others none. The one called first goes last, so that they take turns.
+        IbTxStartListener* first = m_txStartListeners;
+        if (first != nullptr && first->m_nextOnPort != nullptr)
+        {
+            IbTxStartListener* last = first;
+            while (last->m_nextOnPort != nullptr)
+            {
+                last = last->m_nextOnPort;
+            }
+            m_txStartListeners = first->m_nextOnPort;
+            first->m_nextOnPort = nullptr;
+            last->m_nextOnPort = first;
+        }
     }
     if (item.releasePort != nullptr)
     {

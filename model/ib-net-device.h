@@ -138,9 +138,10 @@ class IbNetDevice : public NetDevice
     void SetTxReadyCallback(TxReadyCallback cb);
 
     /**
-     * Tell @p listener each time this port starts a data packet, after the listeners
-     * registered before it (see IbTxStartListener: what PhyTxBegin tells, without a trace
-     * source's per-packet cost).
+     * Tell @p listener each time this port starts a data packet (see IbTxStartListener:
+     * what PhyTxBegin tells, without a trace source's per-packet cost). The listeners are
+     * called in turn, and the one called first moves to the end of the list after each
+     * packet, so that listeners filling one queue share it evenly.
      * @param listener the listener, registered on no port
      */
     void AddTxStartListener(IbTxStartListener* listener);

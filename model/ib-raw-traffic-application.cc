@@ -77,7 +77,8 @@ IbRawTrafficApplication::GetTypeId()
                 MakeUintegerAccessor(&IbRawTrafficApplication::m_queueTarget),
                 MakeIbUintegerChecker<uint32_t>("IbRawTrafficApplication", "QueueTarget", 1))
             .AddTraceSource("Tx",
-                            "A packet was handed to the port.",
+                            "A packet was handed to the port, which took it (a packet its "
+                            "full transmit queue refused is not reported here).",
                             MakeTraceSourceAccessor(&IbRawTrafficApplication::m_txTrace),
                             "ns3::Packet::TracedCallback");
     return tid;
@@ -124,6 +125,18 @@ uint64_t
 IbRawTrafficApplication::GetSent() const
 {
     return m_sent;
+}
+
+uint16_t
+IbRawTrafficApplication::GetSlid() const
+{
+    return m_slid;
+}
+
+uint16_t
+IbRawTrafficApplication::GetDlid() const
+{
+    return m_dlid;
 }
 
 bool
@@ -222,11 +235,11 @@ IbRawTrafficApplication::SendOne()
     bth.SetDestQp(m_destQp);
     bth.SetPsn(m_psn);
     IbPacket::Seal(p, lrh, nullptr, bth, m_payloadSize);
-    m_txTrace(p);
     if (!m_device->SendIbPacket(p))
     {
-        return false;
+        return false; // the port's transmit queue is full (its MacTxDrop fired)
     }
+    m_txTrace(p);
     m_psn = (m_psn + 1) & 0xFFFFFF;
     ++m_sent;
     return true;

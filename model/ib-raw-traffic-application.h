@@ -54,6 +54,10 @@ class IbRawTrafficApplication : public Application, public IbTxStartListener
     void SetDevice(Ptr<IbNetDevice> device);
     /// @return packets sent so far
     uint64_t GetSent() const;
+    /// @return the source LID (the port's, once the application has started; else 0)
+    uint16_t GetSlid() const;
+    /// @return the Dlid attribute
+    uint16_t GetDlid() const;
 
   protected:
     void DoDispose() override;

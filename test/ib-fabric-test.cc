@@ -446,6 +446,44 @@ TEST_F(IbFabricTest, WithLmcAPortTakesDatagramsToEveryLidOfItsRange)
     EXPECT_EQ(up, 2u);
 }
 
+/*
+ * A raw flow that delivers nothing is a flow of the statistics, with zero throughput
+ * (before, only flows that delivered a packet existed, so a starved flow raised the mean
+ * and Jain's index); and the statistics refuse a window that ended before they are read.
+ */
+TEST_F(IbFabricTest, FabricStatsCountFlowsThatDeliveredNothing)
+{
+    IbFabric f = IbFabricHelper().Build(IbTopologyBuilder::FatTree2Level(4, 4));
+    IbFabricStats stats;
+    stats.Install(f, Seconds(0));
+    Ptr<RateErrorModel> lossy = CreateObject<RateErrorModel>();
+    lossy->SetAttribute("ErrorRate", DoubleValue(1.0));
+    lossy->SetAttribute("ErrorUnit", EnumValue(RateErrorModel::ERROR_UNIT_PACKET));
+    f.HostPort(3)->SetReceiveErrorModel(lossy);
+    for (uint32_t src : {0u, 2u})
+    {
+        IbRawTrafficHelper traffic(f.HostPort(src + 1)->GetLid());
+        traffic.SetAttribute("MaxPackets", UintegerValue(10));
+        traffic.Install(f.HostPort(src)).Start(MicroSeconds(1));
+    }
+    Simulator::Stop(MicroSeconds(50));
+    Simulator::Run();
+    const std::vector<IbFabricStats::Flow> flows = stats.GetFlows();
+    ASSERT_EQ(flows.size(), 2u);
+    for (const auto& flow : flows)
+    {
+        const bool starved = flow.dlid == f.HostPort(3)->GetLid();
+        EXPECT_EQ(flow.packets, starved ? 0u : 10u) << flow.slid << " -> " << flow.dlid;
+    }
+    std::ostringstream out;
+    stats.Print(out, MicroSeconds(50));
+    EXPECT_NE(out.str().find("2 flows: payload Gb/s min 0.000"), std::string::npos) << out.str();
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(stats.Print(out, MicroSeconds(20)),
+                 "IbFabricStats: the window would end at .*20.*us, but the counters are read "
+                 "now, at .*50.*us");
+}
+
 TEST_F(IbFabricTest, FabricStatsSeeEveryCabledHostPort)
 {
     // A dual-rail host (both ports cabled): a flow to its second port is a flow, and both

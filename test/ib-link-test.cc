@@ -388,6 +388,41 @@ TEST_F(IbLinkTest, ALongCableDeliversManyPacketsInFlightInOrder)
     EXPECT_LE(maxInFlight, creditPackets);
 }
 
+/*
+ * Three saturating sources on one port and VL share it evenly: the listeners take turns at
+ * refilling the slot each packet frees (before, the first registered took every slot and
+ * the others sent only their first QueueTarget packets; an all-to-all ran as a shift).
+ */
+TEST_F(IbLinkTest, SaturatingSourcesOnOnePortShareIt)
+{
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    ApplicationContainer apps;
+    for (int i = 0; i < 3; ++i)
+    {
+        apps.Add(traffic.Install(l.a));
+    }
+    apps.Start(MicroSeconds(1));
+    // 300 packets' worth of line time (4 KB packets at EDR: 330 ns each).
+    const Time packet = l.a->GetDataRate().CalculateBytesTxTime(IbPacket::WireSize(4096, 0, false));
+    Simulator::Stop(MicroSeconds(1) + packet * 300);
+    Simulator::Run();
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < 3; ++i)
+    {
+        total += DynamicCast<IbRawTrafficApplication>(apps.Get(i))->GetSent();
+    }
+    EXPECT_GE(total, 300u);
+    for (uint32_t i = 0; i < 3; ++i)
+    {
+        const uint64_t sent = DynamicCast<IbRawTrafficApplication>(apps.Get(i))->GetSent();
+        // Each a third, within the two each queues at its start.
+        EXPECT_NEAR(static_cast<double>(sent), total / 3.0, 2.0) << "source " << i;
+    }
+    Simulator::Destroy();
+}
+
 TEST(IbOwnedPacket, HandsItsReferenceOverWithoutTouchingTheCount)
 {
     Ptr<Packet> p = Create<Packet>(100);
@@ -998,7 +1033,8 @@ TEST_F(IbLinkTest, TxStartListenersHearEveryPacketInOrderUntilRemovedOrDestroyed
         IbPacket::Seal(p, lrh, nullptr, bth, 256);
         EXPECT_TRUE(l.a->SendIbPacket(p));
     };
-    // Two packets (VL0, VL1): both listeners, in the order they registered.
+    // Two packets (VL0, VL1): both listeners each time, taking turns at being first (the
+    // order they registered, then rotated by one after each packet).
     Simulator::Schedule(MicroSeconds(1), [&]() {
         send(0);
         send(1);
@@ -1015,7 +1051,7 @@ TEST_F(IbLinkTest, TxStartListenersHearEveryPacketInOrderUntilRemovedOrDestroyed
         send(1);
     });
     Simulator::Run();
-    EXPECT_EQ(log, (std::vector<std::string>{"a0", "b0", "a1", "b1", "a0"}));
+    EXPECT_EQ(log, (std::vector<std::string>{"a0", "b0", "b1", "a1", "a0"}));
     Simulator::Destroy();
 }
 
