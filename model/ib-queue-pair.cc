@@ -605,7 +605,11 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
             m_nextNewPsn = m_attr.sqPsn;
             m_ackedPsn = m_attr.sqPsn;
         }
-        if (rc)
+        // As in verbs, timeout, retryCnt, rnrRetry and maxRdAtomic are set on RTR->RTS
+        // only: RTS->RTS (and SQE->RTS) keeps them, and the retries left, as they are
+        // (before, it overwrote them: an RTS->RTS call with a default IbQpAttr put the
+        // timeout back to 14 and undid ConnectRc's initiator-depth cap).
+        if (rc && from == IbQpState::RTR)
         {
             m_attr.timeout = a.timeout;
             m_attr.retryCnt = a.retryCnt;

@@ -198,7 +198,8 @@ class IbQueuePair : public Object
     uint32_t GetRecvQueueLength() const;
 
     /**
-     * Change the state (and attributes).
+     * Change the state (and attributes). As in verbs, timeout, retryCnt, rnrRetry and
+     * maxRdAtomic are taken on RTR->RTS only; RTS->RTS and SQE->RTS leave them as they are.
      * @param attr the target state and the attributes that transition uses
      * @param error if not null, receives the reason of a refusal
      * @return false if the transition or an attribute is invalid (nothing changes)

@@ -512,6 +512,28 @@ TEST_F(IbRdmaTest, AnInvalidRequestInTheMiddleOfASendFlushesItsReceiveWr)
     EXPECT_EQ(r[1].status, IbWcStatus::WR_FLUSH_ERR);
 }
 
+TEST_F(IbRdmaTest, RtsToRtsKeepsTheRetryAttributes)
+{
+    // ConnectRc with timeout 5, retryCnt 2, depth 32 asked against 16 (capped to 16). An
+    // RTS->RTS call with a default IbQpAttr (timeout 14, retryCnt 7, maxRdAtomic 16... )
+    // must not undo them.
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    IbQpAttr base;
+    base.timeout = 5;
+    base.retryCnt = 2;
+    base.maxRdAtomic = 32;
+    Rc c = ConnectPair(f, base);
+    IbQpAttr rts;
+    rts.state = IbQpState::RTS;
+    rts.maxRdAtomic = 64;
+    std::string err;
+    ASSERT_TRUE(c.qp[0]->Modify(rts, &err)) << err;
+    EXPECT_EQ(c.qp[0]->GetAttr().timeout, 5);
+    EXPECT_EQ(c.qp[0]->GetAttr().retryCnt, 2);
+    EXPECT_EQ(c.qp[0]->GetAttr().maxRdAtomic, 16);
+}
+
 TEST_F(IbRdmaTest, QpStateMachineRefusesBadTransitionsWithAMessage)
 {
     IbHcaHelper hh;
