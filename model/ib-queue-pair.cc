@@ -911,6 +911,36 @@ IbQueuePair::ResponderReadyAt() const
     return m_resp.front().readyAt;
 }
 
+uint32_t
+IbQueuePair::WindowUse(uint32_t outstanding) const
+{
+    if (m_rdAtomicOut == 0)
+    {
+        return outstanding;
+    }
+    // A READ in flight spans the PSNs of its responses, but this side sent one packet
+    // for it: the window counts the request, not the responses (before, a WRITE behind a
+    // 4 MiB READ waited for 769 of its 1024 responses).
+    uint32_t use = outstanding;
+    for (uint32_t k = 0; k < m_txIdx && k < m_sq.size(); ++k)
+    {
+        const SendWqe& r = m_sq[k];
+        if (r.wr.opcode != IbWrOpcode::RDMA_READ || r.npkts < 2)
+        {
+            continue;
+        }
+        const uint32_t end = PsnAdd(r.firstPsn, r.npkts);
+        const uint32_t from = PsnLess(r.firstPsn, m_ackedPsn) ? m_ackedPsn : r.firstPsn;
+        if (!PsnLess(from, end))
+        {
+            continue;
+        }
+        const uint32_t responses = ((end - from) & kPsnMask) - 1;
+        use -= std::min(use, responses);
+    }
+    return use;
+}
+
 Time
 IbQueuePair::RequesterReadyAt() const
 {
@@ -929,7 +959,7 @@ IbQueuePair::RequesterReadyAt() const
     // request carries no data and is bounded by maxRdAtomic, as on hardware, so a READ
     // larger than the window still overlaps with the next one.
     const bool isRead = w.wr.opcode == IbWrOpcode::RDMA_READ;
-    if (!isRead && outstanding > 0 && outstanding + 1 > m_hca->m_maxOutstanding)
+    if (!isRead && outstanding > 0 && WindowUse(outstanding) + 1 > m_hca->m_maxOutstanding)
     {
         return Time::Max(); // window full: an ACK will reopen it
     }

@@ -517,6 +517,12 @@ class IbQueuePair : public Object
                   IbWcStatus status,
                   IbWcOpcode opcode,
                   uint32_t byteLen);
+    /**
+     * @param outstanding PSNs sent and not yet acknowledged
+     * @return how much of the send window they use: each READ in flight counts as the one
+     *         request packet it is, not as the PSNs of its responses
+     */
+    uint32_t WindowUse(uint32_t outstanding) const;
     /// Enter ERR: flush both queues.
     void EnterError();
     /// Forget all work and transport state (to RESET).

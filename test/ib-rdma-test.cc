@@ -512,6 +512,40 @@ TEST_F(IbRdmaTest, AnInvalidRequestInTheMiddleOfASendFlushesItsReceiveWr)
     EXPECT_EQ(r[1].status, IbWcStatus::WR_FLUSH_ERR);
 }
 
+TEST_F(IbRdmaTest, AWriteBehindALargeReadIsNotHeldByTheReadsResponses)
+{
+    // A 4 MiB READ (1024 response PSNs at MTU 4096) and then a 4 KiB WRITE, with the
+    // default window of 256 packets: the READ is one request packet, so the WRITE goes
+    // right behind it and lands within microseconds (before, it waited for 769 of the
+    // READ's responses, some 250 us at EDR).
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh, "EDR", 4096);
+    Rc c = ConnectPair(f);
+    Ptr<IbMemoryRegion> local = f.hca[0]->RegisterMemory(5 << 20, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> remote = f.hca[1]->RegisterMemory(
+        5 << 20,
+        IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE);
+    Time landed = Time::Max();
+    c.qp[1]->TraceConnectWithoutContext(
+        "MessageReceived",
+        MakeCallback(+[](Time* t, uint32_t, IbWrOpcode kind, uint32_t, uint64_t) {
+            if (kind == IbWrOpcode::RDMA_WRITE)
+            {
+                *t = Simulator::Now();
+            }
+        }).Bind(&landed));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(local, 0, 4 << 20), remote, 0)));
+    ASSERT_TRUE(c.qp[0]->PostSend(
+        Wr(2, IbWrOpcode::RDMA_WRITE, Sge(local, 4 << 20, 4096), remote, 4 << 20)));
+    Simulator::Run();
+    const std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].status, IbWcStatus::SUCCESS);
+    EXPECT_EQ(s[1].status, IbWcStatus::SUCCESS);
+    // Doorbell, the READ request and the WRITE on the wire, the cable, PCIe: a few us.
+    EXPECT_LT(landed, MicroSeconds(5));
+}
+
 TEST_F(IbRdmaTest, RtsToRtsKeepsTheRetryAttributes)
 {
     // ConnectRc with timeout 5, retryCnt 2, depth 32 asked against 16 (capped to 16). An
