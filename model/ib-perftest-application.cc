@@ -368,6 +368,14 @@ IbPerftestApplication::GetRxDepth() const
 void
 IbPerftestApplication::SetSizes(const std::vector<uint64_t>& sizes)
 {
+    for (uint64_t size : sizes)
+    {
+        // The same range as the Size attribute (a message is at most 2^31 bytes, as in
+        // verbs); before, larger sizes were cut to 32 bits and ran as other sizes.
+        NS_ABORT_MSG_IF(size == 0 || size > 0x80000000ULL,
+                        "IbPerftestApplication::SetSizes: size "
+                            << size << " is out of range; give 1 to 2147483648 bytes");
+    }
     m_sizes = sizes;
 }
 

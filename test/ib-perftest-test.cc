@@ -479,6 +479,12 @@ TEST(IbPerftestUserErrors, BadValuesAreRefusedWithTheValidOnes)
         "read_bw, read_lat, send_bw, send_lat, atomic_lat");
     EXPECT_DEATH(CreateObject<IbPerftestApplication>()->SetAttribute("Role", StringValue("peer")),
                  "Role='peer'; use client or server");
+    for (const uint64_t size : {uint64_t{0}, uint64_t{1} << 32})
+    {
+        EXPECT_DEATH(CreateObject<IbPerftestApplication>()->SetSizes({64, size}),
+                     "SetSizes: size " + std::to_string(size) +
+                         " is out of range; give 1 to 2147483648 bytes");
+    }
     EXPECT_DEATH(
         {
             Ptr<IbPerftestApplication> a = CreateObject<IbPerftestApplication>();
