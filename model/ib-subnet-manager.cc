@@ -421,12 +421,20 @@ IbSubnetManager::GetPathRecord(uint16_t slid, uint16_t dlid) const
         rec.rateBps = std::min<uint64_t>(rec.rateBps, in->GetDataRate().GetBitRate());
         if (m_topology.GetNode(n).type == IbTopology::CA)
         {
-            rec.valid = m_problem.lidOwner[dlid].first == static_cast<int32_t>(n);
+            // The port the LID belongs to, not only its CA (a multi-port CA).
+            rec.valid = m_problem.lidOwner[dlid].first == static_cast<int32_t>(n) &&
+                        m_problem.lidOwner[dlid].second == hop.peerPort;
             return rec;
         }
         ++rec.hops;
         const uint8_t out = dlid < m_tables.lft[n].size() ? m_tables.lft[n][dlid] : 255;
-        if (out == 0 || out >= m_topology.GetNode(n).ports.size())
+        if (out == 0)
+        {
+            // Port 0: the switch's own LID (its management port) is the destination.
+            rec.valid = m_problem.lidOwner[dlid].first == static_cast<int32_t>(n);
+            return rec;
+        }
+        if (out >= m_topology.GetNode(n).ports.size())
         {
             return rec;
         }

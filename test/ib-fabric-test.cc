@@ -517,6 +517,11 @@ TEST_F(IbFabricTest, APathRecordFromASwitchLidIsRefusedNamingTheSwitch)
                      " is switch '[^']+' \\(its management port 0\\); path records start at "
                      "a channel adapter port");
     EXPECT_TRUE(f.subnetManager->GetPathRecord(f.HostPort(1), f.HostPort(0)).valid);
+    // To a switch's LID, on the other hand, there is a path: one switch, the destination
+    // (before, the record was invalid: the LFT's port 0 ended the walk as a dead end).
+    const IbPathRecord toSwitch = f.subnetManager->GetPathRecord(f.HostPort(0)->GetLid(), swLid);
+    EXPECT_TRUE(toSwitch.valid);
+    EXPECT_EQ(toSwitch.hops, 1u);
 }
 
 TEST_F(IbFabricTest, MulticastGroupsSpanTheirMembersAndRefuseWhatCannotBeAGroup)
