@@ -666,6 +666,19 @@ IbNetDevice::EnqueueForwarded(Ptr<Packet> packet,
 }
 
 void
+IbNetDevice::EnqueueForwardedCopy(Ptr<Packet> packet,
+                                  uint8_t vl,
+                                  IbSharedRelease* release,
+                                  Time earliestStart)
+{
+    static_assert(alignof(IbSharedRelease) >= 2, "the lowest bit of its address is free");
+    // Tagged: TransmitComplete tells it from a port by the lowest bit.
+    IbNetDevice* tagged =
+        reinterpret_cast<IbNetDevice*>(reinterpret_cast<uintptr_t>(release) | uintptr_t{1});
+    EnqueueForwarded(packet, vl, tagged, release->vl, earliestStart);
+}
+
+void
 IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
                               uint8_t vl,
                               IbNetDevice* inPort,
@@ -1256,8 +1269,24 @@ IbNetDevice::TransmitComplete()
     }
     if (item.releasePort != nullptr)
     {
-        // A forwarded packet has left the switch: its input buffer space is free now.
-        item.releasePort->ReleaseRxBuffer(item.releaseVl, item.Blocks());
+        const uintptr_t release = reinterpret_cast<uintptr_t>(item.releasePort);
+        if (release & 1)
+        {
+            // A multicast copy: the buffer is free once the last copy has left.
+            IbSharedRelease* shared = reinterpret_cast<IbSharedRelease*>(release & ~uintptr_t{1});
+            if (--shared->remaining == 0)
+            {
+                shared->port->ReleaseRxBuffer(shared->vl, shared->blocks);
+                shared->port = nullptr;
+                shared->nextFree = *shared->freeHead;
+                *shared->freeHead = shared;
+            }
+        }
+        else
+        {
+            // A forwarded packet has left the switch: its input buffer space is free now.
+            item.releasePort->ReleaseRxBuffer(item.releaseVl, item.Blocks());
+        }
     }
     TrySend();
 }

@@ -10,6 +10,7 @@
 #include "ib-link-rate.h"
 #include "ib-owned-packet.h"
 #include "ib-packet.h"
+#include "ib-shared-release.h"
 #include "ib-traced-callback.h"
 #include "ib-tx-start-listener.h"
 #include "ib-vl-arbiter.h"
@@ -194,6 +195,19 @@ class IbNetDevice : public NetDevice
                           uint32_t head);
 
     /**
+     * EnqueueForwarded for one copy of a packet: its input buffer is released through
+     * @p release, when the last copy has left.
+     * @param packet the copy
+     * @param vl the output VL
+     * @param release the shared release (remaining counts this copy)
+     * @param earliestStart do not start serializing before this time
+     */
+    void EnqueueForwardedCopy(Ptr<Packet> packet,
+                              uint8_t vl,
+                              IbSharedRelease* release,
+                              Time earliestStart);
+
+    /**
      * @param vl a data VL
      * @param blocks a packet size in blocks
      * @return true if the peer has advertised room for such a packet on that VL
@@ -372,12 +386,14 @@ class IbNetDevice : public NetDevice
     /// A packet waiting in a transmit queue.
     struct TxItem
     {
-        IbOwnedPacket packet;              ///< the packet
-        uint32_t head{0};                  ///< its first four bytes (the LRH's), big-endian
-        uint16_t bytes{0};                 ///< wire size (IBA: at most 4 KB plus headers)
-        uint8_t releaseVl{0};              ///< VL of the input buffer holding it (switch)
-        IbNetDevice* releasePort{nullptr}; ///< input port to release at TX end (switch)
-        Time earliestStart;                ///< cut-through: do not start before this
+        IbOwnedPacket packet; ///< the packet
+        uint32_t head{0};     ///< its first four bytes (the LRH's), big-endian
+        uint16_t bytes{0};    ///< wire size (IBA: at most 4 KB plus headers)
+        uint8_t releaseVl{0}; ///< VL of the input buffer holding it (switch)
+        /// input port to release at TX end (switch); with the lowest bit set, a
+        /// IbSharedRelease (a multicast copy)
+        IbNetDevice* releasePort{nullptr};
+        Time earliestStart; ///< cut-through: do not start before this
 
         /// @return the credit blocks it occupies
         uint16_t Blocks() const

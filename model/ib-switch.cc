@@ -626,8 +626,36 @@ IbSwitch::Multicast(uint8_t inPort,
     }
     BuildDefaultSl2Vl();
     // Copies go straight to the output queues (each still waits there for credits, so
-    // nothing is lost). The input buffer is released when the first copy has been sent.
-    bool releaseGiven = false;
+    // nothing is lost). The input buffer is released when the last copy has been sent:
+    // the slowest member's output pushes back on the source.
+    uint32_t copies = 0;
+    for (uint8_t out : m_mft[idx])
+    {
+        copies +=
+            out != inPort && m_sl2vl[inPort * m_sl2vlStride + out][sl] != IbNetDevice::VL15 ? 1 : 0;
+    }
+    if (copies == 0)
+    {
+        m_ports[inPort]->ReleaseRxBuffer(vl, blocks);
+        return;
+    }
+    IbSharedRelease* shared = nullptr;
+    if (copies > 1)
+    {
+        if (m_sharedFree == nullptr)
+        {
+            m_shared.push_back(std::make_unique<IbSharedRelease>());
+            m_sharedFree = m_shared.back().get();
+        }
+        shared = m_sharedFree;
+        m_sharedFree = shared->nextFree;
+        shared->port = PeekPointer(m_ports[inPort]);
+        shared->vl = vl;
+        shared->blocks = blocks;
+        shared->remaining = copies;
+        shared->nextFree = nullptr;
+        shared->freeHead = &m_sharedFree;
+    }
     for (uint8_t out : m_mft[idx])
     {
         if (out == inPort)
@@ -645,16 +673,14 @@ IbSwitch::Multicast(uint8_t inPort,
         const Time earliest =
             m_cutThrough ? EarliestStart(*m_ports[inPort], *m_ports[out], packet->GetSize())
                          : Time(0);
-        m_ports[out]->EnqueueForwarded(copy,
-                                       outVl,
-                                       releaseGiven ? nullptr : PeekPointer(m_ports[inPort]),
-                                       vl,
-                                       earliest);
-        releaseGiven = true;
-    }
-    if (!releaseGiven)
-    {
-        m_ports[inPort]->ReleaseRxBuffer(vl, blocks);
+        if (shared != nullptr)
+        {
+            m_ports[out]->EnqueueForwardedCopy(copy, outVl, shared, earliest);
+        }
+        else
+        {
+            m_ports[out]->EnqueueForwarded(copy, outVl, PeekPointer(m_ports[inPort]), vl, earliest);
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 #include "ib-fifo.h"
 #include "ib-owned-packet.h"
+#include "ib-shared-release.h"
 
 #include "ns3/callback.h"
 #include "ns3/nstime.h"
@@ -15,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace ns3
@@ -322,12 +324,15 @@ class IbSwitch : public Object
     /// without touching either queue; a port that is ready again finds out here whether
     /// anything waits for it.
     std::vector<uint32_t> m_waiting;
-    std::vector<uint16_t> m_grantPending;         //!< (port * 16 + vl) to serve after the guard
-    LocalReceiveCallback m_localReceive;          //!< port-0 agent (or null)
-    std::vector<IbFifo<InEntry>> m_input;         //!< [port * 16 + vl] input FIFOs
-    std::vector<IbFifo<uint16_t>> m_requests;     //!< [port * 16 + vl] -> (in * 16 + vl) heads
-    uint16_t m_lid;                               //!< own LID
-    std::vector<std::vector<uint8_t>> m_mft;      //!< multicast table, [mlid - 0xC000] -> ports
+    std::vector<uint16_t> m_grantPending;     //!< (port * 16 + vl) to serve after the guard
+    LocalReceiveCallback m_localReceive;      //!< port-0 agent (or null)
+    std::vector<IbFifo<InEntry>> m_input;     //!< [port * 16 + vl] input FIFOs
+    std::vector<IbFifo<uint16_t>> m_requests; //!< [port * 16 + vl] -> (in * 16 + vl) heads
+    uint16_t m_lid;                           //!< own LID
+    std::vector<std::vector<uint8_t>> m_mft;  //!< multicast table, [mlid - 0xC000] -> ports
+    /// every multicast release record made (kept until the switch goes)
+    std::vector<std::unique_ptr<IbSharedRelease>> m_shared;
+    IbSharedRelease* m_sharedFree{nullptr};       //!< the records not in use
     std::vector<std::array<uint8_t, 16>> m_sl2vl; //!< [in * stride + out] -> VL per SL
     std::vector<bool> m_sl2vlSet;                 //!< pair programmed explicitly
     uint32_t m_sl2vlStride;    //!< ports + 1 when the tables are valid (0: rebuild them)

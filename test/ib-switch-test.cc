@@ -276,6 +276,38 @@ TEST_F(IbSwitchTest, AMulticastCopyOnAFasterOutputWaitsForItsTailLikeAUnicastPac
     EXPECT_EQ(arrivalAtB(1), unicast);
 }
 
+TEST_F(IbSwitchTest, AMulticastPacketHoldsItsInputBufferUntilItsLastCopyHasLeft)
+{
+    // 200 packets of 4 KB to a group of two members, one of which drains at 1 Gb/s (33 us
+    // per packet). The input buffer is released when the last copy has left, so the
+    // slow member pushes back on the source: in 200 us the source gets out what the
+    // switch's input buffer (15 packets), the slow member's buffer (15) and its drain (6)
+    // hold. Before, the buffer was released with the first copy: the source sent all 200
+    // at EDR rate (66 us) and the slow output's queue grew to hold them.
+    EdrInHdrOut e = MakeEdrInHdrOut(2);
+    e.outs[1]->SetAttribute("RxDrainRate", DataRateValue(DataRate("1Gbps")));
+    e.sw->SetMftEntry(0xC001, {2, 3});
+    uint64_t fast = 0;
+    e.outs[0]->TraceConnectWithoutContext(
+        "MacRx",
+        MakeCallback(+[](uint64_t* n, Ptr<const Packet>) { ++*n; }).Bind(&fast));
+    Simulator::Schedule(MicroSeconds(1), [&e]() {
+        for (int i = 0; i < 200; ++i)
+        {
+            e.a->SendIbPacket(MakePacket(e.a, 0xC001, 4096));
+        }
+    });
+    Simulator::Stop(MicroSeconds(201));
+    Simulator::Run();
+    const uint64_t sent = e.a->GetTxPackets();
+    EXPECT_GE(sent, 30u);
+    EXPECT_LE(sent, 45u);
+    // The fast member has everything the source sent but what is on its way.
+    EXPECT_GE(fast + 2, sent);
+    EXPECT_LE(e.sw->GetPort(3)->GetTxQueueLength(0), 16u);
+    Simulator::Destroy();
+}
+
 TEST_F(IbSwitchTest, PhyTxBeginIsStampedWhenACutThroughPacketReallyStarts)
 {
     // EDR in, HDR out, cut-through: the output may not start until the tail allows it,
