@@ -50,12 +50,27 @@ KeepNullMessagePromisesTight()
         GlobalValue::GetValueByName("SimulatorImplementationType", impl);
         return impl.Get() == "ns3::NullMessageSimulatorImpl";
     }();
+    // The guard of this simulation: forgotten at Simulator::Destroy, so that the next
+    // simulation in the process does not take an old guard for one of its own.
     static EventId guard;
+    static bool forgetAtDestroy = false;
     if (nullMessage && (guard.IsExpired() || guard.GetTs() != Simulator::Now().GetTimeStep()))
     {
         guard = Simulator::ScheduleNow(&NowGuard);
+        if (!forgetAtDestroy)
+        {
+            forgetAtDestroy = true;
+            Simulator::ScheduleDestroy([]() {
+                guard = EventId();
+                forgetAtDestroy = false;
+            });
+        }
     }
 }
+
+/// The largest message ns-3's MPI interfaces receive (MAX_MPI_MSG_SIZE in ns-3 3.37 to
+/// 3.4x): the serialized packet plus 16 bytes of time, node and device.
+constexpr uint32_t kMaxMpiMessage = 2000;
 
 } // namespace
 
@@ -183,6 +198,18 @@ IbRemoteChannel::Transmit(IbOwnedPacket packet,
     // trace sink may hold it): ship a copy with the marker header, not the packet.
     Ptr<Packet> copy = packet.Get()->Copy();
     copy->AddHeader(IbRemoteHeader(linkPacket));
+    // A larger message would be cut short by the receiving rank's fixed buffer
+    // (MPI_ERR_TRUNCATE: the job aborts). Virtual payloads serialize as a length only;
+    // real bytes (HCA DataMode, SHARP or IPoIB data) count in full.
+    const uint32_t message = copy->GetSerializedSize() + 16;
+    NS_ABORT_MSG_IF(message > kMaxMpiMessage,
+                    "IbRemoteChannel: a packet from node "
+                        << src->GetNode()->GetId() << " to node " << dst->GetNode()->GetId()
+                        << " on rank " << dst->GetNode()->GetSystemId() << " serializes to "
+                        << message << " bytes, more than the " << kMaxMpiMessage
+                        << " ns-3's MPI interface receives; across ranks, carry virtual "
+                           "payloads (IbHca DataMode false) or packets of at most about 1.9 KB "
+                           "of real bytes (a smaller Mtu)");
     ++m_remoteTxPackets;
     NS_LOG_LOGIC("to node " << dst->GetNode()->GetId() << " device " << dst->GetIfIndex()
                             << " on rank " << dst->GetNode()->GetSystemId() << " at " << rxTime);

@@ -9,6 +9,7 @@
 #include "ns3/abort.h"
 #include "ns3/assert.h"
 #include "ns3/log.h"
+#include "ns3/nstime.h"
 
 #include <algorithm>
 #include <limits>
@@ -213,6 +214,16 @@ void
 IbTimingWheelScheduler::Insert(const Event& ev)
 {
     NS_ASSERT_MSG(ev.key.m_ts >= m_base, "an event before the last one removed");
+    // ns-3 numbers events with a 32-bit uid that grows with each one scheduled, and orders
+    // and cancels events by it. A fall of more than half the range is its wrap (moving
+    // events between schedulers re-inserts them in time order: smaller falls).
+    NS_ABORT_MSG_IF(ev.key.m_uid < m_lastUid && m_lastUid - ev.key.m_uid > 0x80000000u,
+                    "IbTimingWheelScheduler: ns-3's 32-bit event uid wrapped at "
+                        << TimeStep(ev.key.m_ts).As(Time::US) << ", after 2^32 events in this "
+                        << "simulation (a large fabric runs some 2.7 million a second, so about "
+                           "26 minutes of Simulator::Run); ns-3 would order and cancel events "
+                           "wrongly from here on. Split the run into shorter simulations");
+    m_lastUid = ev.key.m_uid;
     if (ev.key.m_ts - m_base < SPAN)
     {
         Append(

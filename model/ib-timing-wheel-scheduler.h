@@ -188,6 +188,7 @@ class IbTimingWheelScheduler : public Scheduler
     uint64_t m_heapFirst;                 //!< the time of the heap's first event; max if empty
     uint64_t m_summary{0};                //!< bit w: m_used[w] is not zero
     uint64_t m_inWheel{0};                //!< events in the wheel
+    uint32_t m_lastUid{0};                //!< uid of the last event inserted (wrap check)
     uint32_t m_free;                      //!< the first free chunk
     std::vector<Chunk> m_pool;            //!< the chunks
     Ptr<IbHeapScheduler> m_far;           //!< events due at m_base + SPAN or later

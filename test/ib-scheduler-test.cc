@@ -139,6 +139,27 @@ TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderThroughInsertsRemovesAndTies
     CheckOrderAgainstMapScheduler("ns3::IbTimingWheelScheduler");
 }
 
+TEST(IbTimingWheelScheduler, StopsWhenNs3sEventUidWraps)
+{
+    // After 2^32 events ns-3's uid starts again at 0: ordering and cancelling by uid go
+    // wrong from there, so the scheduler stops with a message (before: silently on).
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            Ptr<Scheduler> wheel = CreateObject<IbTimingWheelScheduler>();
+            Scheduler::Event ev;
+            ev.impl = reinterpret_cast<EventImpl*>(uintptr_t{64});
+            ev.key.m_ts = 10;
+            ev.key.m_context = 0;
+            ev.key.m_uid = 0xFFFFFFF0u;
+            wheel->Insert(ev);
+            ev.key.m_ts = 12;
+            ev.key.m_uid = 4;
+            wheel->Insert(ev);
+        },
+        "ns-3's 32-bit event uid wrapped .* after 2\\^32 events");
+}
+
 TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderAtTheWheelsEdges)
 {
     Ptr<Scheduler> wheel = CreateObject<IbTimingWheelScheduler>();
