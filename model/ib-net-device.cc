@@ -1277,9 +1277,7 @@ IbNetDevice::TransmitComplete()
             if (--shared->remaining == 0)
             {
                 shared->port->ReleaseRxBuffer(shared->vl, shared->blocks);
-                shared->port = nullptr;
-                shared->nextFree = *shared->freeHead;
-                *shared->freeHead = shared;
+                shared->Recycle();
             }
         }
         else

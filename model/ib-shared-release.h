@@ -28,6 +28,14 @@ struct IbSharedRelease
     uint8_t vl{0};                       ///< the input buffer's VL
     IbSharedRelease* nextFree{nullptr};  ///< the owner's free list
     IbSharedRelease** freeHead{nullptr}; ///< the owner's free-list head
+
+    /// Give the record back to its owner's free list (its copies have all left).
+    void Recycle()
+    {
+        port = nullptr;
+        nextFree = *freeHead;
+        *freeHead = this;
+    }
 };
 
 } // namespace ns3

@@ -16,6 +16,9 @@
 #include "ns3/simulator.h"
 #include "ns3/trace-source-accessor.h"
 
+#include <array>
+#include <utility>
+
 namespace ns3
 {
 
@@ -628,11 +631,16 @@ IbSwitch::Multicast(uint8_t inPort,
     // Copies go straight to the output queues (each still waits there for credits, so
     // nothing is lost). The input buffer is released when the last copy has been sent:
     // the slowest member's output pushes back on the source.
+    // The outputs that take a copy, and their VLs, chosen once.
+    std::array<std::pair<uint8_t, uint8_t>, 256> outs;
     uint32_t copies = 0;
     for (uint8_t out : m_mft[idx])
     {
-        copies +=
-            out != inPort && m_sl2vl[inPort * m_sl2vlStride + out][sl] != IbNetDevice::VL15 ? 1 : 0;
+        const uint8_t outVl = m_sl2vl[inPort * m_sl2vlStride + out][sl];
+        if (out != inPort && outVl != IbNetDevice::VL15)
+        {
+            outs[copies++] = {out, outVl};
+        }
     }
     if (copies == 0)
     {
@@ -656,17 +664,9 @@ IbSwitch::Multicast(uint8_t inPort,
         shared->nextFree = nullptr;
         shared->freeHead = &m_sharedFree;
     }
-    for (uint8_t out : m_mft[idx])
+    for (uint32_t k = 0; k < copies; ++k)
     {
-        if (out == inPort)
-        {
-            continue;
-        }
-        const uint8_t outVl = m_sl2vl[inPort * m_sl2vlStride + out][sl];
-        if (outVl == IbNetDevice::VL15)
-        {
-            continue;
-        }
+        const auto [out, outVl] = outs[k];
         Ptr<Packet> copy = packet->Copy();
         IbPacket::SetVl(copy, outVl);
         ++m_forwarded;
