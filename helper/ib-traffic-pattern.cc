@@ -19,6 +19,32 @@
 namespace ns3
 {
 
+namespace
+{
+
+/**
+ * An unbiased draw in [0, bound) from a Mersenne twister's 32-bit outputs. The
+ * std::uniform_int_distribution algorithm is left to the standard library (libstdc++ and
+ * libc++ differ); this one is fixed, so that a seed gives the same pattern everywhere.
+ * @param rng the generator
+ * @param bound the number of values (at least 1)
+ * @return the draw
+ */
+uint32_t
+DrawBelow(std::mt19937& rng, uint32_t bound)
+{
+    // Outputs below 2^32 mod bound are rejected: the rest cover each residue equally often.
+    const uint32_t reject = static_cast<uint32_t>(-bound) % bound;
+    uint32_t r;
+    do
+    {
+        r = static_cast<uint32_t>(rng());
+    } while (r < reject);
+    return r % bound;
+}
+
+} // namespace
+
 std::vector<IbTrafficPattern::Flow>
 IbTrafficPattern::RandomPermutation(uint32_t n, uint32_t seed)
 {
@@ -32,8 +58,7 @@ IbTrafficPattern::RandomPermutation(uint32_t n, uint32_t seed)
     std::mt19937 rng(seed);
     for (uint32_t i = n - 1; i > 0; --i)
     {
-        std::uniform_int_distribution<uint32_t> pick(0, i - 1);
-        std::swap(dst[i], dst[pick(rng)]);
+        std::swap(dst[i], dst[DrawBelow(rng, i)]);
     }
     std::vector<Flow> flows;
     for (uint32_t i = 0; i < n; ++i)

@@ -37,7 +37,10 @@ class IbTrafficPattern
      * @param n number of hosts
      * @param seed seed of the shuffle
      * @return a random permutation without fixed points: every host sends to one other
-     *         host and receives from one
+     *         host and receives from one. It is one cycle through all hosts (Sattolo's
+     *         shuffle, uniform over such cycles), drawn from std::mt19937 with a rejection
+     *         step of this module's own, so a seed gives the same pattern with every C++
+     *         standard library.
      */
     static std::vector<Flow> RandomPermutation(uint32_t n, uint32_t seed);
     /**

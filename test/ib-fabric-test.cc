@@ -604,3 +604,39 @@ TEST(IbHelperLids, FabricsTakeNoAutomaticLids)
     EXPECT_EQ(ib.InstallPort(CreateObject<Node>())->GetLid(), 1);
     Simulator::Destroy();
 }
+
+TEST(IbTrafficPatternDraws, ARandomPermutationIsTheSameOnEveryStandardLibrary)
+{
+    // std::mt19937 seeded with 1 gives 1791095845, 4282876139, 3093770124, 4005303368
+    // (its sequence is fixed by the C++ standard). None is rejected (2^32 mod i is 0, 1,
+    // 0, 0 for i = 4, 3, 2, 1), so Sattolo's swaps take positions 1791095845 mod 4 = 1,
+    // 4282876139 mod 3 = 2, then 0 and 0: [0 1 2 3 4] -> [0 4 2 3 1] -> [0 4 3 2 1] ->
+    // [3 4 0 2 1] -> [4 3 0 2 1], the cycle 0 4 1 3 2.
+    const std::vector<IbTrafficPattern::Flow> expected{{0, 4}, {1, 3}, {2, 0}, {3, 2}, {4, 1}};
+    EXPECT_EQ(IbTrafficPattern::RandomPermutation(5, 1), expected);
+
+    // Larger sizes: every host sends once and receives once, and following the
+    // destinations from host 0 visits every host before coming back (one cycle).
+    for (uint32_t n : {2u, 3u, 128u, 1000u})
+    {
+        const auto flows = IbTrafficPattern::RandomPermutation(n, 7);
+        ASSERT_EQ(flows.size(), n);
+        std::vector<uint32_t> dst(n);
+        std::vector<bool> received(n, false);
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            EXPECT_EQ(flows[i].first, i);
+            dst[i] = flows[i].second;
+            EXPECT_FALSE(received[dst[i]]) << "host " << dst[i] << " receives twice, n = " << n;
+            received[dst[i]] = true;
+        }
+        uint32_t h = 0;
+        uint32_t steps = 0;
+        do
+        {
+            h = dst[h];
+            ++steps;
+        } while (h != 0 && steps <= n);
+        EXPECT_EQ(steps, n) << "n = " << n;
+    }
+}
