@@ -82,7 +82,7 @@ main(int argc, char* argv[])
     uint32_t iters = 1;
     uint64_t chunk = 256 * 1024;
     bool check = false;
-    std::string scheduler = "ns3::MapScheduler";
+    std::string scheduler; // empty: ns-3's --SchedulerType (MapScheduler by default)
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("algo", "allreduce algorithm: ring, tree, hd, rd, sharp (IB only)", algo);
@@ -101,7 +101,8 @@ main(int argc, char* argv[])
     cmd.AddValue("iters", "timed operations per size", iters);
     cmd.AddValue("chunk", "ChunkSize of the communicator, bytes", chunk);
     cmd.AddValue("scheduler",
-                 "ns-3 event scheduler (same results, different speed): ns3::MapScheduler "
+                 "ns-3 event scheduler (same results, different speed; the same as "
+                 "--SchedulerType, which it overrides when given): ns3::MapScheduler "
                  "(ns-3's default), ns3::IbTimingWheelScheduler (this module's, for "
                  "fabrics: events due within 4096 ns in one-ns buckets), "
                  "ns3::IbHeapScheduler (this module's 4-ary heap) or ns3::HeapScheduler",
@@ -112,7 +113,10 @@ main(int argc, char* argv[])
                  "sharp: larger operations use streaming aggregation (bytes)",
                  satThreshold);
     cmd.Parse(argc, argv);
-    IbHeapScheduler::SelectSchedulerType(scheduler, "--scheduler");
+    if (!scheduler.empty())
+    {
+        IbHeapScheduler::SelectSchedulerType(scheduler, "--scheduler");
+    }
 
     if (maxBytes.empty())
     {

@@ -6,6 +6,8 @@
 
 #include "ib-range-checker.h"
 
+#include "ns3/abort.h"
+#include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/trace-source-accessor.h"
@@ -27,11 +29,19 @@ IbCompletionQueue::GetTypeId()
             .SetGroupName("Infiniband")
             .AddConstructor<IbCompletionQueue>()
             .AddAttribute("Depth",
-                          "Completions the queue holds for Poll(); further ones are dropped "
-                          "and counted as overruns.",
+                          "Completions the queue holds for Poll() (IbHca::CreateCq sets it "
+                          "from its argument).",
                           UintegerValue(4096),
                           MakeUintegerAccessor(&IbCompletionQueue::m_depth),
                           MakeIbUintegerChecker<uint32_t>("IbCompletionQueue", "Depth", 1))
+            .AddAttribute("DropOnOverrun",
+                          "What a completion that finds the queue full does: false stops the "
+                          "simulation with a message naming the queue, the QP and the WR (a "
+                          "real CQ raises an asynchronous error); true drops it and counts it "
+                          "(GetOverruns).",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&IbCompletionQueue::m_dropOnOverrun),
+                          MakeBooleanChecker())
             .AddTraceSource("Completion",
                             "A work completion was generated (visible to the host).",
                             MakeTraceSourceAccessor(&IbCompletionQueue::m_completed),
@@ -41,6 +51,7 @@ IbCompletionQueue::GetTypeId()
 
 IbCompletionQueue::IbCompletionQueue()
     : m_depth(4096),
+      m_dropOnOverrun(false),
       m_overruns(0),
       m_total(0)
 {
@@ -91,6 +102,15 @@ IbCompletionQueue::Deliver(IbWorkCompletion wc)
     }
     if (m_queue.Size() >= m_depth)
     {
+        NS_ABORT_MSG_UNLESS(m_dropOnOverrun,
+                            "IbCompletionQueue: the queue is full (Depth "
+                                << m_depth << " completions not yet polled) at "
+                                << Simulator::Now().As(Time::NS) << " when QP 0x" << std::hex
+                                << wc.qpNum << std::dec << " completed WR " << wc.wrId << " ("
+                                << IbWcStatusName(wc.status)
+                                << "); poll it more often, create it deeper "
+                                   "(IbHca::CreateCq(depth)), or set its DropOnOverrun "
+                                   "attribute to drop and count such completions");
         ++m_overruns;
         NS_LOG_WARN("completion queue overrun (depth " << m_depth << "): completion of WR "
                                                        << wc.wrId << " dropped");

@@ -23,9 +23,9 @@ namespace ns3
  * @brief A completion queue (ibv_cq): work completions of the queue pairs attached to
  * it, in the order the HCA generates them.
  *
- * Completions are either queued for Poll() (up to Depth entries; further ones are
- * dropped and counted as overruns, where real verbs would raise an asynchronous CQ error)
- * or, if a completion callback is set, handed to it as they are generated and not
+ * Completions are either queued for Poll() (up to Depth entries; one more stops the
+ * simulation with a message, as a real CQ raises an asynchronous error, or, with
+ * DropOnOverrun, is dropped and counted as an overrun) or, if a completion callback is set, handed to it as they are generated and not
  * queued. The "Completion" trace fires for every completion in both cases.
  */
 class IbCompletionQueue : public Object
@@ -83,6 +83,7 @@ class IbCompletionQueue : public Object
     uint32_t m_depth;                                    //!< Depth attribute
     IbFifo<IbWorkCompletion> m_queue;                    //!< completions waiting for Poll
     Callback<void, const IbWorkCompletion&> m_callback;  //!< push-mode consumer
+    bool m_dropOnOverrun;                                //!< drop and count, not stop
     uint64_t m_overruns;                                 //!< dropped completions
     uint64_t m_total;                                    //!< completions generated
     TracedCallback<const IbWorkCompletion&> m_completed; //!< Completion trace

@@ -315,6 +315,47 @@ TEST(IbRdmaVerbs, TimerTablesAndNames)
     EXPECT_STREQ(IbWcStatusName(IbWcStatus::WR_FLUSH_ERR), "WR_FLUSH_ERR");
 }
 
+TEST(IbRdmaVerbs, AFullCompletionQueueStopsWithAMessageUnlessToldToDrop)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto make = [](bool drop) {
+        Ptr<IbCompletionQueue> cq = CreateObject<IbCompletionQueue>();
+        cq->SetAttribute("Depth", UintegerValue(2));
+        cq->SetAttribute("DropOnOverrun", BooleanValue(drop));
+        return cq;
+    };
+    auto wc = [](uint64_t id) {
+        IbWorkCompletion c;
+        c.wrId = id;
+        c.qpNum = 0x2a;
+        return c;
+    };
+    Ptr<IbCompletionQueue> cq = make(false);
+    cq->Deliver(wc(1));
+    cq->Deliver(wc(2));
+    EXPECT_DEATH(cq->Deliver(wc(3)),
+                 "IbCompletionQueue: the queue is full \\(Depth 2 completions not yet "
+                 "polled\\) at .* when QP 0x2a completed WR 3 \\(SUCCESS\\); poll it more "
+                 "often, create it deeper");
+    // A poll makes room: the third completion is queued behind the second.
+    EXPECT_EQ(cq->Poll(1).at(0).wrId, 1u);
+    cq->Deliver(wc(3));
+    EXPECT_EQ(cq->GetNumEntries(), 2u);
+    EXPECT_EQ(cq->GetOverruns(), 0u);
+
+    Ptr<IbCompletionQueue> lossy = make(true);
+    for (uint64_t id = 1; id <= 3; ++id)
+    {
+        lossy->Deliver(wc(id));
+    }
+    EXPECT_EQ(lossy->GetOverruns(), 1u);
+    EXPECT_EQ(lossy->GetTotalCompletions(), 3u);
+    const auto got = lossy->Poll(10);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].wrId, 1u);
+    EXPECT_EQ(got[1].wrId, 2u);
+}
+
 TEST_F(IbRdmaTest, MemoryRegionsChecksAndAtomicWords)
 {
     IbHcaHelper hh;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds everything (utils/build.sh) and runs the main demo program. Extra arguments are
-# appended to the program's command line, e.g. `bash utils/demo.sh --simTime=2`.
+# appended to the program's command line, e.g. `bash utils/demo.sh --duration=0.01`.
 # Output files (pcap, traces) are written to <repo>/build/demo/.
 
 set -euo pipefail
