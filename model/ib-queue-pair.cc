@@ -609,6 +609,31 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
         // only: RTS->RTS (and SQE->RTS) keeps them, and the retries left, as they are
         // (before, it overwrote them: an RTS->RTS call with a default IbQpAttr put the
         // timeout back to 14 and undid ConnectRc's initiator-depth cap).
+        if (from == IbQpState::RTS && a.mask != 0)
+        {
+            const uint32_t allowed = rc ? (IB_QP_ACCESS_FLAGS | IB_QP_MIN_RNR_TIMER) : IB_QP_QKEY;
+            if ((a.mask & ~allowed) != 0 || (rc && a.minRnrTimer > 31))
+            {
+                return Refuse(error,
+                              std::string("RTS->RTS: mask ") + std::to_string(a.mask) + " on a" +
+                                  (rc ? "n RC QP; it may change IB_QP_ACCESS_FLAGS and "
+                                        "IB_QP_MIN_RNR_TIMER (0..31)"
+                                      : " UD QP; it may change IB_QP_QKEY") +
+                                  ", as in verbs");
+            }
+            if (a.mask & IB_QP_ACCESS_FLAGS)
+            {
+                m_attr.accessFlags = a.accessFlags;
+            }
+            if (a.mask & IB_QP_MIN_RNR_TIMER)
+            {
+                m_attr.minRnrTimer = a.minRnrTimer;
+            }
+            if (a.mask & IB_QP_QKEY)
+            {
+                m_attr.qkey = a.qkey;
+            }
+        }
         if (rc && from == IbQpState::RTR)
         {
             m_attr.timeout = a.timeout;

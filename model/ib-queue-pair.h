@@ -58,8 +58,9 @@ struct IbQpCounters
  * @brief A queue pair (ibv_qp) of the RC or UD transport service, created by
  * IbHca::CreateQp.
  *
- * State machine (IBA 10.3): RESET -> INIT -> RTR -> RTS by Modify(); RTS -> RTS and
- * INIT -> INIT update attributes; any state -> ERR (outstanding work completes with
+ * State machine (IBA 10.3): RESET -> INIT -> RTR -> RTS by Modify(); INIT -> INIT sets the
+ * INIT attributes again; RTS -> RTS changes the attributes IbQpAttr::mask names (RC: access
+ * flags, RNR timer; UD: Q_Key) and keeps the rest; any state -> ERR (outstanding work completes with
  * WR_FLUSH_ERR) and any state -> RESET (work is discarded without completions). Other
  * transitions are refused with a message.
  *

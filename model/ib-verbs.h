@@ -85,6 +85,18 @@ enum IbAccess : uint32_t
     IB_ACCESS_REMOTE_ATOMIC = 8
 };
 
+/**
+ * Attributes an RTS -> RTS IbQueuePair::Modify changes (ibv_qp_attr_mask's bits for the
+ * attributes IBA lets that transition change); the other transitions set what they
+ * require and ignore the mask.
+ */
+enum IbQpAttrMask : uint32_t
+{
+    IB_QP_ACCESS_FLAGS = 1,  ///< IbQpAttr::accessFlags (RC)
+    IB_QP_QKEY = 2,          ///< IbQpAttr::qkey (UD)
+    IB_QP_MIN_RNR_TIMER = 4, ///< IbQpAttr::minRnrTimer (RC)
+};
+
 /// A scatter/gather element: a piece of registered memory.
 struct IbSge
 {
@@ -154,6 +166,7 @@ struct IbQpAttr
     uint8_t retryCnt{7};               ///< RC: transport retries (RTS)
     uint8_t rnrRetry{7};               ///< RC: RNR retries, 7 = infinite (RTS)
     uint8_t maxRdAtomic{16};           ///< RC: outstanding READs/atomics initiated (RTS)
+    uint32_t mask{0}; ///< RTS -> RTS: the IbQpAttrMask bits to change (0: change nothing)
 };
 
 /**

@@ -1689,6 +1689,47 @@ TEST_F(IbRdmaTest, BadRkeyGivesRemoteAccessErrorAndFlushesLaterWork)
     EXPECT_EQ(s[0].status, IbWcStatus::WR_FLUSH_ERR);
 }
 
+TEST_F(IbRdmaTest, RtsToRtsChangesTheAccessFlagsItsMaskNames)
+{
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Rc c = ConnectPair(f);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(
+        4096,
+        IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
+    std::string err;
+    IbQpAttr rts;
+    rts.state = IbQpState::RTS;
+    rts.accessFlags = IB_ACCESS_REMOTE_READ;
+    // Without a mask nothing changes: the WRITE lands.
+    ASSERT_TRUE(c.qp[1]->Modify(rts, &err)) << err;
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0)));
+    Simulator::Run();
+    // With IB_QP_ACCESS_FLAGS the responder takes remote write away: a READ still
+    // works, the next WRITE is a remote access error.
+    rts.mask = IB_QP_ACCESS_FLAGS;
+    ASSERT_TRUE(c.qp[1]->Modify(rts, &err)) << err;
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_READ, Sge(a, 0, 100), b, 0)));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(3, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0)));
+    Simulator::Run();
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_EQ(s[0].status, IbWcStatus::SUCCESS);
+    EXPECT_EQ(s[1].status, IbWcStatus::SUCCESS);
+    EXPECT_EQ(s[2].wrId, 3u);
+    EXPECT_EQ(s[2].status, IbWcStatus::REM_ACCESS_ERR) << IbWcStatusName(s[2].status);
+
+    // An RC QP's mask may not name the Q_Key (a UD attribute).
+    Rc d = ConnectPair(f);
+    rts.mask = IB_QP_QKEY;
+    EXPECT_FALSE(d.qp[0]->Modify(rts, &err));
+    EXPECT_NE(err.find("RTS->RTS: mask 2 on an RC QP; it may change IB_QP_ACCESS_FLAGS and "
+                       "IB_QP_MIN_RNR_TIMER"),
+              std::string::npos)
+        << err;
+}
+
 TEST_F(IbRdmaTest, ReadOutsideTheRegionOrWithoutRightIsARemoteAccessError)
 {
     IbHcaHelper hh;
