@@ -25,8 +25,9 @@ namespace ns3
  *
  * Completions are either queued for Poll() (up to Depth entries; one more stops the
  * simulation with a message, as a real CQ raises an asynchronous error, or, with
- * DropOnOverrun, is dropped and counted as an overrun) or, if a completion callback is set, handed to it as they are generated and not
- * queued. The "Completion" trace fires for every completion in both cases.
+ * DropOnOverrun, is dropped and counted as an overrun) or, if a completion callback is set, handed
+ * to it as they are generated and not queued. The "Completion" trace fires for every completion in
+ * both cases.
  */
 class IbCompletionQueue : public Object
 {

@@ -60,8 +60,8 @@ struct IbQpCounters
  *
  * State machine (IBA 10.3): RESET -> INIT -> RTR -> RTS by Modify(); INIT -> INIT sets the
  * INIT attributes again; RTS -> RTS changes the attributes IbQpAttr::mask names (RC: access
- * flags, RNR timer; UD: Q_Key) and keeps the rest; any state -> ERR (outstanding work completes with
- * WR_FLUSH_ERR) and any state -> RESET (work is discarded without completions). Other
+ * flags, RNR timer; UD: Q_Key) and keeps the rest; any state -> ERR (outstanding work completes
+ * with WR_FLUSH_ERR) and any state -> RESET (work is discarded without completions). Other
  * transitions are refused with a message.
  *
  * RC requester: messages are cut into path-MTU packets with the IBA opcodes (SEND and

@@ -460,7 +460,7 @@ IbSwitch::Forward(uint8_t inPort,
         e.earliestStart = EarliestStart(*dev, *m_ports[out], bytes);
     }
     IbNetDevice* port = PeekPointer(m_ports[out]);
-    if (!m_granting && !(m_waiting[inPort] & (1u << vl)) &&
+    if (!m_granting && e.earliestStart.IsZero() && !(m_waiting[inPort] & (1u << vl)) &&
         !(m_waiting[out] & (1u << (16 + outVl))) && port->GetTxQueueLength(outVl) == 0 &&
         port->HasCreditsFor(outVl, blocks))
     {
@@ -511,9 +511,31 @@ void
 IbSwitch::RequestHead(uint8_t inPort, uint8_t inVl)
 {
     const InEntry& head = m_input[inPort * 16 + inVl].Front();
+    if (head.earliestStart > Simulator::Now())
+    {
+        // Cut-through onto a faster output: the packet may not start before its tail
+        // is close enough. It asks for the output only then, so that meanwhile the
+        // output serves other inputs rather than waiting for it.
+        Simulator::Schedule(head.earliestStart - Simulator::Now(),
+                            &IbSwitch::RequestEligibleHead,
+                            this,
+                            inPort,
+                            inVl);
+        return;
+    }
     m_requests[head.outPort * 16 + head.outVl].Push(static_cast<uint16_t>(inPort * 16 + inVl));
     m_waiting[head.outPort] |= 1u << (16 + head.outVl);
     Grant(head.outPort, head.outVl);
+}
+
+void
+IbSwitch::RequestEligibleHead(uint8_t inPort, uint8_t inVl)
+{
+    const uint32_t q = inPort * 16 + inVl;
+    if (q < m_input.size() && !m_input[q].Empty()) // not disposed of meanwhile
+    {
+        RequestHead(inPort, inVl);
+    }
 }
 
 void

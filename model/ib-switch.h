@@ -251,6 +251,12 @@ class IbSwitch : public Object
      * @param inVl input VL
      */
     void RequestHead(uint8_t inPort, uint8_t inVl);
+    /**
+     * RequestHead for a head that was waiting for its earliest start.
+     * @param inPort input port
+     * @param inVl its VL
+     */
+    void RequestEligibleHead(uint8_t inPort, uint8_t inVl);
     /// Serve the (port, VL) pairs in m_grantPending until none is left (m_granting set).
     void ServePending();
     /**
