@@ -18,9 +18,9 @@ namespace ns3
 
 /**
  * @ingroup infiniband
- * @brief Writes and reads linear forwarding tables in the text format of OpenSM's
- * opensm-lfts.dump (as also printed by ibroute and dump_fts, and loaded by OpenSM's
- * "file" routing engine).
+ * @brief Writes and reads linear forwarding tables in the text layout ibroute and
+ * dump_fts print, which OpenSM's "file" routing engine loads as an opensm-lfts.dump
+ * (OpenSM's own dump_lfts output, with decimal ranges and "#" comments, is read too).
  *
  * Per switch:
  *

@@ -9,6 +9,7 @@
 #include "ns3/log.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
@@ -113,6 +114,8 @@ IbDfssspRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
     // SSSP over the CA LIDs.
     std::vector<uint64_t> weight(nEdges, 1);
     std::vector<uint64_t> dist(nSw);
+    std::vector<uint32_t> hops(nSw);
+    std::vector<uint32_t> bfs;
     std::vector<int32_t> nextEdge(nSw);
     std::vector<uint64_t> flow(nSw);
     std::vector<uint32_t> popOrder;
@@ -186,6 +189,27 @@ IbDfssspRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
             }
             return top;
         };
+        // Hop counts towards d first: the weighted search below only follows channels
+        // that bring a switch one hop closer, so that the weights choose among the
+        // shortest paths and never make a path longer (OpenSM gets nearly the same by
+        // starting every weight at P^2).
+        std::fill(hops.begin(), hops.end(), UINT32_MAX);
+        uint32_t* hopp = hops.data();
+        bfs.assign(1, static_cast<uint32_t>(d));
+        hopp[d] = 0;
+        for (std::size_t k = 0; k < bfs.size(); ++k)
+        {
+            const uint32_t y = bfs[k];
+            for (uint32_t i = inOffset[y]; i < inOffset[y + 1]; ++i)
+            {
+                const uint32_t x = edgeSource[inEdges[i]];
+                if (hopp[x] == UINT32_MAX)
+                {
+                    hopp[x] = hopp[y] + 1;
+                    bfs.push_back(x);
+                }
+            }
+        }
         distp[d] = 0;
         push(static_cast<uint64_t>(d));
         while (!heap.empty())
@@ -202,6 +226,10 @@ IbDfssspRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
             {
                 const uint32_t e = in[i];
                 const uint32_t x = src[e];
+                if (hopp[x] != hopp[y] + 1)
+                {
+                    continue;
+                }
                 const uint64_t nd = dy + w[e];
                 if (nd < distp[x])
                 {
@@ -240,6 +268,10 @@ IbDfssspRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
             const auto* adj = graph.adj.data();
             for (uint32_t e = graph.adjOffset[s]; e < graph.adjOffset[s + 1]; ++e)
             {
+                if (hopp[adj[e].first] + 1 != hopp[s])
+                {
+                    continue;
+                }
                 const uint64_t c = w[e] + distp[adj[e].first];
                 if (c < best)
                 {

@@ -416,12 +416,13 @@ TEST(IbRouting, EveryEngineReachesAllPairs)
     }
 }
 
-TEST(IbRouting, MinhopAndFtreePathsAreShortest)
+TEST(IbRouting, MinhopFtreeAndDfssspPathsAreShortest)
 {
     for (const Fabric& f : AllFabrics())
     {
-        const IbRoutingProblem p = IbLidAssigner::Assign(f.topology, 0, 1);
-        std::vector<std::string> engines{"minhop"};
+        // Eight data VLs, so that dfsssp can break the ring's and irregular fabric's cycles.
+        const IbRoutingProblem p = IbLidAssigner::Assign(f.topology, 0, 8);
+        std::vector<std::string> engines{"minhop", "dfsssp"};
         if (f.fatTree)
         {
             engines.push_back("ftree");
