@@ -33,8 +33,8 @@ IbChannel::GetTypeId()
             .AddAttribute("Delay",
                           "One-way propagation delay of the cable (used when Length is 0). "
                           "Read, it gives the delay in effect (Length x DelayPerMetre when "
-                          "Length is set): ns-3's distributed engines take their lookahead "
-                          "from it.",
+                          "Length is set, plus FecLatency): ns-3's distributed engines take "
+                          "their lookahead from it.",
                           TimeValue(NanoSeconds(10)),
                           MakeTimeAccessor(&IbChannel::SetDelay, &IbChannel::GetDelayAttribute),
                           MakeTimeChecker()) // SetDelay refuses a negative one, saying so
@@ -50,13 +50,24 @@ IbChannel::GetTypeId()
                 "and fibre).",
                 TimeValue(NanoSeconds(5)),
                 MakeTimeAccessor(&IbChannel::SetDelayPerMetre, &IbChannel::GetDelayPerMetre),
-                MakeTimeChecker()); // checked by SetDelayPerMetre
+                MakeTimeChecker()) // checked by SetDelayPerMetre
+            .AddAttribute(
+                "FecLatency",
+                "Forward error correction latency of the link, one way (encoder and "
+                "decoder), added to the propagation delay of every packet in both "
+                "directions. 0 by default: HDR, NDR and XDR links run RS-FEC, whose latency "
+                "NVIDIA does not publish (transceiver specifications of the Ethernet KP4 "
+                "RS(544,514) code cite 100-120 ns); set it to study it.",
+                TimeValue(Time(0)),
+                MakeTimeAccessor(&IbChannel::SetFecLatency, &IbChannel::GetFecLatency),
+                MakeTimeChecker()); // checked by SetFecLatency
     return tid;
 }
 
 IbChannel::IbChannel()
     : m_nDevices(0),
-      m_length(0.0)
+      m_length(0.0),
+      m_fecLatency(Time(0))
 {
     NS_LOG_FUNCTION(this);
     for (auto& dir : m_dir)
@@ -119,9 +130,10 @@ IbChannel::GetDelay() const
 {
     if (m_length > 0.0)
     {
-        return Time::FromDouble(m_length * m_delayPerMetre.GetDouble(), Time::GetResolution());
+        return Time::FromDouble(m_length * m_delayPerMetre.GetDouble(), Time::GetResolution()) +
+               m_fecLatency;
     }
-    return m_delay;
+    return m_delay + m_fecLatency;
 }
 
 void
@@ -199,6 +211,23 @@ Time
 IbChannel::GetDelayPerMetre() const
 {
     return m_delayPerMetre;
+}
+
+void
+IbChannel::SetFecLatency(Time latency)
+{
+    NS_ABORT_MSG_IF(latency.IsStrictlyNegative(),
+                    "IbChannel attribute FecLatency="
+                        << latency.As(Time::NS)
+                        << " is negative; it is 0 (no FEC) or the FEC's one-way latency");
+    m_fecLatency = latency;
+    UpdatePortModes();
+}
+
+Time
+IbChannel::GetFecLatency() const
+{
+    return m_fecLatency;
 }
 
 void

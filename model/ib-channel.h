@@ -103,7 +103,7 @@ class IbChannel : public Channel
      */
     Ptr<IbNetDevice> GetPeer(Ptr<const IbNetDevice> device) const;
 
-    /// @return the one-way propagation delay
+    /// @return the one-way delay of a packet's first bit: propagation plus FecLatency
     Time GetDelay() const;
 
     // Channel
@@ -246,6 +246,13 @@ class IbChannel : public Channel
     void SetDelayPerMetre(Time delay);
     /// @return the DelayPerMetre attribute
     Time GetDelayPerMetre() const;
+    /**
+     * Set the FecLatency attribute.
+     * @param latency one-way FEC latency
+     */
+    void SetFecLatency(Time latency);
+    /// @return the FecLatency attribute
+    Time GetFecLatency() const;
 
     Ptr<Direction> m_dir[2];       //!< the two directions, by receiving port
     Ptr<IbNetDevice> m_devices[2]; //!< the two ends
@@ -253,6 +260,7 @@ class IbChannel : public Channel
     Time m_delay;                  //!< Delay attribute
     double m_length;               //!< Length attribute, metres (0 = use Delay)
     Time m_delayPerMetre;          //!< DelayPerMetre attribute
+    Time m_fecLatency;             //!< FecLatency attribute
 };
 
 } // namespace ns3

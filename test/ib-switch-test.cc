@@ -230,6 +230,40 @@ TEST_F(IbSwitchTest, CutThroughLatencyPaysSerializationOnce)
     }
 }
 
+TEST_F(IbSwitchTest, FecLatencyAddsToEveryCableOnce)
+{
+    // The cut-through chain of the test above with 100 ns of FEC on every cable: each of
+    // the k + 1 cables delays the packet by 100 ns more, nothing else changes. The cable's
+    // Delay attribute, read, gives the delay in effect (the MPI lookahead).
+    for (uint32_t k : {1u, 3u})
+    {
+        const Time latency = NanoSeconds(90);
+        const Time fec = NanoSeconds(100);
+        Chain c = MakeChain(k, true, latency, 2.0);
+        for (auto& sw : c.switches)
+        {
+            for (uint8_t i = 1; i <= sw->GetNPorts(); ++i)
+            {
+                sw->GetPort(i)->GetChannel()->SetAttribute("FecLatency", TimeValue(fec));
+            }
+        }
+        TimeValue delay;
+        c.src->GetChannel()->GetAttribute("Delay", delay);
+        EXPECT_EQ(delay.Get(), NanoSeconds(110));
+        uint32_t bytes = 0;
+        const Time measured = OnePacketLatency(c, 2048, &bytes);
+        const Time ser = Seconds(bytes * 8.0 / 200e9);
+        const Time header = Seconds(IbPacket::LRH_SIZE * 8.0 / 200e9);
+        const Time prop = NanoSeconds(10) + fec;
+        const Time expected = prop * int64_t(k + 1) + (header + latency) * int64_t(k) + ser;
+        EXPECT_EQ(measured, expected) << k << " switches";
+        Simulator::Destroy();
+    }
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(CreateObject<IbChannel>()->SetAttribute("FecLatency", TimeValue(NanoSeconds(-1))),
+                 "IbChannel attribute FecLatency=-1(\\.0+)?ns is negative");
+}
+
 TEST_F(IbSwitchTest, ModeAndLatencySetAfterThePortsWereAddedTakeEffect)
 {
     // The ports copy the switch's mode and latency: a change made once they are added
