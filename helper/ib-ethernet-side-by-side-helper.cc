@@ -8,9 +8,11 @@
 #include "ns3/ib-channel.h"
 #include "ns3/ib-link-rate.h"
 #include "ns3/ib-net-device.h"
+#include "ns3/ib-switch.h"
 #include "ns3/ib-topology.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-global-routing-helper.h"
+#include "ns3/ipv4-static-routing-helper.h"
 #include "ns3/log.h"
 #include "ns3/nstime.h"
 #include "ns3/string.h"
@@ -85,6 +87,12 @@ IbEthernetSideBySideHelper::SetEthNetwork(Ipv4Address base)
     m_ethBase = base;
 }
 
+void
+IbEthernetSideBySideHelper::SetMirrorIbRoutes(bool mirror)
+{
+    m_mirrorIbRoutes = mirror;
+}
+
 IbEthernetSideBySide
 IbEthernetSideBySideHelper::Build(const IbTopology& topology)
 {
@@ -129,6 +137,16 @@ IbEthernetSideBySideHelper::Build(const IbTopology& topology)
     std::vector<Ipv4Address> hostEth(s.ib.hosts.GetN());
     std::vector<Ptr<NetDevice>> hostDev(s.ib.hosts.GetN());
     std::vector<uint32_t> hostIf(s.ib.hosts.GetN(), 0);
+    std::vector<uint8_t> hostPortNum(s.ib.hosts.GetN(), 0); // topology port of the NIC's link
+
+    // (switch, port) -> the router's interface on that link and the address across it.
+    struct Hop
+    {
+        uint32_t ifIndex;
+        Ipv4Address next;
+    };
+
+    std::map<std::pair<uint32_t, uint8_t>, Hop> hopOf;
     Time delay = NanoSeconds(10);
     if (s.ib.HostPort(0) && s.ib.HostPort(0)->GetChannel())
     {
@@ -158,12 +176,18 @@ IbEthernetSideBySideHelper::Build(const IbTopology& topology)
             for (uint32_t side = 0; side < 2; ++side)
             {
                 const uint32_t t = side == 0 ? a : uint32_t(b);
+                const uint8_t port = side == 0 ? p : ports[p].peerPort;
                 auto it = hostIndex.find(t);
                 if (it != hostIndex.end() && !hostDev[it->second])
                 {
                     hostDev[it->second] = d.Get(side);
                     hostEth[it->second] = ifs.GetAddress(side);
                     hostIf[it->second] = ifs.Get(side).second;
+                    hostPortNum[it->second] = port;
+                }
+                if (topology.GetNode(t).type == IbTopology::SWITCH)
+                {
+                    hopOf[{t, port}] = Hop{ifs.Get(side).second, ifs.GetAddress(1 - side)};
                 }
             }
         }
@@ -175,6 +199,41 @@ IbEthernetSideBySideHelper::Build(const IbTopology& topology)
         s.ethInterfaces.Add(s.ib.hosts.Get(h)->GetObject<Ipv4>(), hostIf[h]);
     }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    if (m_mirrorIbRoutes)
+    {
+        // Each router sends to each host's Ethernet address out of the port its IB switch
+        // uses for that host's LID: the same paths on both fabrics. (Global routing, which
+        // stays for the link subnets, takes the first of several equal-cost routes to each
+        // destination, which loads the links unevenly.) Static routes come first in
+        // ns-3's routing list.
+        Ipv4StaticRoutingHelper staticHelper;
+        for (uint32_t h = 0; h < s.ib.hosts.GetN(); ++h)
+        {
+            Ptr<Node> host = s.ib.hosts.Get(h);
+            const uint32_t dev = hostPortNum[h] - 1u;
+            Ptr<IbNetDevice> ibPort = dev < host->GetNDevices()
+                                          ? DynamicCast<IbNetDevice>(host->GetDevice(dev))
+                                          : nullptr;
+            if (!ibPort || ibPort->GetLid() == 0)
+            {
+                continue; // no IB route to mirror: global routing's stays
+            }
+            for (uint32_t t = 0; t < n; ++t)
+            {
+                const Ptr<IbSwitch>& sw = s.ib.switchOf[t];
+                if (!sw)
+                {
+                    continue;
+                }
+                auto hop = hopOf.find({t, sw->GetLftEntry(ibPort->GetLid())});
+                if (hop != hopOf.end())
+                {
+                    staticHelper.GetStaticRouting(ethNode[t]->GetObject<Ipv4>())
+                        ->AddHostRouteTo(hostEth[h], hop->second.next, hop->second.ifIndex);
+                }
+            }
+        }
+    }
     return s;
 }
 

@@ -51,6 +51,7 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -1741,6 +1742,70 @@ RunSideBySide(uint64_t* ibBytes, uint64_t* ethBytes, bool eui64)
 }
 
 } // namespace
+
+TEST_F(IpoibTest, SideBySideRoutersFollowTheIbSwitchesForwardingTables)
+{
+    // FatTree2Level(4, 8): 4 leaves of 2 hosts, 2 spines. Every router must send to every
+    // host's Ethernet address towards the node (router or host) that mirrors the one its
+    // IB switch sends that host's LID to, and the leaves use both spines. Global routing
+    // alone (SetMirrorIbRoutes(false)) went elsewhere for 16 of these 48 pairs.
+    IbHelper::ResetLidAllocation();
+    IbEthernetSideBySideHelper helper;
+    IbEthernetSideBySide s = helper.Build(IbTopologyBuilder::FatTree2Level(4, 8));
+    ASSERT_EQ(s.routers.GetN(), s.ib.switches.GetN());
+    std::map<Ptr<Node>, Ptr<Node>> mirror; // IB node -> its Ethernet counterpart
+    for (uint32_t k = 0; k < s.ib.switches.GetN(); ++k)
+    {
+        mirror[s.ib.switches.Get(k)] = s.routers.Get(k);
+    }
+    for (uint32_t h = 0; h < s.GetNHosts(); ++h)
+    {
+        mirror[s.ib.hosts.Get(h)] = s.ib.hosts.Get(h);
+    }
+    uint32_t checked = 0;
+    uint32_t leaves = 0;
+    for (uint32_t k = 0; k < s.ib.switches.GetN(); ++k)
+    {
+        Ptr<IbSwitch> sw = s.ib.switches.Get(k)->GetObject<IbSwitch>();
+        Ptr<Ipv4> ip = s.routers.Get(k)->GetObject<Ipv4>();
+        std::set<Ptr<Node>> upTo;
+        uint32_t hostsHere = 0;
+        for (uint32_t h = 0; h < s.GetNHosts(); ++h)
+        {
+            Ptr<IbNetDevice> out = sw->GetPort(sw->GetLftEntry(s.ib.HostPort(h)->GetLid()));
+            Ptr<NetDevice> peer = out->GetChannel()->GetDevice(0) == out
+                                      ? out->GetChannel()->GetDevice(1)
+                                      : out->GetChannel()->GetDevice(0);
+            Ipv4Header header;
+            header.SetDestination(s.EthAddress(h));
+            Socket::SocketErrno err;
+            Ptr<Ipv4Route> route =
+                ip->GetRoutingProtocol()->RouteOutput(Create<Packet>(), header, nullptr, err);
+            ASSERT_TRUE(route) << "router " << k << " to host " << h;
+            Ptr<Channel> link = route->GetOutputDevice()->GetChannel();
+            Ptr<Node> next = link->GetDevice(0)->GetNode() == s.routers.Get(k)
+                                 ? link->GetDevice(1)->GetNode()
+                                 : link->GetDevice(0)->GetNode();
+            EXPECT_EQ(next, mirror[peer->GetNode()]) << "router " << k << " to host " << h;
+            if (peer->GetNode() == s.ib.hosts.Get(h))
+            {
+                ++hostsHere;
+            }
+            else
+            {
+                upTo.insert(next);
+            }
+            ++checked;
+        }
+        if (hostsHere > 0) // a leaf: its remote hosts are behind both spines
+        {
+            ++leaves;
+            EXPECT_EQ(upTo.size(), 2u) << "leaf router " << k << " uses both spines";
+        }
+    }
+    EXPECT_EQ(checked, 6u * 8u);
+    EXPECT_EQ(leaves, 4u);
+}
 
 TEST_F(IpoibTest, SideBySideFlowsUseTheirFabricAndRunsAreDeterministic)
 {
