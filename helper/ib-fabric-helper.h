@@ -39,7 +39,8 @@ struct IbFabric
 
     /**
      * @param i host index
-     * @return port 1 of host i
+     * @return host i's first cabled port (hostPorts[i]; port 1 unless only a higher one
+     *         has a cable); aborts with a message if there is no host i
      */
     Ptr<IbNetDevice> HostPort(uint32_t i) const;
     /// @return all switch ports, in switch and port order

@@ -131,6 +131,18 @@ IbHelper::InstallPort(Ptr<Node> node, bool assignLid) const
 void
 IbHelper::Connect(Ptr<IbNetDevice> a, Ptr<IbNetDevice> b) const
 {
+    NS_ABORT_MSG_IF(!a || !b, "IbHelper::Connect: a port is null");
+    NS_ABORT_MSG_IF(a == b,
+                    "IbHelper::Connect: cannot cable device "
+                        << a->GetIfIndex() << " of node " << a->GetNode()->GetId() << " to itself");
+    for (const Ptr<IbNetDevice>& d : {a, b})
+    {
+        NS_ABORT_MSG_IF(d->GetChannel(),
+                        "IbHelper::Connect: device "
+                            << d->GetIfIndex() << " of node " << d->GetNode()->GetId()
+                            << " already has a cable; a port takes one cable (install another "
+                               "port with InstallPort for another link)");
+    }
 #ifdef NS3_MPI
     if (MpiInterface::IsEnabled() && a->GetNode()->GetSystemId() != b->GetNode()->GetSystemId())
     {
@@ -264,9 +276,8 @@ IbHelper::EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
                     MakeBoundCallback(&AsciiTraceHelper::DefaultDropSinkWithContext, stream));
     Config::Connect(path.str() + "MacRx",
                     MakeBoundCallback(&AsciiTraceHelper::DefaultReceiveSinkWithContext, stream));
-    std::ostringstream swPath;
-    swPath << "/NodeList/" << nodeid << "/$ns3::IbSwitch/UnknownDlidDrop";
-    HookSwitchDrops(stream, swPath.str(), device);
+    // The switch's drops of packets that arrived on this port, named by the port's path.
+    HookSwitchDrops(stream, path.str() + "UnknownDlidDrop", device);
 }
 
 void

@@ -146,6 +146,17 @@ IbTrafficPattern::InstallRawFlows(const IbFabric& fabric,
 {
     NS_ABORT_MSG_UNLESS(fabric.subnetManager,
                         "IbTrafficPattern::InstallRawFlows: bring the fabric up first");
+    ObjectFactory factory = attributes;
+    if (factory.GetTypeId().GetUid() == 0)
+    {
+        factory.SetTypeId(IbRawTrafficApplication::GetTypeId());
+    }
+    NS_ABORT_MSG_UNLESS(factory.GetTypeId() == IbRawTrafficApplication::GetTypeId() ||
+                            factory.GetTypeId().IsChildOf(IbRawTrafficApplication::GetTypeId()),
+                        "IbTrafficPattern::InstallRawFlows: the factory makes "
+                            << factory.GetTypeId().GetName()
+                            << "; it must make ns3::IbRawTrafficApplication (or leave the type "
+                               "unset)");
     ApplicationContainer apps;
     const uint32_t hosts = fabric.hostPorts.GetN();
     for (std::size_t k = 0; k < flows.size(); ++k)
@@ -164,7 +175,7 @@ IbTrafficPattern::InstallRawFlows(const IbFabric& fabric,
         NS_ABORT_MSG_UNLESS(pr.valid,
                             "IbTrafficPattern: host " << d << " (LID " << dst->GetLid()
                                                       << ") is unreachable from host " << s);
-        Ptr<IbRawTrafficApplication> app = attributes.Create<IbRawTrafficApplication>();
+        Ptr<IbRawTrafficApplication> app = factory.Create<IbRawTrafficApplication>();
         app->SetAttribute("Dlid", UintegerValue(pr.dlid));
         app->SetAttribute("Sl", UintegerValue(pr.sl));
         app->SetAttribute("DestQp", UintegerValue(0x100 + d));

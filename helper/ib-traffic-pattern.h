@@ -72,8 +72,9 @@ class IbTrafficPattern
      * Start one saturating (or rate-limited) raw flow per pair.
      * @param fabric the fabric (brought up)
      * @param flows the pairs
-     * @param attributes attributes for every ns3::IbRawTrafficApplication
-     *        (PayloadSize, DataRate, MaxPackets, ...), as name/value pairs
+     * @param attributes a factory of ns3::IbRawTrafficApplication (SetTypeId, then its
+     *        attributes: PayloadSize, DataRate, MaxPackets, ...); an empty factory gives
+     *        the defaults, a factory of another type is refused with a message
      * @return the applications, in flow order
      */
     static ApplicationContainer InstallRawFlows(const IbFabric& fabric,

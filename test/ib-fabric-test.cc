@@ -15,6 +15,8 @@
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-netdiscover-reader.h"
 #include "ns3/ib-packet.h"
+#include "ns3/ib-perftest-application.h"
+#include "ns3/ib-raw-traffic-application.h"
 #include "ns3/ib-raw-traffic-helper.h"
 #include "ns3/ib-routing-file.h"
 #include "ns3/ib-subnet-manager.h"
@@ -393,6 +395,38 @@ TwoPortHosts(bool h0Port1)
 }
 
 } // namespace
+
+TEST_F(IbFabricTest, RawFlowsTakeAnEmptyFactoryAndRefuseAnotherType)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbFabric f = IbFabricHelper().Build(IbTopologyBuilder::Chain(1));
+    ApplicationContainer apps = IbTrafficPattern::InstallRawFlows(f, {{0, 1}}, ObjectFactory());
+    ASSERT_EQ(apps.GetN(), 1u);
+    EXPECT_TRUE(DynamicCast<IbRawTrafficApplication>(apps.Get(0)));
+    ObjectFactory other;
+    other.SetTypeId("ns3::IbPerftestApplication");
+    EXPECT_DEATH(IbTrafficPattern::InstallRawFlows(f, {{0, 1}}, other),
+                 "IbTrafficPattern::InstallRawFlows: the factory makes "
+                 "ns3::IbPerftestApplication; it must make ns3::IbRawTrafficApplication");
+}
+
+TEST(IbHelperCables, APortTakesOneCableAndNoneToItself)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbHelper ib;
+    Ptr<Node> n = CreateObject<Node>();
+    Ptr<IbNetDevice> a = ib.InstallPort(n);
+    Ptr<IbNetDevice> b = ib.InstallPort(CreateObject<Node>());
+    Ptr<IbNetDevice> c = ib.InstallPort(CreateObject<Node>());
+    EXPECT_DEATH(ib.Connect(a, a),
+                 "IbHelper::Connect: cannot cable device 0 of node " + std::to_string(n->GetId()) +
+                     " to itself");
+    ib.Connect(a, b);
+    EXPECT_DEATH(ib.Connect(c, a),
+                 "IbHelper::Connect: device 0 of node " + std::to_string(n->GetId()) +
+                     " already has a cable; a port takes one cable");
+    Simulator::Destroy();
+}
 
 TEST_F(IbFabricTest, AHostCabledOnlyOnItsSecondPortIsReachedThere)
 {

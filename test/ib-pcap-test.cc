@@ -357,14 +357,17 @@ TEST_F(IbPcapTest, AsciiTraceOfASwitchPortShowsWhatTheSwitchDropped)
         });
         Simulator::Run();
         const uint64_t drops = sw->GetUnknownDlidDrops();
+        const std::string portPath = "/NodeList/" + std::to_string(s->GetId()) + "/DeviceList/" +
+                                     std::to_string(in->GetIfIndex()) +
+                                     "/$ns3::IbNetDevice/UnknownDlidDrop";
         Simulator::Destroy();
         std::ifstream in2(path);
         uint32_t dLines = 0;
         for (std::string line; std::getline(in2, line);)
         {
             std::cerr << line << "\n";
-            if (line.rfind("d ", 0) == 0 &&
-                line.find("/$ns3::IbSwitch/UnknownDlidDrop") != std::string::npos &&
+            // The line names the port the packet arrived on.
+            if (line.rfind("d ", 0) == 0 && line.find(portPath) != std::string::npos &&
                 line.find("Destination Local ID: 4660") != std::string::npos)
             {
                 ++dLines;
