@@ -79,12 +79,13 @@ IpoibNetDevice::GetTypeId()
             .SetParent<NetDevice>()
             .SetGroupName("Infiniband")
             .AddConstructor<IpoibNetDevice>()
-            .AddAttribute("Mtu",
-                          "IP MTU; 0 = the IB port MTU minus the 4-byte IPoIB header (2044 "
-                          "for a 2048-byte IB MTU, 4092 for 4096), set by Setup().",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&IpoibNetDevice::m_mtu),
-                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute(
+                "Mtu",
+                "IP MTU; 0 = the IB port MTU minus the 4-byte IPoIB header (2044 "
+                "for a 2048-byte IB MTU, 4092 for 4096), set by Setup().",
+                UintegerValue(0),
+                MakeUintegerAccessor(&IpoibNetDevice::SetMtuAttribute, &IpoibNetDevice::GetMtu),
+                MakeUintegerChecker<uint16_t>()) // checked by SetMtuAttribute
             .AddAttribute("Qkey",
                           "Q_Key of the IPoIB UD queue pair (the broadcast group's Q_Key).",
                           UintegerValue(0x00000B1B),
@@ -603,13 +604,12 @@ IpoibNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolN
         item.dlid = m_mlid;
         item.sl = 0;
         item.qpn = m_groupQpn;
-        if (m_mlid == 0)
-        {
-            NS_LOG_WARN("no broadcast group set: dropped");
-            ++m_unresolvedDrops;
-            m_macTxDropTrace(packet);
-            return false;
-        }
+        NS_ABORT_MSG_IF(m_mlid == 0,
+                        "IpoibNetDevice on node "
+                            << GetNode()->GetId()
+                            << ": a broadcast or multicast packet, but the device has no "
+                               "broadcast group; install it with IpoibHelper, or call "
+                               "SetBroadcastGroup(mlid, qpn) after creating the group");
     }
     else
     {
@@ -812,12 +812,22 @@ IpoibNetDevice::GetAddress() const
 bool
 IpoibNetDevice::SetMtu(const uint16_t mtu)
 {
-    if (m_slotSize != 0 && mtu + IpoibHeader::SIZE > m_slotSize)
+    if (m_slotSize != 0 && (mtu == 0 || mtu + IpoibHeader::SIZE > m_slotSize))
     {
         return false;
     }
     m_mtu = mtu;
     return true;
+}
+
+void
+IpoibNetDevice::SetMtuAttribute(uint16_t mtu)
+{
+    NS_ABORT_MSG_UNLESS(SetMtu(mtu),
+                        "IpoibNetDevice attribute Mtu=" << mtu << " on node "
+                                                        << (GetNode() ? GetNode()->GetId() : 0)
+                                                        << ": use 1 to the IB MTU minus 4 ("
+                                                        << m_slotSize - IpoibHeader::SIZE << ")");
 }
 
 uint16_t

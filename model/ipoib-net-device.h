@@ -188,6 +188,12 @@ class IpoibNetDevice : public NetDevice
     void DoDispose() override;
 
   private:
+    /**
+     * The Mtu attribute's setter: SetMtu, which after Setup refuses 0 and more than the
+     * IB MTU minus 4, with a message.
+     * @param mtu the IP MTU
+     */
+    void SetMtuAttribute(uint16_t mtu);
     /// Unicast packets one sender QP posted to this device, oldest first.
     using SentFifo = std::deque<Ptr<Packet>>;
 

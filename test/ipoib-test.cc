@@ -423,6 +423,23 @@ TEST_F(IpoibTest, MtuIsIbMtuMinus4AndLargerDatagramsAreFragmented)
         EXPECT_EQ(echoed, 5000u) << "Eui64 " << eui64;
         EXPECT_LE(largest, 2044u);
         EXPECT_GT(largest, 2000u);
+        // The Mtu attribute, set after Setup, is checked as SetMtu is (before, it wrote
+        // the member: 9000 made IP build packets the device then dropped).
+        GTEST_FLAG_SET(death_test_style, "threadsafe");
+        Ptr<NetDevice> d = n.devices.Get(1);
+        EXPECT_FALSE(d->SetMtu(0));
+        EXPECT_FALSE(d->SetMtu(2045));
+        EXPECT_DEATH(d->SetAttribute("Mtu", UintegerValue(9000)),
+                     "IpoibNetDevice attribute Mtu=9000 on node [0-9]+: use 1 to the IB MTU "
+                     "minus 4 \\(2044\\)");
+        d->SetAttribute("Mtu", UintegerValue(1500));
+        EXPECT_EQ(d->GetMtu(), 1500);
+        // A device without a broadcast group cannot send a broadcast (ARP would never
+        // resolve): it says so instead of dropping it with a log line.
+        DynamicCast<IpoibNetDevice>(d)->SetBroadcastGroup(0, 0);
+        EXPECT_DEATH(d->Send(Create<Packet>(28), d->GetBroadcast(), 0x0806),
+                     "IpoibNetDevice on node [0-9]+: a broadcast or multicast packet, but the "
+                     "device has no broadcast group; install it with IpoibHelper");
         Simulator::Destroy();
     }
 }
