@@ -361,12 +361,15 @@ IbQueuePair::DescribeCompletion(const IbWorkCompletion& wc) const
            << " RNR NAKs; post receives before the SENDs arrive or set rnrRetry to 7 (infinite)";
         break;
     case IbWcStatus::REM_ACCESS_ERR:
-        os << ": the far side refused the rkey, the address range or the access right; use "
-              "the far region's GetRkey() and GetAddr() and register it with the remote right";
+        os << ": the far side refused the rkey, the address range or the region's access "
+              "right; use the far region's GetRkey() and GetAddr() and register it with the "
+              "remote right";
         break;
     case IbWcStatus::REM_INV_REQ_ERR:
         os << ": the far QP found the request invalid (for example a message larger than its "
-              "receive WQE, or an opcode it does not accept)";
+              "receive WQE, an opcode it does not accept, or a WRITE, READ or atomic that its "
+              "accessFlags (IbQpAttr::accessFlags at INIT, ConnectRc's base.accessFlags) do "
+              "not allow)";
         break;
     case IbWcStatus::LOC_LEN_ERR:
         os << ": the message is larger than the receive WQE's buffer; post larger receives";
@@ -1944,6 +1947,11 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
                 return;
             }
             IbMemoryRegion* mr = nullptr;
+            if (!(m_attr.accessFlags & IB_ACCESS_REMOTE_WRITE))
+            {
+                invalid(); // the QP does not take WRITEs: invalid request, as rxe and hfi1
+                return;
+            }
             if (rx.dmaLen > 0 &&
                 !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_WRITE)))
             {
@@ -2002,6 +2010,11 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
             return;
         }
         IbMemoryRegion* mr = nullptr;
+        if (!(m_attr.accessFlags & IB_ACCESS_REMOTE_READ))
+        {
+            invalid(); // the QP does not take READs
+            return;
+        }
         if (rx.dmaLen > 0 && !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_READ)))
         {
             accessError();
@@ -2016,9 +2029,10 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
     }
     case IbOpcode::RC_COMPARE_SWAP:
     case IbOpcode::RC_FETCH_ADD: {
-        if (m_inKind != IN_NONE || rx.va % 8 != 0)
+        if (m_inKind != IN_NONE || rx.va % 8 != 0 ||
+            !(m_attr.accessFlags & IB_ACCESS_REMOTE_ATOMIC))
         {
-            invalid();
+            invalid(); // also when the QP does not take atomics
             return;
         }
         IbMemoryRegion* mr = RemoteRegion(rx.rkey, rx.va, 8, IB_ACCESS_REMOTE_ATOMIC);

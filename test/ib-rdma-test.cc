@@ -1707,7 +1707,7 @@ TEST_F(IbRdmaTest, RtsToRtsChangesTheAccessFlagsItsMaskNames)
     ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_WRITE, Sge(a, 0, 100), b, 0)));
     Simulator::Run();
     // With IB_QP_ACCESS_FLAGS the responder takes remote write away: a READ still
-    // works, the next WRITE is a remote access error.
+    // works, the next WRITE is an invalid request (the QP's right, not the region's).
     rts.mask = IB_QP_ACCESS_FLAGS;
     ASSERT_TRUE(c.qp[1]->Modify(rts, &err)) << err;
     ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_READ, Sge(a, 0, 100), b, 0)));
@@ -1718,7 +1718,7 @@ TEST_F(IbRdmaTest, RtsToRtsChangesTheAccessFlagsItsMaskNames)
     EXPECT_EQ(s[0].status, IbWcStatus::SUCCESS);
     EXPECT_EQ(s[1].status, IbWcStatus::SUCCESS);
     EXPECT_EQ(s[2].wrId, 3u);
-    EXPECT_EQ(s[2].status, IbWcStatus::REM_ACCESS_ERR) << IbWcStatusName(s[2].status);
+    EXPECT_EQ(s[2].status, IbWcStatus::REM_INV_REQ_ERR) << IbWcStatusName(s[2].status);
 
     // An RC QP's mask may not name the Q_Key (a UD attribute).
     Rc d = ConnectPair(f);
@@ -1730,7 +1730,7 @@ TEST_F(IbRdmaTest, RtsToRtsChangesTheAccessFlagsItsMaskNames)
         << err;
 }
 
-TEST_F(IbRdmaTest, ReadOutsideTheRegionOrWithoutRightIsARemoteAccessError)
+TEST_F(IbRdmaTest, ReadOutsideTheRegionIsARemoteAccessErrorAndWithoutTheQpsRightInvalid)
 {
     IbHcaHelper hh;
     Fabric f = BackToBack(hh);
@@ -1753,14 +1753,23 @@ TEST_F(IbRdmaTest, ReadOutsideTheRegionOrWithoutRightIsARemoteAccessError)
         EXPECT_EQ(s[0].status, IbWcStatus::REM_ACCESS_ERR) << "the region has no remote write";
     }
     {
+        // The QP itself refuses READs: an invalid request, as rxe and hfi1 answer it (not a
+        // remote access error, which names the region); also for a 0-byte READ, which
+        // never looks at a region.
         IbQpAttr base;
-        base.accessFlags = IB_ACCESS_REMOTE_WRITE; // the QP itself refuses READs
-        Rc c = ConnectPair(f, base);
-        ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(a, 0, 64), b, 0)));
-        Simulator::Run();
-        std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
-        ASSERT_EQ(s.size(), 1u);
-        EXPECT_EQ(s[0].status, IbWcStatus::REM_ACCESS_ERR);
+        base.accessFlags = IB_ACCESS_REMOTE_WRITE;
+        for (uint32_t len : {64u, 0u})
+        {
+            Rc c = ConnectPair(f, base);
+            ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(a, 0, len), b, 0)));
+            Simulator::Run();
+            std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+            ASSERT_EQ(s.size(), 1u);
+            EXPECT_EQ(s[0].status, IbWcStatus::REM_INV_REQ_ERR)
+                << len << " bytes: " << IbWcStatusName(s[0].status);
+            EXPECT_NE(c.qp[0]->DescribeCompletion(s[0]).find("accessFlags"), std::string::npos)
+                << c.qp[0]->DescribeCompletion(s[0]);
+        }
     }
 }
 
