@@ -91,6 +91,15 @@ IbHcaHelper::ConnectRc(Ptr<IbQueuePair> a,
                         "IbHcaHelper::ConnectRc: both queue pairs must be RC");
     Ptr<IbNetDevice> pa = a->GetHca()->GetPort(base.portNum);
     Ptr<IbNetDevice> pb = b->GetHca()->GetPort(base.portNum);
+    // One side carrying real bytes and the other not would move zeros as data (a READ
+    // from a virtual-memory HCA completes with zeros) or drop the bytes (a WRITE into one).
+    NS_ABORT_MSG_UNLESS(a->GetHca()->IsDataMode() == b->GetHca()->IsDataMode(),
+                        "IbHcaHelper::ConnectRc: the HCA of node "
+                            << pa->GetNode()->GetId()
+                            << " has DataMode=" << (a->GetHca()->IsDataMode() ? "true" : "false")
+                            << " and that of node " << pb->GetNode()->GetId()
+                            << " DataMode=" << (b->GetHca()->IsDataMode() ? "true" : "false")
+                            << "; set the same DataMode on both (before RegisterMemory)");
     const uint32_t access =
         base.accessFlags != 0
             ? base.accessFlags

@@ -609,6 +609,18 @@ TEST_F(IbRdmaTest, RtsToRtsKeepsTheRetryAttributes)
     EXPECT_EQ(c.qp[0]->GetAttr().maxRdAtomic, 16);
 }
 
+TEST_F(IbRdmaTest, ConnectingHcasOfDifferentDataModesIsRefused)
+{
+    // Before, a READ from the virtual-memory side completed SUCCESS with zeros.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    f.hca[0]->SetAttribute("DataMode", BooleanValue(true));
+    EXPECT_DEATH(ConnectPair(f),
+                 "IbHcaHelper::ConnectRc: the HCA of node [0-9]+ has DataMode=true and that of "
+                 "node [0-9]+ DataMode=false; set the same DataMode on both");
+}
+
 TEST_F(IbRdmaTest, QpStateMachineRefusesBadTransitionsWithAMessage)
 {
     IbHcaHelper hh;
