@@ -170,47 +170,66 @@ IbUpDownRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
     }
     else
     {
-        // Hop distance from the nearest CA, by multi-source BFS over the switches.
-        std::vector<uint32_t> dist(nodes.size(), INF);
-        std::vector<uint32_t> queue;
+        // The most central switches: for each switch, the hop distance within which 90 %
+        // of the CA ports lie (a BFS over the switches from it); the roots are the
+        // switches where that distance is smallest. A fat tree's spines (top level) see
+        // every host at the same, smallest such distance, whatever else is cabled to them:
+        // a management node or an aggregation node on a spine (counted as a CA, as
+        // ibnetdiscover lists it) does not push it out of the roots, which ranking the
+        // switches by their distance from the nearest CA did. (OpenSM asks for one hop
+        // count holding over 90 % of the CAs and no other over 5 %, which in a large
+        // two-level tree also elects the leaves.)
+        std::vector<uint32_t> casAt(nodes.size(), 0); // CA ports cabled to each switch
+        uint64_t totalCas = 0;
         for (uint32_t s : switches)
         {
             for (const auto& port : nodes[s].ports)
             {
                 if (port.peerNode >= 0 && nodes[port.peerNode].type == IbTopology::CA)
                 {
-                    dist[s] = 1;
-                    queue.push_back(s);
-                    break;
+                    ++casAt[s];
+                    ++totalCas;
                 }
             }
         }
-        for (std::size_t head = 0; head < queue.size(); ++head)
+        std::vector<uint32_t> dist(nodes.size(), INF);
+        std::vector<uint32_t> queue;
+        std::vector<uint32_t> reach(switches.size(), INF);
+        uint32_t best = INF;
+        for (std::size_t k = 0; k < switches.size(); ++k)
         {
-            const uint32_t u = queue[head];
-            for (const auto& port : nodes[u].ports)
+            for (uint32_t v : queue)
             {
-                if (port.peerNode >= 0 && nodes[port.peerNode].type == IbTopology::SWITCH &&
-                    dist[port.peerNode] == INF)
+                dist[v] = INF;
+            }
+            queue.assign(1, switches[k]);
+            dist[switches[k]] = 0;
+            uint64_t seen = 0;
+            for (std::size_t head = 0; head < queue.size(); ++head)
+            {
+                const uint32_t u = queue[head];
+                seen += casAt[u];
+                if (reach[k] == INF && totalCas > 0 && seen * 10 >= totalCas * 9)
                 {
-                    dist[port.peerNode] = dist[u] + 1;
-                    queue.push_back(port.peerNode);
+                    reach[k] = dist[u]; // BFS order: the first distance that covers 90 %
+                }
+                for (const auto& port : nodes[u].ports)
+                {
+                    if (port.peerNode >= 0 && nodes[port.peerNode].type == IbTopology::SWITCH &&
+                        dist[port.peerNode] == INF)
+                    {
+                        dist[port.peerNode] = dist[u] + 1;
+                        queue.push_back(port.peerNode);
+                    }
                 }
             }
+            best = std::min(best, reach[k]);
         }
-        uint32_t far = 0;
-        for (uint32_t s : switches)
+        for (std::size_t k = 0; k < switches.size(); ++k)
         {
-            if (dist[s] != INF)
+            if (reach[k] == best)
             {
-                far = std::max(far, dist[s]);
-            }
-        }
-        for (uint32_t s : switches)
-        {
-            if (dist[s] == far || (far == 0 && dist[s] == INF))
-            {
-                roots.push_back(s);
+                roots.push_back(switches[k]);
             }
         }
     }
@@ -311,6 +330,23 @@ IbUpDownRouting::RouteWithRoots(const IbRoutingProblem& problem,
             hasCaLid[graph.destPos[lid]] = true;
         }
     }
+    // Switches where CA traffic starts (a CA is cabled to them). A switch without CAs
+    // that has no legal path to a CA LID is never on one of that LID's legal routes
+    // (nobody forwards to it: its distance stays infinite), so, like a management-only
+    // destination, it gets a plain shortest path that no CA traffic takes. (A second
+    // root in a tree, for a CA cabled to the first, is such a switch.)
+    std::vector<bool> caSwitch(nSw, false);
+    for (uint32_t s = 0; s < nSw; ++s)
+    {
+        for (const auto& port : nodes[graph.switches[s]].ports)
+        {
+            if (port.peerNode >= 0 && nodes[port.peerNode].type == IbTopology::CA)
+            {
+                caSwitch[s] = true;
+                break;
+            }
+        }
+    }
     std::vector<uint32_t> dd;
     std::vector<uint32_t> h;
     std::vector<uint32_t> bfs;
@@ -362,9 +398,9 @@ IbUpDownRouting::RouteWithRoots(const IbRoutingProblem& problem,
                     }
                 }
             }
-            if (best == INF && !hasCaLid[d])
+            if (best == INF && (!hasCaLid[d] || !caSwitch[s]))
             {
-                continue; // management-only destination: plain shortest path below
+                continue; // no CA traffic from s to d: plain shortest path below
             }
             if (best == INF)
             {

@@ -540,6 +540,63 @@ TEST(IbRouting, UpdnDetectsRootsAndAcceptsRootGuids)
     }
     EXPECT_EQ(roots, (std::set<std::string>{"spine-0", "spine-1"}));
 
+    // A management node on spine-0 (or a SHARP aggregation node, which ibnetdiscover
+    // lists as a CA) of a 32-host tree: both spines stay roots. (Ranking by the distance
+    // from the nearest CA made spine-1 the only root, and all leaf-to-leaf traffic crossed
+    // it.)
+    {
+        IbTopology m;
+        std::vector<uint32_t> leaves;
+        std::vector<uint32_t> spines;
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            leaves.push_back(m.AddSwitch(6, "leaf-" + std::to_string(i)));
+        }
+        for (uint32_t j = 0; j < 2; ++j)
+        {
+            spines.push_back(m.AddSwitch(9, "spine-" + std::to_string(j)));
+        }
+        std::vector<uint32_t> hosts;
+        for (uint32_t h = 0; h < 32; ++h)
+        {
+            hosts.push_back(m.AddCa(1, "host-" + std::to_string(h)));
+            m.ConnectNextFree(leaves[h / 4], hosts.back());
+        }
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            for (uint32_t j = 0; j < 2; ++j)
+            {
+                m.ConnectNextFree(leaves[i], spines[j]);
+            }
+        }
+        m.ConnectNextFree(spines[0], m.AddCa(1, "ufm"));
+        const IbRoutingProblem mp = IbLidAssigner::Assign(m, 0, 1);
+        Ptr<IbUpDownRouting> u = CreateObject<IbUpDownRouting>();
+        ASSERT_TRUE(u->Route(mp, tables, &error)) << error;
+        std::set<std::string> mroots;
+        for (uint32_t r : u->GetRoots())
+        {
+            mroots.insert(m.GetNode(r).name);
+        }
+        EXPECT_EQ(mroots, (std::set<std::string>{"spine-0", "spine-1"}));
+        // Each leaf sends its 28 remote hosts' LIDs up both spines.
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            std::set<uint32_t> up;
+            for (uint32_t h = 0; h < 32; ++h)
+            {
+                if (h / 4 != i)
+                {
+                    up.insert(m.GetNode(leaves[i])
+                                  .ports[tables.lft[leaves[i]][mp.baseLid[hosts[h]][1]]]
+                                  .peerNode);
+                }
+            }
+            EXPECT_EQ(up.size(), 2u) << "leaf-" << i;
+        }
+        EXPECT_TRUE(IbDeadlockChecker::CheckReachability(mp, tables, &error)) << error;
+    }
+
     // One given root (a leaf, as a test of the attribute).
     char guid[32];
     const uint32_t leaf0 = t.GetSwitches().front();
