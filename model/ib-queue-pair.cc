@@ -369,7 +369,8 @@ IbQueuePair::DescribeCompletion(const IbWorkCompletion& wc) const
         os << ": the far QP found the request invalid (for example a message larger than its "
               "receive WQE, an opcode it does not accept, or a WRITE, READ or atomic that its "
               "accessFlags (IbQpAttr::accessFlags at INIT, ConnectRc's base.accessFlags) do "
-              "not allow)";
+              "not allow); on a receive completion, this QP found the sender's request "
+              "invalid and NAKed it (see the NakSent trace)";
         break;
     case IbWcStatus::LOC_LEN_ERR:
         os << ": the message is larger than the receive WQE's buffer; post larger receives";
@@ -1851,19 +1852,21 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
     // A fatal NAK ends the message in progress. A SEND's receive WR was taken off the
     // queue at its First packet: it completes in error now, ahead of the WRs the QP's
     // error state will flush (before, it was dropped without a completion).
-    auto endInProgress = [this]() {
+    // A SEND cut short by the NAK completes its receive WR with the NAK's status, as rxe
+    // does, so that the receiver's completions say why (later ones are flushed).
+    auto endInProgress = [this](IbWcStatus status) {
         if (m_inKind == IN_SEND)
         {
-            Complete(m_recvCq, m_inRecv.wr.wrId, IbWcStatus::WR_FLUSH_ERR, IbWcOpcode::RECV, 0);
+            Complete(m_recvCq, m_inRecv.wr.wrId, status, IbWcOpcode::RECV, 0);
         }
         m_inKind = IN_NONE;
     };
     auto invalid = [this, &rx, &endInProgress]() {
-        endInProgress();
+        endInProgress(IbWcStatus::REM_INV_REQ_ERR);
         QueueNak(IbAethHeader::NAK_INVALID_REQUEST, rx.psn, true);
     };
     auto accessError = [this, &rx, &endInProgress]() {
-        endInProgress();
+        endInProgress(IbWcStatus::REM_ACCESS_ERR);
         QueueNak(IbAethHeader::NAK_REMOTE_ACCESS_ERROR, rx.psn, true);
     };
     auto notReady = [this, &rx, rnr]() {

@@ -516,7 +516,7 @@ TEST_F(IbRdmaTest, AQpResetWhileWaitingMovesToItsNewPort)
  * ahead of the rest of the queue (before, it never completed). Packets are injected on
  * the requester's port, so the test controls opcodes and PSNs.
  */
-TEST_F(IbRdmaTest, AnInvalidRequestInTheMiddleOfASendFlushesItsReceiveWr)
+TEST_F(IbRdmaTest, AnInvalidRequestInTheMiddleOfASendCompletesItsReceiveWrWithTheCause)
 {
     IbHcaHelper hh;
     Fabric f = BackToBack(hh);
@@ -547,8 +547,12 @@ TEST_F(IbRdmaTest, AnInvalidRequestInTheMiddleOfASendFlushesItsReceiveWr)
     EXPECT_EQ(c.qp[1]->GetState(), IbQpState::ERR);
     const std::vector<IbWorkCompletion> r = Drain(c.rcq[1]);
     ASSERT_EQ(r.size(), 2u);
+    // The WR the SEND was filling says why (as rxe completes it); the next is flushed.
     EXPECT_EQ(r[0].wrId, 1u);
-    EXPECT_EQ(r[0].status, IbWcStatus::WR_FLUSH_ERR);
+    EXPECT_EQ(r[0].status, IbWcStatus::REM_INV_REQ_ERR) << IbWcStatusName(r[0].status);
+    EXPECT_NE(c.qp[1]->DescribeCompletion(r[0]).find("this QP found the sender's request "
+                                                     "invalid"),
+              std::string::npos);
     EXPECT_EQ(r[1].wrId, 2u);
     EXPECT_EQ(r[1].status, IbWcStatus::WR_FLUSH_ERR);
 }
