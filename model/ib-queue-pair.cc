@@ -373,7 +373,10 @@ IbQueuePair::DescribeCompletion(const IbWorkCompletion& wc) const
               "invalid and NAKed it (see the NakSent trace)";
         break;
     case IbWcStatus::LOC_LEN_ERR:
-        os << ": the message is larger than the receive WQE's buffer; post larger receives";
+        os << ": the message is larger than the receive WQE's buffer (post larger receives), "
+              "or, for a READ, a response came cut to another size than this QP's pathMtu "
+              "(both ends of an RC connection must have the same pathMtu; ConnectRc gives "
+              "them that)";
         break;
     case IbWcStatus::WR_FLUSH_ERR:
         os << ": the QP went to the error state first (an earlier completion says why)";
@@ -1698,9 +1701,13 @@ IbQueuePair::ReceiveResponse(const Rx& rx, Ptr<Packet> packet)
                 static_cast<uint32_t>(std::min<uint64_t>(m_pmtu, w.wr.sge.length - off));
             if (rx.payload != want)
             {
+                // The responder cuts at another path MTU than this QP's (the two ends were
+                // given different pathMtu values): each retry would be cut the same way.
+                // A local length error, as rxe's completer reports it.
                 NS_LOG_WARN("QP " << m_qpn << ": READ response of " << rx.payload << " bytes where "
-                                  << want << " were expected; dropped");
-                break;
+                                  << want << " were expected");
+                FailFront(IbWcStatus::LOC_LEN_ERR);
+                return;
             }
             Place(packet, rx, w.mr, w.wr.sge.addr + off);
         }

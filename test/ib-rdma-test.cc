@@ -1789,6 +1789,48 @@ TEST_F(IbRdmaTest, ReadOutsideTheRegionIsARemoteAccessErrorAndWithoutTheQpsRight
     }
 }
 
+TEST_F(IbRdmaTest, AReadWhoseResponsesComeCutToAnotherMtuIsALocalLengthError)
+{
+    // Connected by hand, the requester with pathMtu 1024 and the responder with 4096: the
+    // 4000-byte READ comes back as one 4000-byte response where 1024 bytes were expected.
+    // Before, the response was dropped and every retry cut the same way, until
+    // RETRY_EXC_ERR some 0.5 s later; now the READ fails at once.
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Ptr<IbCompletionQueue> cq[2];
+    Ptr<IbQueuePair> qp[2];
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        cq[i] = f.hca[i]->CreateCq(16);
+        qp[i] = f.hca[i]->CreateQp(IbQpType::RC, cq[i], cq[i]);
+    }
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        std::string err;
+        IbQpAttr a;
+        a.state = IbQpState::INIT;
+        a.accessFlags = IB_ACCESS_REMOTE_READ;
+        ASSERT_TRUE(qp[i]->Modify(a, &err)) << err;
+        a.state = IbQpState::RTR;
+        a.pathMtu = i == 0 ? 1024 : 4096;
+        a.destQpNum = qp[1 - i]->GetQpNum();
+        a.dlid = f.port[1 - i]->GetLid();
+        ASSERT_TRUE(qp[i]->Modify(a, &err)) << err;
+        a.state = IbQpState::RTS;
+        ASSERT_TRUE(qp[i]->Modify(a, &err)) << err;
+    }
+    Ptr<IbMemoryRegion> local = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> remote = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_READ);
+    ASSERT_TRUE(qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(local, 0, 4000), remote, 0)));
+    Simulator::Stop(MicroSeconds(20));
+    Simulator::Run();
+    const std::vector<IbWorkCompletion> s = Drain(cq[0]);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].status, IbWcStatus::LOC_LEN_ERR) << IbWcStatusName(s[0].status);
+    EXPECT_NE(qp[0]->DescribeCompletion(s[0]).find("pathMtu"), std::string::npos);
+    EXPECT_EQ(qp[0]->GetState(), IbQpState::ERR);
+}
+
 TEST_F(IbRdmaTest, SendWithoutReceiveGetsRnrNakThenSucceeds)
 {
     IbHcaHelper hh;
