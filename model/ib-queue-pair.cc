@@ -563,11 +563,10 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
             {
                 return Refuse(error, "RTR: dlid " + LidText(a.dlid) + " " + problem);
             }
-            if (a.destQpNum > kPsnMask || a.sl > 15 || a.minRnrTimer > 31 || a.maxDestRdAtomic == 0)
+            if (a.destQpNum > kPsnMask || a.sl > 15 || a.minRnrTimer > 31)
             {
                 return Refuse(error,
-                              "RTR: destQpNum must be 24 bits, sl 0..15, minRnrTimer 0..31 "
-                              "and maxDestRdAtomic at least 1");
+                              "RTR: destQpNum must be 24 bits, sl 0..15 and minRnrTimer 0..31");
             }
             const uint8_t vl = m_dev->GetVlForSl(a.sl);
             if (vl == IbNetDevice::VL15)
@@ -597,11 +596,9 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
     if (to == IbQpState::RTS &&
         (from == IbQpState::RTR || from == IbQpState::RTS || from == IbQpState::SQE))
     {
-        if (rc && (a.retryCnt > 7 || a.rnrRetry > 7 || a.timeout > 31 || a.maxRdAtomic == 0))
+        if (rc && (a.retryCnt > 7 || a.rnrRetry > 7 || a.timeout > 31))
         {
-            return Refuse(error,
-                          "RTS: retryCnt and rnrRetry must be 0..7, timeout 0..31 and "
-                          "maxRdAtomic at least 1");
+            return Refuse(error, "RTS: retryCnt and rnrRetry must be 0..7 and timeout 0..31");
         }
         if (from == IbQpState::RTR)
         {
@@ -813,6 +810,12 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
         return Refuse(error,
                       "PostSend: an atomic needs an 8-byte SGE and an 8-byte aligned remote "
                       "address");
+    }
+    if (readAtomic && m_type == IbQpType::RC && m_attr.maxRdAtomic == 0)
+    {
+        return Refuse(error,
+                      "PostSend: the QP was brought to RTS with maxRdAtomic 0 (initiator "
+                      "depth), so it may not issue READs or atomics; give it 1 or more");
     }
     if (wr.sge.length > kMaxMessage)
     {
@@ -2020,9 +2023,9 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
             return;
         }
         IbMemoryRegion* mr = nullptr;
-        if (!(m_attr.accessFlags & IB_ACCESS_REMOTE_READ))
+        if (!(m_attr.accessFlags & IB_ACCESS_REMOTE_READ) || m_attr.maxDestRdAtomic == 0)
         {
-            invalid(); // the QP does not take READs
+            invalid(); // the QP does not take READs (or has no responder resources)
             return;
         }
         if (rx.dmaLen > 0 && !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_READ)))
@@ -2040,9 +2043,9 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
     case IbOpcode::RC_COMPARE_SWAP:
     case IbOpcode::RC_FETCH_ADD: {
         if (m_inKind != IN_NONE || rx.va % 8 != 0 ||
-            !(m_attr.accessFlags & IB_ACCESS_REMOTE_ATOMIC))
+            !(m_attr.accessFlags & IB_ACCESS_REMOTE_ATOMIC) || m_attr.maxDestRdAtomic == 0)
         {
-            invalid(); // also when the QP does not take atomics
+            invalid(); // also when the QP does not take atomics or has no resources
             return;
         }
         IbMemoryRegion* mr = RemoteRegion(rx.rkey, rx.va, 8, IB_ACCESS_REMOTE_ATOMIC);

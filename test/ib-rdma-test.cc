@@ -1831,6 +1831,57 @@ TEST_F(IbRdmaTest, AReadWhoseResponsesComeCutToAnotherMtuIsALocalLengthError)
     EXPECT_EQ(qp[0]->GetState(), IbQpState::ERR);
 }
 
+TEST_F(IbRdmaTest, NoReadResourcesAreAllowedAndRefuseReadsAsVerbsDo)
+{
+    // maxRdAtomic 0 and maxDestRdAtomic 0 are legal (send/receive-only connections, as
+    // the RDMA CM sets up with initiator depth and responder resources 0). The requester
+    // then refuses to post a READ; a responder without resources NAKs one (invalid
+    // request). Before, Modify refused both values.
+    IbHcaHelper hh;
+    Fabric f = BackToBack(hh);
+    Ptr<IbMemoryRegion> local = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> remote = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_READ);
+    {
+        IbQpAttr base;
+        base.maxDestRdAtomic = 0;
+        Rc c = ConnectPair(f, base);
+        std::string err;
+        EXPECT_FALSE(
+            c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(local, 0, 64), remote, 0), &err));
+        EXPECT_NE(err.find("maxRdAtomic 0"), std::string::npos) << err;
+    }
+    Ptr<IbCompletionQueue> cq[2];
+    Ptr<IbQueuePair> qp[2];
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        cq[i] = f.hca[i]->CreateCq(16);
+        qp[i] = f.hca[i]->CreateQp(IbQpType::RC, cq[i], cq[i]);
+        std::string err;
+        IbQpAttr a;
+        a.state = IbQpState::INIT;
+        a.accessFlags = IB_ACCESS_REMOTE_READ;
+        ASSERT_TRUE(qp[i]->Modify(a, &err)) << err;
+    }
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        std::string err;
+        IbQpAttr a;
+        a.state = IbQpState::RTR;
+        a.destQpNum = qp[1 - i]->GetQpNum();
+        a.dlid = f.port[1 - i]->GetLid();
+        a.maxDestRdAtomic = 0; // no responder resources on either side
+        ASSERT_TRUE(qp[i]->Modify(a, &err)) << err;
+        a.state = IbQpState::RTS;
+        a.maxRdAtomic = 1; // but host 0 believes it may issue one READ
+        ASSERT_TRUE(qp[i]->Modify(a, &err)) << err;
+    }
+    ASSERT_TRUE(qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_READ, Sge(local, 0, 64), remote, 0)));
+    Simulator::Run();
+    const std::vector<IbWorkCompletion> s = Drain(cq[0]);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].status, IbWcStatus::REM_INV_REQ_ERR) << IbWcStatusName(s[0].status);
+}
+
 TEST_F(IbRdmaTest, SendWithoutReceiveGetsRnrNakThenSucceeds)
 {
     IbHcaHelper hh;
