@@ -347,10 +347,19 @@ IbFatTreeRouting::Route(const IbRoutingProblem& problem,
             }
             if (best == INF)
             {
+                std::string hint;
+                if (nodes[graph.switches[s]].level < 0)
+                {
+                    hint = ". The levels come from where hosts hang (a switch with a host is a "
+                           "leaf, level 0): a leaf that shows no hosts (ibnetdiscover lists "
+                           "only active links) looks like a higher level; give every switch "
+                           "its level (IbTopology::GetNodeMutable(i).level, 0 = leaf) or route "
+                           "with updn or minhop";
+                }
                 return fail("switch '" + nodes[graph.switches[s]].name + "' (level " +
                             std::to_string(lv[s]) + ") cannot reach leaf switch '" +
                             nodes[graph.switches[leaf]].name +
-                            "' by going up and then down; not a fat tree");
+                            "' by going up and then down; not a fat tree" + hint);
             }
             upDist[s] = best;
         }

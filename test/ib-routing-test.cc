@@ -629,6 +629,45 @@ TEST(IbRouting, FtreeRefusesNonFatTrees)
         EXPECT_NE(error.find("switch 'sw-"), std::string::npos) << error;
         EXPECT_NE(error.find("adjacent levels"), std::string::npos) << error;
     }
+    // A three-level tree whose leaf L3 shows no hosts (ibnetdiscover lists only active
+    // links): without levels it looks like a level-2 switch, and the message says why.
+    {
+        IbTopology t;
+        std::vector<uint32_t> leaf;
+        std::vector<uint32_t> agg;
+        for (uint32_t i = 0; i < 4; ++i)
+        {
+            leaf.push_back(t.AddSwitch(4, "L" + std::to_string(i)));
+        }
+        for (uint32_t i = 0; i < 4; ++i)
+        {
+            agg.push_back(t.AddSwitch(4, "A" + std::to_string(i)));
+        }
+        const uint32_t core[2] = {t.AddSwitch(2, "C0"), t.AddSwitch(2, "C1")};
+        for (uint32_t i = 0; i < 3; ++i)
+        {
+            t.ConnectNextFree(leaf[i], t.AddCa(1));
+            t.ConnectNextFree(leaf[i], t.AddCa(1));
+        }
+        for (uint32_t i = 0; i < 4; ++i) // pod i / 2: leaves 2p, 2p+1 and aggs 2p, 2p+1
+        {
+            for (uint32_t j = 0; j < 2; ++j)
+            {
+                t.ConnectNextFree(leaf[i], agg[(i / 2) * 2 + j]);
+            }
+        }
+        for (uint32_t a = 0; a < 4; ++a)
+        {
+            t.ConnectNextFree(agg[a], core[a % 2]);
+        }
+        const IbRoutingProblem p = IbLidAssigner::Assign(t, 0, 1);
+        IbRoutingTables tables;
+        std::string error;
+        EXPECT_FALSE(CreateObject<IbFatTreeRouting>()->Route(p, tables, &error));
+        EXPECT_NE(error.find("switch 'L3' (level 2) cannot reach leaf switch"), std::string::npos)
+            << error;
+        EXPECT_NE(error.find("a leaf that shows no hosts"), std::string::npos) << error;
+    }
     // A host on a level-1 switch, with the levels given and without (as from an
     // ibnetdiscover file, where the stray host makes 'top' a leaf too).
     auto strayHost = [](bool levels) {
