@@ -11,6 +11,7 @@
 #include "ns3/log.h"
 
 #include <cstring>
+#include <exception>
 
 namespace ns3
 {
@@ -66,7 +67,18 @@ IbMemoryRegion::Setup(uint64_t addr, uint64_t length, uint32_t key, uint32_t acc
     m_dataMode = dataMode;
     if (dataMode)
     {
-        m_data.assign(length, 0);
+        try
+        {
+            m_data.assign(length, 0);
+        }
+        catch (const std::exception&) // bad_alloc, or length_error beyond max_size
+        {
+            NS_ABORT_MSG("IbMemoryRegion: cannot hold the "
+                         << length
+                         << " bytes of a region in DataMode (the HCA's DataMode=true "
+                            "keeps every registered byte in memory); register a smaller "
+                            "region, or set DataMode=false to simulate without real bytes");
+        }
     }
 }
 

@@ -394,6 +394,17 @@ TEST_F(IbRdmaTest, MemoryRegionsChecksAndAtomicWords)
  * the QP (before, the work kept a dangling pointer to the freed region); once the work has
  * completed it is allowed.
  */
+TEST_F(IbRdmaTest, ARegionTooLargeToHoldInDataModeIsRefusedWithAMessage)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("DataMode", BooleanValue(true));
+    Fabric f = BackToBack(hh);
+    EXPECT_DEATH(f.hca[0]->RegisterMemory(uint64_t{1} << 62, IB_ACCESS_LOCAL_WRITE),
+                 "IbMemoryRegion: cannot hold the 4611686018427387904 bytes of a region in "
+                 "DataMode");
+}
+
 TEST_F(IbRdmaTest, DeregisteringARegionInUseIsRefused)
 {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
