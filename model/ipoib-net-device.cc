@@ -676,9 +676,16 @@ IpoibNetDevice::TrySend()
         std::string err;
         if (!m_qp->PostSend(wr, &err))
         {
+            // The destination cannot be reached from this port (the QP says why): counted
+            // as an unresolved destination, traced without the IPoIB header as the other
+            // drops are.
             NS_LOG_WARN("PostSend refused: " << err);
             m_freeSlots.push_back(slot);
-            m_macTxDropTrace(item.packet);
+            ++m_unresolvedDrops;
+            Ptr<Packet> dropped = item.packet->Copy();
+            IpoibHeader header;
+            dropped->RemoveHeader(header);
+            m_macTxDropTrace(dropped);
             continue;
         }
         if (item.fifo)

@@ -150,7 +150,8 @@ class IpoibNetDevice : public NetDevice
      *         Mac64Address: the device address of a port in Eui64 mode
      */
     static Mac64Address InterfaceIdAddress(uint64_t guid);
-    /// @return packets dropped because the destination could not be resolved
+    /// @return packets dropped because the destination could not be resolved or reached
+    ///         from this port (the QP refused the send)
     uint64_t GetUnresolvedDrops() const;
     /// @return packets dropped because the transmit FIFO was full
     uint64_t GetTxQueueDrops() const;
