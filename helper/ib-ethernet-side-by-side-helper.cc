@@ -147,13 +147,16 @@ IbEthernetSideBySideHelper::Build(const IbTopology& topology)
     };
 
     std::map<std::pair<uint32_t, uint8_t>, Hop> hopOf;
-    Time delay = NanoSeconds(10);
-    if (s.ib.HostPort(0) && s.ib.HostPort(0)->GetChannel())
-    {
-        TimeValue d;
-        s.ib.HostPort(0)->GetChannel()->GetAttribute("Delay", d);
-        delay = d.Get();
-    }
+    // The IB port at (topology node, port): its cable's delay is the Ethernet link's.
+    auto ibPortAt = [&s](uint32_t t, uint8_t port) -> Ptr<IbNetDevice> {
+        if (s.ib.switchOf[t])
+        {
+            return s.ib.switchOf[t]->GetPort(port);
+        }
+        Ptr<Node> node = s.ib.nodeOf[t];
+        return port - 1u < node->GetNDevices() ? DynamicCast<IbNetDevice>(node->GetDevice(port - 1))
+                                               : nullptr;
+    };
     for (uint32_t a = 0; a < n; ++a)
     {
         const auto& ports = topology.GetNode(a).ports;
@@ -168,6 +171,14 @@ IbEthernetSideBySideHelper::Build(const IbTopology& topology)
                                       ? m_ethRate
                                       : IbLinkRate::GetDataRate(ports[p].speed, ports[p].width);
             m_p2p.SetDeviceAttribute("DataRate", DataRateValue(rate));
+            Time delay = NanoSeconds(10);
+            Ptr<IbNetDevice> ibPort = ibPortAt(a, p);
+            if (ibPort && ibPort->GetChannel())
+            {
+                TimeValue d;
+                ibPort->GetChannel()->GetAttribute("Delay", d);
+                delay = d.Get();
+            }
             m_p2p.SetChannelAttribute("Delay", TimeValue(delay));
             NetDeviceContainer d = m_p2p.Install(ethNode[a], ethNode[b]);
             s.ethDevices.Add(d);

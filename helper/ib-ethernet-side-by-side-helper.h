@@ -84,7 +84,9 @@ class IbEthernetSideBySideHelper
     IbFabricHelper& GetIbFabricHelper();
     /// @return the IPoIB helper (device and HCA attributes)
     IpoibHelper& GetIpoibHelper();
-    /// @return the point-to-point helper of the Ethernet links (attributes, pcap)
+    /// @return the point-to-point helper of the Ethernet links (attributes, pcap; Build
+    ///         sets each link's DataRate and Delay from the IB cable it mirrors, or from
+    ///         SetEthernetDataRate, over what is set here)
     PointToPointHelper& GetEthernetHelper();
     /**
      * @param rate data rate of every Ethernet link; 0 (default) = the mirrored IB cable's
