@@ -162,7 +162,9 @@ TEST_P(IbPerftestBandwidthTest, WriteBwAtOneMegabyteReachesLinkRateTimesWireEffi
     const double wire = packets * (8.0 + 12 + 4 + 2) + 16 + size;
     const double rate = b.fabric.HostPort(0)->GetDataRate().GetBitRate();
     const double expectedGbps = rate * size / wire / 1e9;
-    EXPECT_NEAR(r.bwAvgGbps / expectedGbps, 1.0, 0.02)
+    // Below the wire only by the run's fixed start and end (doorbell, PCIe, the last ACK:
+    // 0.05 % of the NDR run, the shortest); an extra 8 bytes per packet would be 0.2 %.
+    EXPECT_NEAR(r.bwAvgGbps / expectedGbps, 1.0, 0.001)
         << "BW average " << r.bwAvgGbps << " Gb/s, link " << rate / 1e9 << " Gb/s x efficiency "
         << size / wire << " = " << expectedGbps << " Gb/s";
     EXPECT_LE(r.bwAvgGbps, expectedGbps * 1.0001); // never above the wire
