@@ -251,7 +251,8 @@ IbDfssspRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
                 {
                     return fail("switch '" + nodes[graph.switches[s]].name +
                                 "' cannot reach switch '" + nodes[graph.switches[d]].name +
-                                "': the fabric is not connected");
+                                "': the fabric is not connected" +
+                                IbMinHopRouting::kSeparateSubnetsHint);
                 }
             }
         }

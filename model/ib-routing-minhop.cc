@@ -289,7 +289,7 @@ IbMinHopRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
                 {
                     *err = "minhop: switch '" + nodes[graph.switches[s]].name +
                            "' cannot reach switch '" + nodes[graph.switches[d]].name +
-                           "': the fabric is not connected";
+                           "': the fabric is not connected" + std::string(kSeparateSubnetsHint);
                 }
                 return false;
             }

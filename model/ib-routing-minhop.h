@@ -36,6 +36,12 @@ namespace ns3
 class IbMinHopRouting : public IbRoutingEngine
 {
   public:
+    /// Appended to "not connected" routing errors: switches joined only through a
+    /// multi-port channel adapter are separate subnets.
+    static constexpr const char* kSeparateSubnetsHint =
+        " (if they are joined only through channel adapters with ports in both, as in a "
+        "multi-rail cluster, they are separate subnets, each with its own subnet manager: "
+        "build one fabric per rail)";
     /**
      * @brief Get the TypeId
      * @return the TypeId for this class

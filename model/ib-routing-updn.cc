@@ -297,7 +297,8 @@ IbUpDownRouting::RouteWithRoots(const IbRoutingProblem& problem,
             if (error)
             {
                 *error = "updn: switch '" + nodes[graph.switches[s]].name +
-                         "' is not connected to any root switch";
+                         "' is not connected to any root switch" +
+                         std::string(IbMinHopRouting::kSeparateSubnetsHint);
             }
             return false;
         }

@@ -616,6 +616,29 @@ TEST(IbRouting, UpdnDetectsRootsAndAcceptsRootGuids)
     EXPECT_NE(error.find("'zz'"), std::string::npos) << error;
 }
 
+TEST(IbRouting, TwoRailsJoinedOnlyByTheHostsAreRefusedAsSeparateSubnets)
+{
+    // Every host has port 1 on rail A and port 2 on rail B: the topology is connected
+    // through the hosts, but the switches are two subnets.
+    IbTopology t;
+    const uint32_t railA = t.AddSwitch(4, "rail-a");
+    const uint32_t railB = t.AddSwitch(4, "rail-b");
+    for (uint32_t h = 0; h < 2; ++h)
+    {
+        const uint32_t ca = t.AddCa(2, "host-" + std::to_string(h));
+        ASSERT_TRUE(t.Connect(ca, 1, railA, h + 1, IbLinkRate::EDR, 4, nullptr));
+        ASSERT_TRUE(t.Connect(ca, 2, railB, h + 1, IbLinkRate::EDR, 4, nullptr));
+    }
+    const IbRoutingProblem p = IbLidAssigner::Assign(t, 0, 8);
+    for (const std::string engine : {"minhop", "updn", "dfsssp"})
+    {
+        IbRoutingTables tables;
+        std::string error;
+        EXPECT_FALSE(MakeEngine(engine)->Route(p, tables, &error)) << engine;
+        EXPECT_NE(error.find("separate subnets"), std::string::npos) << engine << ": " << error;
+    }
+}
+
 // ------------------------------------------------------------------- ftree
 
 TEST(IbRouting, FtreeRefusesNonFatTrees)
