@@ -457,6 +457,11 @@ main(int argc, char* argv[])
                             "--models: unknown model '" << name
                                                         << "' (resnet50, bert-large, custom)");
     }
+    NS_ABORT_MSG_UNLESS(algo == "ring" || algo == "tree" || algo == "hd" || algo == "rd",
+                        "--algo=" << algo
+                                  << ": use ring, tree, hd or rd (SHARP runs on the "
+                                     "ib-hdr-sharp and ib-ndr-sharp fabrics, chosen with "
+                                     "--fabrics)");
     std::vector<FabricScenario> all = MakeFabrics(algo);
     std::vector<FabricScenario> fab;
     for (const auto& name : SplitList(fabrics))
@@ -483,6 +488,7 @@ main(int argc, char* argv[])
 
     std::ostringstream md;
     std::ofstream csv(out + ".csv");
+    NS_ABORT_MSG_UNLESS(csv, "--out=" << out << ": cannot write " << out << ".csv");
     csv << "model,fabric,servers,gpus,link_gbps,iterations_simulated,iterations_requested,"
            "iteration_ms,compute_ms,exposed_comm_ms,gpu_idle_fraction,projected_hours,"
            "speedup_vs_eth100,speedup_vs_eth_same_rate,wall_s\n";
@@ -585,7 +591,11 @@ main(int argc, char* argv[])
             "simulated iteration is a full iteration at the stated scale.\n";
     const std::string text = head.str() + md.str();
     std::cout << text;
-    std::ofstream(out + ".md") << text;
+    {
+        std::ofstream md(out + ".md");
+        md << text;
+        NS_ABORT_MSG_UNLESS(md, "--out=" << out << ": cannot write " << out << ".md");
+    }
 
     // plot: speedup over 100 Gb/s Ethernet per fabric (or over the first fabric run when
     // eth-100 is not among them), one line per model

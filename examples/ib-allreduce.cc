@@ -34,16 +34,17 @@ namespace
 {
 
 /**
- * @param s a size such as 8, 64K, 64M, 1G
- * @return bytes
+ * @param option the option's name, for the message
+ * @param s a size such as 8, 64K, 64M, 1G (K, M, G: powers of 1024)
+ * @return bytes; aborts with a message naming the option if @p s is not a size of at
+ *         least one byte
  */
 uint64_t
-ParseSize(const std::string& s)
+ParseSize(const std::string& option, const std::string& s)
 {
-    NS_ABORT_MSG_IF(s.empty(), "empty size");
     uint64_t mult = 1;
     std::string digits = s;
-    const char last = s.back();
+    const char last = s.empty() ? '\0' : s.back();
     if (last == 'K' || last == 'k')
     {
         mult = 1ull << 10;
@@ -60,7 +61,15 @@ ParseSize(const std::string& s)
     {
         digits.pop_back();
     }
-    return std::stoull(digits) * mult;
+    const bool allDigits = !digits.empty() && digits.size() <= 12 &&
+                           digits.find_first_not_of("0123456789") == std::string::npos;
+    const uint64_t number = allDigits ? std::stoull(digits) : 0;
+    const uint64_t value = number <= (uint64_t{1} << 40) / mult ? number * mult : 0;
+    NS_ABORT_MSG_UNLESS(value > 0,
+                        "-" << option << "=" << s
+                            << " is not a size; give whole bytes from 1 to 1 TiB, optionally "
+                               "with K, M or G (powers of 1024), e.g. 8, 64K, 64M");
+    return value;
 }
 
 } // namespace
@@ -122,6 +131,11 @@ main(int argc, char* argv[])
     {
         maxBytes = fabricKind == "tcp" ? "4M" : "64M";
     }
+    const uint64_t smallest = ParseSize("b", minBytes);
+    const uint64_t largest = ParseSize("e", maxBytes);
+    NS_ABORT_MSG_IF(smallest > largest,
+                    "-b=" << minBytes << " is larger than -e=" << maxBytes
+                          << ": nothing to run; give -b no larger than -e");
     CollectiveDataType type;
     CollectiveRedOp op;
     NS_ABORT_MSG_UNLESS(CollectiveReduction::ParseType(typeName, type),
@@ -139,6 +153,7 @@ main(int argc, char* argv[])
                     "--algo=sharp aggregates in InfiniBand switches: use --fabric=ib");
     const auto wallStart = std::chrono::steady_clock::now();
     NS_ABORT_MSG_UNLESS(factor >= 2, "--f must be at least 2");
+    NS_ABORT_MSG_UNLESS(iters >= 1, "--iters must be at least 1 (timed operations per size)");
     IbLinkRate::Speed s;
     NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
                         "--speed=" << speed << " is unknown; use one of "
@@ -247,7 +262,7 @@ main(int argc, char* argv[])
     spec.type = type;
     spec.op = op;
     bool warm = false;
-    for (uint64_t size = ParseSize(minBytes); size <= ParseSize(maxBytes); size *= factor)
+    for (uint64_t size = smallest; size <= largest; size *= factor)
     {
         spec.count = std::max<uint64_t>(1, size / es);
         const uint64_t bytes = spec.count * es;

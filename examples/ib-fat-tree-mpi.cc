@@ -170,6 +170,7 @@ main(int argc, char* argv[])
                         "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
     NS_ABORT_MSG_UNLESS(levels == 2 || levels == 3, "--levels must be 2 or 3");
     NS_ABORT_MSG_UNLESS(partition == "pod" || partition == "leaf", "--partition: pod or leaf");
+    NS_ABORT_MSG_IF(packets == 0, "--packets must be at least 1 (packets each flow sends)");
     const IbTopology topology = levels == 2
                                     ? IbTopologyBuilder::FatTree2Level(radix, hosts, 1.0, s, 4)
                                     : IbTopologyBuilder::FatTree3Level(radix, hosts, 1.0, s, 4);

@@ -64,6 +64,7 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
                         "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
     NS_ABORT_MSG_UNLESS(levels == 2 || levels == 3, "--levels must be 2 or 3");
+    NS_ABORT_MSG_IF(payload == 0, "--payload must be at least 1 byte (up to the MTU, 4096)");
     const IbTopology topology =
         levels == 2 ? IbTopologyBuilder::FatTree2Level(radix, hosts, oversubscription, s, 4)
                     : IbTopologyBuilder::FatTree3Level(radix, hosts, oversubscription, s, 4);
@@ -93,12 +94,17 @@ main(int argc, char* argv[])
     {
         std::ofstream out(lftDump);
         fabric.subnetManager->WriteLfts(out);
+        NS_ABORT_MSG_UNLESS(out, "--lftDump=" << lftDump << ": cannot write the file");
     }
+    uint32_t down = 0;
+    uint32_t up = 0;
+    IbTopologyBuilder::SplitLeafPorts(radix, oversubscription, down, up);
 
     std::cout << levels << "-level fat tree: radix " << radix << ", " << fabric.hosts.GetN()
               << " hosts, " << fabric.switches.GetN() << " switches, " << topology.GetNLinks()
               << " cables, 4x" << speed << " (" << IbLinkRate::GetDataRate(s, 4).GetBitRate() / 1e9
-              << " Gb/s), oversubscription " << oversubscription << ":1\n"
+              << " Gb/s), oversubscription " << oversubscription << ":1 asked, leaves with " << down
+              << " host and " << up << " up ports (" << double(down) / up << ":1)\n"
               << "routing " << routing << ", pattern " << pattern << " (" << flows.size()
               << " flows), " << payload << " B payload, " << durationUs << " us (" << warmupUs
               << " us warm-up)\n";

@@ -44,6 +44,7 @@ main(int argc, char* argv[])
     cmd.Parse(argc, argv);
     NS_ABORT_MSG_IF(!(durationUs > 0),
                     "--duration=" << durationUs << ": traffic needs a positive number of us");
+    NS_ABORT_MSG_IF(payload == 0, "--payload must be at least 1 byte (up to the MTU)");
 
     IbTopology topology;
     std::string error;
@@ -82,6 +83,7 @@ main(int argc, char* argv[])
     {
         std::ofstream out(lftDump);
         fabric.subnetManager->WriteLfts(out);
+        NS_ABORT_MSG_UNLESS(out, "--lftDump=" << lftDump << ": cannot write the file");
         std::cout << "forwarding tables written to " << lftDump << "\n";
     }
     const auto cycles = fabric.subnetManager->CheckDeadlocks();
@@ -112,7 +114,9 @@ main(int argc, char* argv[])
 
     Simulator::Stop(stop);
     Simulator::Run();
-    std::cout << pattern << " traffic, " << flows.size() << " flows, " << durationUs << " us:\n";
+    std::cout << pattern << " traffic, " << flows.size() << " flows, " << durationUs
+              << " us (rates over the last " << durationUs * 0.9 << " us: the first tenth is "
+              << "warm-up):\n";
     stats.Print(std::cout, stop);
     Simulator::Destroy();
     return 0;

@@ -12,7 +12,7 @@
  * receiving host takes packets out of its buffers more slowly than the link delivers
  * them, and credit-based flow control throttles the sender without losing a packet.
  *
- *   ./ib-link --pcap=true            writes ib-link-0-1.pcap (open it in Wireshark)
+ *   ./ib-link --pcap=true            writes ib-link-0-0.pcap (open it in Wireshark)
  *   ./ib-link --speed=NDR --w0=64 --w1=64 --drainRate=200Gbps
  */
 
@@ -42,7 +42,12 @@ OnRx(VlStats* s, Ptr<const Packet> p)
 {
     const uint8_t vl = IbPacket::PeekLrh(p).GetVl();
     s->bytes[vl] += p->GetSize();
-    s->payload[vl] += p->GetSize() - IbPacket::WireSize(0, 0, false);
+    // Payload: the packet less its headers, CRCs and the pad (BTH PadCnt) that fills the
+    // payload to a multiple of 4 bytes.
+    uint8_t h[10];
+    p->CopyData(h, sizeof(h));
+    const uint32_t pad = (h[9] >> 4) & 0x3;
+    s->payload[vl] += p->GetSize() - IbPacket::WireSize(0, 0, false) - pad;
     s->packets[vl]++;
 }
 
@@ -70,7 +75,7 @@ main(int argc, char* argv[])
     cmd.AddValue("cable", "cable length in metres", cableMetres);
     cmd.AddValue("drainRate", "receiver drain rate (0bps = as fast as it arrives)", drainRate);
     cmd.AddValue("duration", "simulated seconds of traffic", duration);
-    cmd.AddValue("pcap", "write ib-link-<node>-<port>.pcap (ERF, Wireshark-readable)", pcap);
+    cmd.AddValue("pcap", "write ib-link-<node>-<ifindex>.pcap (ERF, Wireshark-readable)", pcap);
     cmd.Parse(argc, argv);
     NS_ABORT_MSG_IF(!(duration > 0),
                     "--duration=" << duration << ": traffic needs a positive number of seconds");

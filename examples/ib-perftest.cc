@@ -73,6 +73,18 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_UNLESS(IbPerftestApplication::ParseTest(test, t),
                         "--test=" << test << ": use one of "
                                   << IbPerftestApplication::ValidTestNames());
+    NS_ABORT_MSG_IF(!(cableDelayNs >= 0) && cableDelayNs != -1,
+                    "--cableDelay=" << cableDelayNs << ": a delay is 0 ns or more");
+    NS_ABORT_MSG_IF(!(switchLatencyNs >= 0) && switchLatencyNs != -1,
+                    "--switchLatency=" << switchLatencyNs << ": a latency is 0 ns or more");
+    NS_ABORT_MSG_IF(!(pollIntervalNs >= 0),
+                    "--pollInterval=" << pollIntervalNs << ": 0 (continuous) or more ns");
+    NS_ABORT_MSG_IF(sweep && !sizesArg.empty(),
+                    "--sweep=true runs every size (perftest -a): leave out --sizes="
+                        << sizesArg << ", or --sweep");
+    NS_ABORT_MSG_IF(event && pollIntervalNs > 0,
+                    "--event=true takes completions by callback: --pollInterval="
+                        << pollIntervalNs << " would be ignored; give one of the two");
     std::vector<uint64_t> sizes;
     if (sweep)
     {
