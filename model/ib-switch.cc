@@ -610,6 +610,17 @@ IbSwitch::ServePending()
             if (!fifo.Empty())
             {
                 const InEntry& next = fifo.Front();
+                if (next.earliestStart > Simulator::Now())
+                {
+                    // Cut-through onto a faster output: it asks when it may start (as in
+                    // RequestHead), not now, so the output does not wait for its tail.
+                    Simulator::Schedule(next.earliestStart - Simulator::Now(),
+                                        &IbSwitch::RequestEligibleHead,
+                                        this,
+                                        inPort,
+                                        inVl);
+                    continue;
+                }
                 m_requests[next.outPort * 16 + next.outVl].Push(in);
                 m_waiting[next.outPort] |= 1u << (16 + next.outVl);
                 if (next.outPort != o || next.outVl != ov)
