@@ -150,7 +150,7 @@ IbHelper::Connect(Ptr<IbNetDevice> a, Ptr<IbNetDevice> b) const
         ObjectFactory factory = m_channelFactory;
         factory.SetTypeId("ns3::IbRemoteChannel");
         Ptr<IbRemoteChannel> channel = factory.Create<IbRemoteChannel>();
-        const Time delay = channel->GetDelay();
+        const Time delay = channel->GetPropagationDelay();
         NS_ABORT_MSG_UNLESS(delay.IsStrictlyPositive(),
                             "IbHelper::Connect: the cable between node "
                                 << a->GetNode()->GetId() << " (rank " << a->GetNode()->GetSystemId()

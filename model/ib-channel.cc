@@ -32,9 +32,9 @@ IbChannel::GetTypeId()
             .AddConstructor<IbChannel>()
             .AddAttribute("Delay",
                           "One-way propagation delay of the cable (used when Length is 0). "
-                          "Read, it gives the delay in effect (Length x DelayPerMetre when "
-                          "Length is set, plus FecLatency): ns-3's distributed engines take "
-                          "their lookahead from it.",
+                          "Read, it gives the propagation delay in effect (Length x "
+                          "DelayPerMetre when Length is set; FecLatency comes on top): ns-3's "
+                          "distributed engines take their lookahead from it.",
                           TimeValue(NanoSeconds(10)),
                           MakeTimeAccessor(&IbChannel::SetDelay, &IbChannel::GetDelayAttribute),
                           MakeTimeChecker()) // SetDelay refuses a negative one, saying so
@@ -128,12 +128,17 @@ IbChannel::Attach(Ptr<IbNetDevice> device)
 Time
 IbChannel::GetDelay() const
 {
+    return GetPropagationDelay() + m_fecLatency;
+}
+
+Time
+IbChannel::GetPropagationDelay() const
+{
     if (m_length > 0.0)
     {
-        return Time::FromDouble(m_length * m_delayPerMetre.GetDouble(), Time::GetResolution()) +
-               m_fecLatency;
+        return Time::FromDouble(m_length * m_delayPerMetre.GetDouble(), Time::GetResolution());
     }
-    return m_delay + m_fecLatency;
+    return m_delay;
 }
 
 void
@@ -177,7 +182,8 @@ IbChannel::GetDelayAttribute() const
 {
     // The delay in effect: a Length set after the cable was made (Config::Set on it)
     // would otherwise leave the distributed engines a lookahead longer than the cable.
-    return GetDelay();
+    // Without FecLatency, so that reading the attribute and setting it back is no change.
+    return GetPropagationDelay();
 }
 
 void

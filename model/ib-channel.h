@@ -105,6 +105,9 @@ class IbChannel : public Channel
 
     /// @return the one-way delay of a packet's first bit: propagation plus FecLatency
     Time GetDelay() const;
+    /// @return the propagation delay in effect (Delay, or Length x DelayPerMetre), without
+    ///         FecLatency: what the Delay attribute reads
+    Time GetPropagationDelay() const;
 
     // Channel
     std::size_t GetNDevices() const override;
@@ -230,7 +233,8 @@ class IbChannel : public Channel
      * @param delay the one-way propagation delay
      */
     void SetDelay(Time delay);
-    /// @return the Delay attribute as read: the delay in effect (GetDelay())
+    /// @return the Delay attribute as read: the propagation delay in effect
+    ///         (GetPropagationDelay())
     Time GetDelayAttribute() const;
     /**
      * Set the Length attribute.
