@@ -504,6 +504,10 @@ CollectiveCommunicator::GetRankFinishTime(uint32_t op, uint32_t rank) const
         return Time::Max();
     }
     const Op& o = *it->second;
+    NS_ABORT_MSG_IF(rank >= GetNRanks(),
+                    "CollectiveCommunicator::GetRankFinishTime: rank "
+                        << rank << " does not exist; the communicator has " << GetNRanks()
+                        << " ranks");
     return o.end == Time::Max() ? o.ranks.at(rank).finishTime : o.finishTimes.at(rank);
 }
 

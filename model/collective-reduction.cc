@@ -32,9 +32,20 @@ Combine(CollectiveRedOp op, T a, T b)
     switch (op)
     {
     case CollectiveRedOp::SUM:
-        return static_cast<T>(a + b);
-    case CollectiveRedOp::PROD:
-        return static_cast<T>(a * b);
+    case CollectiveRedOp::PROD: {
+        const T r = static_cast<T>(op == CollectiveRedOp::SUM ? a + b : a * b);
+        if constexpr (std::is_floating_point_v<T>)
+        {
+            // Of two NaNs the hardware keeps the first one's payload (and sign): recursive
+            // doubling adds a to b on one rank and b to a on its partner, which would then
+            // end with different bits. Every NaN result is the one quiet NaN.
+            if (std::isnan(r))
+            {
+                return std::numeric_limits<T>::quiet_NaN();
+            }
+        }
+        return r;
+    }
     case CollectiveRedOp::MIN:
     case CollectiveRedOp::MAX:
         if constexpr (std::is_floating_point_v<T>)

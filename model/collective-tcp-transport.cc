@@ -176,7 +176,7 @@ CollectiveTcpTransport::OpenSockets()
             s->Bind();
             ep->socket = s;
             s->SetConnectCallback(MakeCallback(&CollectiveTcpTransport::Connected, this, ep),
-                                  MakeCallback(&CollectiveTcpTransport::ConnectFailed, this));
+                                  MakeCallback(&CollectiveTcpTransport::ConnectFailed, this, ep));
             s->SetRecvCallback(MakeCallback(&CollectiveTcpTransport::HandleRead, this, ep));
             s->SetSendCallback(MakeCallback(&CollectiveTcpTransport::HandleSend, this, ep));
             s->SetCloseCallbacks(MakeCallback(&CollectiveTcpTransport::Closed, this, ep, false),
@@ -215,9 +215,14 @@ CollectiveTcpTransport::ForgetCloses(Ptr<Socket> socket)
 }
 
 void
-CollectiveTcpTransport::ConnectFailed(Ptr<Socket> socket)
+CollectiveTcpTransport::ConnectFailed(Endpoint* ep, Ptr<Socket> socket)
 {
-    NS_FATAL_ERROR("CollectiveTcpTransport: connection failed");
+    NS_FATAL_ERROR("CollectiveTcpTransport: rank "
+                   << ep->self << " (node " << m_nodes[ep->self]->GetId()
+                   << ") could not connect to rank " << ep->peer << " at " << m_addresses[ep->peer]
+                   << " port " << m_port
+                   << "; check that the address is the rank's on a network both reach "
+                      "(InstallTcp(nodes, interfaces) names it) and that routing is set up");
 }
 
 bool

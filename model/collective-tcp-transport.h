@@ -126,9 +126,10 @@ class CollectiveTcpTransport : public CollectiveTransport
     void Connected(Endpoint* ep, Ptr<Socket> socket);
     /**
      * Connection failed.
+     * @param ep the endpoint that tried
      * @param socket the socket
      */
-    void ConnectFailed(Ptr<Socket> socket);
+    void ConnectFailed(Endpoint* ep, Ptr<Socket> socket);
     /**
      * A connection closed while the transport uses it (the peer closed it, or it failed):
      * stop with a message naming the two ranks, rather than wait for it forever.

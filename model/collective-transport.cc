@@ -4,6 +4,7 @@
 
 #include "collective-transport.h"
 
+#include "ns3/abort.h"
 #include "ns3/log.h"
 
 namespace ns3
@@ -32,6 +33,11 @@ CollectiveTransport::~CollectiveTransport() = default;
 void
 CollectiveTransport::SetReceiveCallback(ReceiveCallback cb)
 {
+    // Two communicators on one transport would both number their operations from 1 and
+    // match each other's messages: refuse the second rather than mix them.
+    NS_ABORT_MSG_IF(!m_receive.IsNull() && !cb.IsNull(),
+                    "CollectiveTransport: this transport already serves a communicator; give "
+                    "each communicator its own transport (CollectiveHelper does)");
     m_receive = cb;
 }
 

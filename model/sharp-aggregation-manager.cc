@@ -276,6 +276,35 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
         return refuse("no switch can root a SHARP tree for these " + std::to_string(n) +
                       " hosts; for example: " + firstWhy);
     }
+    // Fragments cross the tree's switch-to-switch cables whole: an MTU there smaller than
+    // a fragment would hold it at that port for ever (a port sends no packet above its MTU).
+    {
+        std::vector<bool> used(nAn, false);
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            for (int32_t cur = leaf[r]; cur >= 0 && !used[cur];
+                 cur = cur == bestRoot ? -1 : bestParent[cur])
+            {
+                used[cur] = true;
+                if (cur == bestRoot)
+                {
+                    break;
+                }
+                Ptr<IbSwitch> sw = m_ans[cur]->GetSwitch();
+                const uint32_t mtu = sw->GetPort(bestParentPort[cur])->GetIbMtu();
+                if (mtu < std::max(lltFragmentBytes, satFragmentBytes))
+                {
+                    return refuse("the tree crosses switch LID " + std::to_string(sw->GetLid()) +
+                                  " port " + std::to_string(bestParentPort[cur]) + ", whose MTU " +
+                                  std::to_string(mtu) + " is smaller than the " +
+                                  std::to_string(std::max(lltFragmentBytes, satFragmentBytes)) +
+                                  "-byte fragments; set SharpCollectiveAlgorithm's "
+                                  "SatFragmentSize (and LltFragmentSize) to " +
+                                  std::to_string(mtu) + " or less");
+                }
+            }
+        }
+    }
 
     // The tree.
     Ptr<SharpTree> tree = Create<SharpTree>();

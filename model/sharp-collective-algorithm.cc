@@ -295,6 +295,10 @@ SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
     }
     if (!m_tree)
     {
+        NS_ABORT_MSG_IF(m_ranks.empty(),
+                        "SharpCollectiveAlgorithm: not set up; call Setup(manager, hcas) "
+                        "before the first operation, or let CollectiveHelper do it "
+                        "(SetSharpManager)");
         ++m_fallbacks;
         return false;
     }

@@ -296,6 +296,16 @@ CheckReduce(CollectiveDataType t,
                                       << got << ", expected " << exact << " +- " << bound;
                     }
                 }
+                // Within the bound is not enough: every rank must hold the same bits.
+                else if (r > 0 && std::memcmp(out[r] + i, out[0] + i, es) != 0)
+                {
+                    if (++bad <= 3)
+                    {
+                        ADD_FAILURE()
+                            << what << ": rank " << r << " element " << i / es << " = " << got
+                            << ", not bit for bit rank 0's " << GetF(t, out[0] + i);
+                    }
+                }
             }
         }
     }

@@ -57,6 +57,19 @@ class CollectiveTest : public ::testing::Test
 
 } // namespace
 
+TEST_F(CollectiveTest, TwoCommunicatorsCannotShareATransport)
+{
+    // Both number their operations from 1: on one transport they would take each other's
+    // messages. The second is refused.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    Ptr<CollectiveIbTransport> t = CreateObject<CollectiveIbTransport>();
+    Ptr<CollectiveCommunicator> first = CreateObject<CollectiveCommunicator>();
+    first->SetTransport(t);
+    Ptr<CollectiveCommunicator> second = CreateObject<CollectiveCommunicator>();
+    EXPECT_DEATH(second->SetTransport(t),
+                 "CollectiveTransport: this transport already serves a communicator");
+}
+
 TEST_F(CollectiveTest, HalfAndBfloatConversionsRoundToNearestEven)
 {
     EXPECT_EQ(CollectiveReduction::FloatToHalf(1.0f), 0x3C00);
@@ -174,6 +187,35 @@ TEST_F(CollectiveTest, MinAndMaxGiveNaNWhicheverOperandHoldsIt)
                                 2);
     EXPECT_EQ(x[0], 2.0F);
     EXPECT_EQ(x[1], 5.0F);
+}
+
+TEST_F(CollectiveTest, SumAndProdOfNaNsGiveTheSameBitsInEitherOrder)
+{
+    // Two NaNs with different payloads and signs: x86 keeps the first operand's, so a + b
+    // and b + a differed in their bits (recursive doubling computes both, one per rank).
+    uint32_t bitsA = 0x7FC00001u; // quiet NaN, payload 1
+    uint32_t bitsB = 0xFFC00002u; // negative quiet NaN, payload 2
+    float a;
+    float b;
+    std::memcpy(&a, &bitsA, 4);
+    std::memcpy(&b, &bitsB, 4);
+    for (CollectiveRedOp op : {CollectiveRedOp::SUM, CollectiveRedOp::PROD})
+    {
+        float ab = a;
+        float ba = b;
+        CollectiveReduction::Reduce(CollectiveDataType::FLOAT32,
+                                    op,
+                                    reinterpret_cast<uint8_t*>(&ab),
+                                    reinterpret_cast<const uint8_t*>(&b),
+                                    1);
+        CollectiveReduction::Reduce(CollectiveDataType::FLOAT32,
+                                    op,
+                                    reinterpret_cast<uint8_t*>(&ba),
+                                    reinterpret_cast<const uint8_t*>(&a),
+                                    1);
+        EXPECT_EQ(std::memcmp(&ab, &ba, 4), 0) << CollectiveReduction::OpName(op);
+        EXPECT_TRUE(std::isnan(ab));
+    }
 }
 
 /// Every algorithm, operator and type, on 4, 8 and 6 hosts over IB in data mode.
@@ -437,8 +479,16 @@ TEST_F(CollectiveTest, CommunicatorsOnDisjointAndOverlappingHostsRunAtOnce)
         }
         EXPECT_EQ(CheckReduce(j.spec.type, j.spec.op, j.in, res, 0, j.spec.count * 4, "job"), 0u);
     }
-    // operations in flight at once take longer than alone: they share links
-    EXPECT_GT(jobs[2].comm->GetDuration(jobs[2].id), Time(0));
+    // Operations in flight at once take longer than alone, as they share links: c's first
+    // operation against the same operation run by c by itself afterwards.
+    const Time together = jobs[2].comm->GetDuration(jobs[2].id);
+    Job alone = jobs[2];
+    alone.out = alone.in;
+    alone.id = alone.comm->Start(alone.spec, &alone.out, CollectiveCommunicator::DoneCallback());
+    Simulator::Stop(MilliSeconds(50));
+    Simulator::Run();
+    ASSERT_TRUE(alone.comm->IsDone(alone.id));
+    EXPECT_GT(together, alone.comm->GetDuration(alone.id));
 }
 
 TEST_F(CollectiveTest, RingAllReduceTimeOnNonBlockingFatTreeMatchesModel)

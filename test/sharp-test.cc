@@ -509,6 +509,45 @@ TEST_F(SharpTest, BufferSmallerThanAFragmentIsRefused)
         << Sharp(comm)->GetRefusal();
 }
 
+TEST_F(SharpTest, ATreeOverCablesWithASmallerMtuIsRefusedNamingTheCable)
+{
+    // Hosts at MTU 4096, leaf-spine cables at 2048: 4096-byte streaming fragments would
+    // wait at the first such port for ever (before, the operation never finished and Run
+    // returned without a word).
+    SharpSetup s;
+    BuildSharp(s, 4, 8, true);
+    const NetDeviceContainer ports = s.fabric.SwitchPorts();
+    for (uint32_t i = 0; i < ports.GetN(); ++i)
+    {
+        Ptr<IbNetDevice> port = DynamicCast<IbNetDevice>(ports.Get(i));
+        Ptr<Channel> cable = port->GetChannel();
+        if (cable && cable->GetDevice(0)->GetNode()->GetObject<IbSwitch>() &&
+            cable->GetDevice(1)->GetNode()->GetObject<IbSwitch>())
+        {
+            port->SetAttribute("Mtu", UintegerValue(2048));
+        }
+    }
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    EXPECT_FALSE(Sharp(comm)->GetTree());
+    EXPECT_NE(Sharp(comm)->GetRefusal().find("whose MTU 2048 is smaller than the 4096-byte "
+                                             "fragments; set SharpCollectiveAlgorithm's "
+                                             "SatFragmentSize"),
+              std::string::npos)
+        << Sharp(comm)->GetRefusal();
+}
+
+TEST_F(SharpTest, AnAlgorithmThatWasNotSetUpSaysSo)
+{
+    // Before, it ran every operation host-based and counted fallbacks, without a word.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    Ptr<SharpCollectiveAlgorithm> a = CreateObject<SharpCollectiveAlgorithm>();
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::ALLREDUCE;
+    spec.count = 4;
+    EXPECT_DEATH(a->StartInNetwork(spec, 4, nullptr, CollectiveAlgorithm::RankDoneCallback()),
+                 "SharpCollectiveAlgorithm: not set up; call Setup\\(manager, hcas\\)");
+}
+
 TEST_F(SharpTest, SharpOverIbAndRingOverTcpGiveIdenticalResults)
 {
     const uint32_t n = 8;
