@@ -511,7 +511,7 @@ void
 IbSwitch::RequestHead(uint8_t inPort, uint8_t inVl)
 {
     const InEntry& head = m_input[inPort * 16 + inVl].Front();
-    if (head.earliestStart > Simulator::Now())
+    if (!head.earliestStart.IsZero() && head.earliestStart > Simulator::Now())
     {
         // Cut-through onto a faster output: the packet may not start before its tail
         // is close enough. It asks for the output only then, so that meanwhile the
@@ -610,7 +610,7 @@ IbSwitch::ServePending()
             if (!fifo.Empty())
             {
                 const InEntry& next = fifo.Front();
-                if (next.earliestStart > Simulator::Now())
+                if (!next.earliestStart.IsZero() && next.earliestStart > Simulator::Now())
                 {
                     // Cut-through onto a faster output: it asks when it may start (as in
                     // RequestHead), not now, so the output does not wait for its tail.

@@ -52,6 +52,7 @@
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
 
 #include <algorithm>
 #include <chrono>
@@ -99,7 +100,8 @@ struct Result
     double cpuSeconds{0}; ///< CPU time of the run (wall time counts other processes too)
     double simSeconds{0};
     long maxRssKb{0};
-    uint64_t drops{0}; ///< point-to-point: packets the device queues dropped
+    uint64_t drops{0};   ///< point-to-point: packets the queue discs and device queues dropped
+    uint64_t backlog{0}; ///< point-to-point: packets left in the queue discs at the end
     /// scaling: CPU ns per packet-hop of each slice of the run after the first (see
     /// BenchScaling)
     std::vector<double> sliceNsPerHop;
@@ -373,6 +375,15 @@ BenchP2pChain(uint32_t routers, Time duration, uint32_t payload)
     {
         r.packetHops += d->GetQueue()->GetTotalReceivedPackets();
         r.drops += d->GetQueue()->GetTotalDroppedPackets();
+        // ns-3 installs its default queue disc (FqCoDel) on every device: packets a link
+        // cannot take wait or are dropped there, before the device queue.
+        Ptr<TrafficControlLayer> tc = d->GetNode()->GetObject<TrafficControlLayer>();
+        Ptr<QueueDisc> qd = tc ? tc->GetRootQueueDiscOnDevice(d) : nullptr;
+        if (qd)
+        {
+            r.drops += qd->GetStats().nTotalDroppedPackets;
+            r.backlog += qd->GetNPackets();
+        }
     }
     Simulator::Destroy();
     return r;
@@ -529,6 +540,15 @@ BenchP2pFatTree(const IbTopology& topology,
     {
         r.packetHops += d->GetQueue()->GetTotalReceivedPackets();
         r.drops += d->GetQueue()->GetTotalDroppedPackets();
+        // ns-3 installs its default queue disc (FqCoDel) on every device: packets a link
+        // cannot take wait or are dropped there, before the device queue.
+        Ptr<TrafficControlLayer> tc = d->GetNode()->GetObject<TrafficControlLayer>();
+        Ptr<QueueDisc> qd = tc ? tc->GetRootQueueDiscOnDevice(d) : nullptr;
+        if (qd)
+        {
+            r.drops += qd->GetStats().nTotalDroppedPackets;
+            r.backlog += qd->GetNPackets();
+        }
     }
     Simulator::Destroy();
     return r;
@@ -1000,9 +1020,10 @@ main(int argc, char* argv[])
         {
             const Result p2p = BenchP2pFatTree(t, "200Gbps", d, payload, 1);
             run(p2p);
-            std::cout << "fat-tree p2p+IPv4: " << p2p.drops
-                      << " packets dropped by device queues (counted packet-hops are the "
-                         "packets the queues took)\n";
+            std::cout << "fat-tree p2p+IPv4: " << p2p.drops << " packets dropped and "
+                      << p2p.backlog
+                      << " waiting in the queue discs and device queues at the end (counted "
+                         "packet-hops are the packets the device queues took)\n";
             std::cout << "fat-tree: 128 hosts, 24 switches, 256 cables, permutation; IB / "
                          "p2p+IPv4 packet-hops per wall second = "
                       << std::fixed << std::setprecision(2)
