@@ -457,7 +457,8 @@ main(int argc, char* argv[])
                             "--models: unknown model '" << name
                                                         << "' (resnet50, bert-large, custom)");
     }
-    NS_ABORT_MSG_UNLESS(algo == "ring" || algo == "tree" || algo == "hd" || algo == "rd",
+    NS_ABORT_MSG_UNLESS(algo == "ring" || algo == "tree" || algo == "hd" || algo == "rd" ||
+                            algo == "halving-doubling" || algo == "recursive-doubling",
                         "--algo=" << algo
                                   << ": use ring, tree, hd or rd (SHARP runs on the "
                                      "ib-hdr-sharp and ib-ndr-sharp fabrics, chosen with "

@@ -262,7 +262,8 @@ main(int argc, char* argv[])
     spec.type = type;
     spec.op = op;
     bool warm = false;
-    for (uint64_t size = smallest; size <= largest; size *= factor)
+    for (uint64_t size = smallest; size <= largest;
+         size = size > largest / factor ? largest + 1 : size * factor)
     {
         spec.count = std::max<uint64_t>(1, size / es);
         const uint64_t bytes = spec.count * es;

@@ -340,7 +340,10 @@ IbPartition::CutLinks(const IbFabric& fabric)
                 {
                     ++s.cutCablesOfRank[peerRank];
                 }
-                s.lookahead = anyCut ? std::min(s.lookahead, ch->GetDelay()) : ch->GetDelay();
+                // What ns-3's distributed engines take: the Delay attribute, propagation
+                // only (FecLatency would allow more, but they do not know of it).
+                s.lookahead = anyCut ? std::min(s.lookahead, ch->GetPropagationDelay())
+                                     : ch->GetPropagationDelay();
                 anyCut = true;
             }
         }

@@ -92,6 +92,10 @@ void
 CollectiveCommunicator::DoDispose()
 {
     m_ops.clear();
+    if (m_transport)
+    {
+        m_transport->SetReceiveCallback(CollectiveTransport::ReceiveCallback()); // free for another
+    }
     m_transport = nullptr;
     m_algorithm = nullptr;
     Object::DoDispose();

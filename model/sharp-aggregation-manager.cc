@@ -290,17 +290,31 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
                 {
                     break;
                 }
+                // Up from the child, and down from the parent (the parent's route to the
+                // child's LID, which may take another of several parallel cables).
                 Ptr<IbSwitch> sw = m_ans[cur]->GetSwitch();
-                const uint32_t mtu = sw->GetPort(bestParentPort[cur])->GetIbMtu();
-                if (mtu < std::max(lltFragmentBytes, satFragmentBytes))
+                Ptr<IbSwitch> psw = m_ans[bestParent[cur]]->GetSwitch();
+                const std::pair<Ptr<IbSwitch>, uint8_t> hops[2] = {
+                    {sw, bestParentPort[cur]},
+                    {psw, psw->GetLftEntry(sw->GetLid())}};
+                for (const auto& [hsw, hp] : hops)
                 {
-                    return refuse("the tree crosses switch LID " + std::to_string(sw->GetLid()) +
-                                  " port " + std::to_string(bestParentPort[cur]) + ", whose MTU " +
-                                  std::to_string(mtu) + " is smaller than the " +
-                                  std::to_string(std::max(lltFragmentBytes, satFragmentBytes)) +
-                                  "-byte fragments; set SharpCollectiveAlgorithm's "
-                                  "SatFragmentSize (and LltFragmentSize) to " +
-                                  std::to_string(mtu) + " or less");
+                    if (hp == 0 || hp > hsw->GetNPorts())
+                    {
+                        continue; // no cable to check
+                    }
+                    const uint32_t mtu = hsw->GetPort(hp)->GetIbMtu();
+                    if (mtu < std::max(lltFragmentBytes, satFragmentBytes))
+                    {
+                        return refuse(
+                            "the tree crosses switch LID " + std::to_string(hsw->GetLid()) +
+                            " port " + std::to_string(hp) + ", whose MTU " + std::to_string(mtu) +
+                            " is smaller than the " +
+                            std::to_string(std::max(lltFragmentBytes, satFragmentBytes)) +
+                            "-byte fragments; set SharpCollectiveAlgorithm's SatFragmentSize "
+                            "(and LltFragmentSize) to " +
+                            std::to_string(mtu) + " or less");
+                    }
                 }
             }
         }
