@@ -511,21 +511,31 @@ void
 IbSwitch::RequestHead(uint8_t inPort, uint8_t inVl)
 {
     const InEntry& head = m_input[inPort * 16 + inVl].Front();
-    if (!head.earliestStart.IsZero() && head.earliestStart > Simulator::Now())
+    if (DeferredUntilEligible(head, inPort, inVl))
     {
-        // Cut-through onto a faster output: the packet may not start before its tail
-        // is close enough. It asks for the output only then, so that meanwhile the
-        // output serves other inputs rather than waiting for it.
-        Simulator::Schedule(head.earliestStart - Simulator::Now(),
-                            &IbSwitch::RequestEligibleHead,
-                            this,
-                            inPort,
-                            inVl);
         return;
     }
     m_requests[head.outPort * 16 + head.outVl].Push(static_cast<uint16_t>(inPort * 16 + inVl));
     m_waiting[head.outPort] |= 1u << (16 + head.outVl);
     Grant(head.outPort, head.outVl);
+}
+
+bool
+IbSwitch::DeferredUntilEligible(const InEntry& head, uint8_t inPort, uint8_t inVl)
+{
+    if (head.earliestStart.IsZero() || head.earliestStart <= Simulator::Now())
+    {
+        return false;
+    }
+    // Cut-through onto a faster output: the packet may not start before its tail is
+    // close enough. It asks for the output only then, so that meanwhile the output serves
+    // other inputs rather than waiting for it.
+    Simulator::Schedule(head.earliestStart - Simulator::Now(),
+                        &IbSwitch::RequestEligibleHead,
+                        this,
+                        inPort,
+                        inVl);
+    return true;
 }
 
 void
@@ -610,15 +620,8 @@ IbSwitch::ServePending()
             if (!fifo.Empty())
             {
                 const InEntry& next = fifo.Front();
-                if (!next.earliestStart.IsZero() && next.earliestStart > Simulator::Now())
+                if (DeferredUntilEligible(next, inPort, inVl))
                 {
-                    // Cut-through onto a faster output: it asks when it may start (as in
-                    // RequestHead), not now, so the output does not wait for its tail.
-                    Simulator::Schedule(next.earliestStart - Simulator::Now(),
-                                        &IbSwitch::RequestEligibleHead,
-                                        this,
-                                        inPort,
-                                        inVl);
                     continue;
                 }
                 m_requests[next.outPort * 16 + next.outVl].Push(in);

@@ -252,6 +252,15 @@ class IbSwitch : public Object
      */
     void RequestHead(uint8_t inPort, uint8_t inVl);
     /**
+     * If an input FIFO's head may not start yet (cut-through onto a faster output), have
+     * it ask for its output at its earliest start.
+     * @param head the head
+     * @param inPort its input port
+     * @param inVl its VL
+     * @return true if it was deferred
+     */
+    bool DeferredUntilEligible(const InEntry& head, uint8_t inPort, uint8_t inVl);
+    /**
      * RequestHead for a head that was waiting for its earliest start.
      * @param inPort input port
      * @param inVl its VL

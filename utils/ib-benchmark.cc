@@ -148,6 +148,31 @@ CpuSeconds()
 }
 
 /**
+ * Count a point-to-point run's packet-hops (packets its device queues took), and the
+ * packets dropped or still waiting in the queue discs and device queues.
+ * @param devs every device
+ * @param r the result to add them to
+ */
+void
+CountP2p(const std::vector<Ptr<PointToPointNetDevice>>& devs, Result& r)
+{
+    for (auto& d : devs)
+    {
+        r.packetHops += d->GetQueue()->GetTotalReceivedPackets();
+        r.drops += d->GetQueue()->GetTotalDroppedPackets();
+        // ns-3 installs its default queue disc (FqCoDel) on every device: packets a link
+        // cannot take wait or are dropped there, before the device queue.
+        Ptr<TrafficControlLayer> tc = d->GetNode()->GetObject<TrafficControlLayer>();
+        Ptr<QueueDisc> qd = tc ? tc->GetRootQueueDiscOnDevice(d) : nullptr;
+        if (qd)
+        {
+            r.drops += qd->GetStats().nTotalDroppedPackets;
+            r.backlog += qd->GetNPackets();
+        }
+    }
+}
+
+/**
  * What the machine's other tenants leave of its memory system right now: the time per load
  * of a random walk through 8 MB, about the 1024-host fabric's hot state (a single cycle;
  * each load's address comes from the one before, like a chain of cache misses in a
@@ -371,20 +396,7 @@ BenchP2pChain(uint32_t routers, Time duration, uint32_t payload)
     PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 9));
     sink.Install(nodes.Get(nodes.GetN() - 1)).Start(Seconds(0));
     TimedRun(duration, r);
-    for (auto& d : devs)
-    {
-        r.packetHops += d->GetQueue()->GetTotalReceivedPackets();
-        r.drops += d->GetQueue()->GetTotalDroppedPackets();
-        // ns-3 installs its default queue disc (FqCoDel) on every device: packets a link
-        // cannot take wait or are dropped there, before the device queue.
-        Ptr<TrafficControlLayer> tc = d->GetNode()->GetObject<TrafficControlLayer>();
-        Ptr<QueueDisc> qd = tc ? tc->GetRootQueueDiscOnDevice(d) : nullptr;
-        if (qd)
-        {
-            r.drops += qd->GetStats().nTotalDroppedPackets;
-            r.backlog += qd->GetNPackets();
-        }
-    }
+    CountP2p(devs, r);
     Simulator::Destroy();
     return r;
 }
@@ -536,20 +548,7 @@ BenchP2pFatTree(const IbTopology& topology,
         client.Install(nodes.Get(cas[s])).Start(NanoSeconds(100));
     }
     TimedRun(duration, r);
-    for (auto& d : devs)
-    {
-        r.packetHops += d->GetQueue()->GetTotalReceivedPackets();
-        r.drops += d->GetQueue()->GetTotalDroppedPackets();
-        // ns-3 installs its default queue disc (FqCoDel) on every device: packets a link
-        // cannot take wait or are dropped there, before the device queue.
-        Ptr<TrafficControlLayer> tc = d->GetNode()->GetObject<TrafficControlLayer>();
-        Ptr<QueueDisc> qd = tc ? tc->GetRootQueueDiscOnDevice(d) : nullptr;
-        if (qd)
-        {
-            r.drops += qd->GetStats().nTotalDroppedPackets;
-            r.backlog += qd->GetNPackets();
-        }
-    }
+    CountP2p(devs, r);
     Simulator::Destroy();
     return r;
 }
