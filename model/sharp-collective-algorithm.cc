@@ -313,8 +313,16 @@ SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
     bool streaming = false;
     if (ch == SharpTree::SAT)
     {
-        streaming = m_am->AcquireStreaming(m_tree);
-        if (!streaming)
+        // One streaming flow per tree, held while any of its streaming operations is in
+        // flight: they share the tree's SAT window and run one after the other in its
+        // sequence numbers, so a second operation needs no second flow (it took one, and
+        // kept it from other communicators, before).
+        streaming = m_satOps > 0 || m_am->AcquireStreaming(m_tree);
+        if (streaming)
+        {
+            ++m_satOps;
+        }
+        else
         {
             if (m_fallbackName != "none")
             {
@@ -445,8 +453,11 @@ SharpCollectiveAlgorithm::RecvDone(uint32_t r, const IbWorkCompletion& wc)
         op.rankDone(r);
         if (--op.ranksLeft == 0 && op.streaming)
         {
-            m_am->ReleaseStreaming(m_tree);
             op.streaming = false;
+            if (--m_satOps == 0)
+            {
+                m_am->ReleaseStreaming(m_tree);
+            }
         }
     }
     while (!m_ops[ch].empty() && m_ops[ch].front()->ranksLeft == 0)

@@ -449,8 +449,13 @@ TEST_F(SharpTest, SwitchWithoutAggregationNodeIsNamed)
     EXPECT_TRUE(Sharp(rest)->GetTree()) << Sharp(rest)->GetRefusal();
 }
 
-TEST_F(SharpTest, StreamingFlowsRunOutAndFallBack)
+TEST_F(SharpTest, StreamingFlowsAreOnePerCommunicatorAndRunOutAcrossThem)
 {
+    // One streaming flow per switch. Two large allreduces of one communicator share its
+    // tree's flow (they run one after the other in its sequence numbers); a second
+    // communicator over the same switches finds the flow taken and falls back (or, with
+    // FallbackAlgorithm none, runs on the low-latency channel). Before, the first
+    // communicator's second operation took a flow of its own and fell back itself.
     SharpHelper sh;
     sh.SetAggregationNodeAttribute("MaxStreamingFlows", UintegerValue(1));
     sh.SetAggregationNodeAttribute("BufferSize", UintegerValue(64 * 1024));
@@ -461,32 +466,49 @@ TEST_F(SharpTest, StreamingFlowsRunOutAndFallBack)
         BuildSharp(s, 4, 8, true, sh);
         s.helper.SetAlgorithmAttribute("FallbackAlgorithm", StringValue(fallback));
         Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+        Ptr<CollectiveCommunicator> other = s.helper.InstallIb(s.fabric);
         ASSERT_TRUE(Sharp(comm)->GetTree());
+        ASSERT_TRUE(Sharp(other)->GetTree());
         EXPECT_EQ(Sharp(comm)->GetTree()->window[SharpTree::SAT], 16u); // 64 KiB / 4 KiB
-        // two large allreduces at once: the second finds the tree's flow taken
         CollectiveOpSpec spec;
         spec.count = 20000;
         spec.type = CollectiveDataType::INT32;
-        const Buffers in1 = MakeInputs(spec.type, spec.op, 8, 80000, 1);
-        const Buffers in2 = MakeInputs(spec.type, spec.op, 8, 80000, 2);
-        Buffers out1 = in1;
-        Buffers out2 = in2;
-        const uint32_t a = comm->Start(spec, &out1, CollectiveCommunicator::DoneCallback());
-        const uint32_t b = comm->Start(spec, &out2, CollectiveCommunicator::DoneCallback());
+        std::vector<Buffers> in;
+        std::vector<Buffers> out;
+        for (uint32_t k = 0; k < 3; ++k)
+        {
+            in.push_back(MakeInputs(spec.type, spec.op, 8, 80000, k + 1));
+        }
+        out = in;
+        const uint32_t a = comm->Start(spec, &out[0], CollectiveCommunicator::DoneCallback());
+        const uint32_t b = comm->Start(spec, &out[1], CollectiveCommunicator::DoneCallback());
+        const uint32_t c = other->Start(spec, &out[2], CollectiveCommunicator::DoneCallback());
         Simulator::Stop(Seconds(1));
         Simulator::Run();
-        ASSERT_TRUE(comm->IsDone(a) && comm->IsDone(b)) << fallback;
-        EXPECT_EQ(CheckReduce(spec.type, spec.op, in1, Ptrs(out1), 0, 80000, fallback + " 1"), 0u);
-        EXPECT_EQ(CheckReduce(spec.type, spec.op, in2, Ptrs(out2), 0, 80000, fallback + " 2"), 0u);
+        ASSERT_TRUE(comm->IsDone(a) && comm->IsDone(b) && other->IsDone(c)) << fallback;
+        for (uint32_t k = 0; k < 3; ++k)
+        {
+            EXPECT_EQ(CheckReduce(spec.type,
+                                  spec.op,
+                                  in[k],
+                                  Ptrs(out[k]),
+                                  0,
+                                  80000,
+                                  fallback + " " + std::to_string(k)),
+                      0u);
+        }
+        EXPECT_EQ(Sharp(comm)->GetInNetworkOps(), 2u) << fallback;
+        EXPECT_EQ(Sharp(comm)->GetFallbackOps(), 0u) << fallback;
+        EXPECT_EQ(Sharp(comm)->GetLltInsteadOfSatOps(), 0u) << fallback;
         if (fallback == "ring")
         {
-            EXPECT_EQ(Sharp(comm)->GetInNetworkOps(), 1u);
-            EXPECT_EQ(Sharp(comm)->GetFallbackOps(), 1u);
+            EXPECT_EQ(Sharp(other)->GetInNetworkOps(), 0u);
+            EXPECT_EQ(Sharp(other)->GetFallbackOps(), 1u);
         }
         else
         {
-            EXPECT_EQ(Sharp(comm)->GetInNetworkOps(), 2u);
-            EXPECT_EQ(Sharp(comm)->GetLltInsteadOfSatOps(), 1u);
+            EXPECT_EQ(Sharp(other)->GetInNetworkOps(), 1u);
+            EXPECT_EQ(Sharp(other)->GetLltInsteadOfSatOps(), 1u);
         }
         // the flow is given back: every switch is idle again
         for (const auto& an : Sharp(comm)->GetTree()->ans)
