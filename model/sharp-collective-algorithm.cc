@@ -187,6 +187,15 @@ SharpCollectiveAlgorithm::Setup(Ptr<SharpAggregationManager> am,
                         "SharpCollectiveAlgorithm: FallbackAlgorithm '"
                             << m_fallbackName << "' is not one of ring, tree, hd, rd, none");
     m_am = am;
+    if (hcas.size() == 1)
+    {
+        // One rank: every operation is already complete where it starts (the communicator
+        // finishes it inside Start); no tree, no fallback and no notice.
+        m_ranks.resize(1);
+        m_ranks[0].hca = hcas[0];
+        m_singleRank = true;
+        return true;
+    }
     uint32_t mtu = m_satFragment;
     for (const auto& h : hcas)
     {
@@ -272,6 +281,10 @@ SharpCollectiveAlgorithm::Build(const CollectiveOpSpec& spec,
                                 uint64_t chunkBytes,
                                 std::vector<CollectiveStep>& prog) const
 {
+    if (m_singleRank)
+    {
+        return; // one rank: nothing to send, whatever FallbackAlgorithm says
+    }
     Fallback()->Build(spec, rank, n, chunkBytes, prog);
 }
 

@@ -171,7 +171,8 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     uint64_t m_inNetwork;                                 //!< operations run in the network
     uint64_t m_fallbacks;                                 //!< operations that fell back
     uint64_t m_lltInstead;                                //!< large operations on LLT
-    uint32_t m_satOps{0}; //!< streaming operations in flight (sharing the tree's one flow)
+    uint32_t m_satOps{0};     //!< streaming operations in flight (sharing the tree's one flow)
+    bool m_singleRank{false}; //!< set up for one rank: no tree, nothing to aggregate
 };
 
 } // namespace ns3

@@ -519,6 +519,30 @@ TEST_F(SharpTest, StreamingFlowsAreOnePerCommunicatorAndRunOutAcrossThem)
     }
 }
 
+TEST_F(SharpTest, AOneRankCommunicatorCompletesAtOnceWithoutATree)
+{
+    // Before, the aggregation manager refused a one-host tree, which with
+    // FallbackAlgorithm none aborted the run, and otherwise printed a refusal notice.
+    for (const std::string fallback : {"ring", "none"})
+    {
+        IbHelper::ResetLidAllocation();
+        SharpSetup s;
+        BuildSharp(s, 4, 8, true);
+        s.helper.SetAlgorithmAttribute("FallbackAlgorithm", StringValue(fallback));
+        Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric, {3});
+        EXPECT_FALSE(Sharp(comm)->GetTree());
+        CollectiveOpSpec spec;
+        spec.count = 1000;
+        spec.type = CollectiveDataType::FLOAT32;
+        const Buffers in = MakeInputs(spec.type, spec.op, 1, 4000, 5);
+        Buffers out = in;
+        EXPECT_EQ(CollectiveHelper::Run(comm, spec, &out), Time(0)) << fallback;
+        EXPECT_EQ(out, in) << fallback;
+        EXPECT_EQ(Sharp(comm)->GetFallbackOps(), 0u) << fallback;
+        Simulator::Destroy();
+    }
+}
+
 TEST_F(SharpTest, BufferSmallerThanAFragmentIsRefused)
 {
     SharpHelper sh;
