@@ -1465,10 +1465,15 @@ void
 IbNetDevice::DrainComplete()
 {
     auto [packet, vl] = m_drainQueue.Pop();
+    // The blocks the packet holds, counted before DeliverUp: for a raw datagram it strips
+    // the LRH, RWH and VCRC from this very packet, and counting after it released a block
+    // too few whenever those 14 bytes crossed a 64-byte boundary (the VL stalled for good
+    // after some 900 full-MTU datagrams).
+    const uint32_t blocks = IbPacket::Blocks(packet->GetSize());
     DeliverUp(packet, IbPacket::PeekHead(*packet));
     if (vl != VL15)
     {
-        ReleaseRxBuffer(vl, IbPacket::Blocks(packet->GetSize()));
+        ReleaseRxBuffer(vl, blocks);
     }
     if (!m_drainQueue.Empty())
     {

@@ -972,6 +972,37 @@ TEST_F(IbLinkTest, RawDatagramsCarryNs3ProtocolsByEtherType)
     EXPECT_EQ(gotFrom, l.a->GetAddress());
 }
 
+TEST_F(IbLinkTest, ADrainedPortReleasesEveryBlockOfTheRawDatagramsItHandsUp)
+{
+    // 2000 raw datagrams of 4092 bytes (4106 on the wire: 65 blocks of 64 bytes) into a
+    // port that drains at half the link rate, one every 700 ns (the drain takes 657 ns):
+    // every one must reach the node, and the receive buffer must end empty. The blocks
+    // were counted after the LRH, RWH and VCRC had been stripped (4092 bytes: 64 blocks),
+    // so each datagram leaked a block and the 1024-block buffer stalled the VL for good.
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    l.b->SetAttribute("RxDrainRate", DataRateValue(DataRate(l.a->GetDataRate().GetBitRate() / 2)));
+    uint32_t up = 0;
+    l.b->SetReceiveCallback(
+        MakeCallback(+[](uint32_t* n, Ptr<NetDevice>, Ptr<const Packet>, uint16_t, const Address&) {
+            ++*n;
+            return true;
+        }).Bind(&up));
+    uint32_t occupancy = UINT32_MAX;
+    l.b->TraceConnectWithoutContext(
+        "RxBufferOccupancy",
+        MakeCallback(+[](uint32_t* o, uint8_t, uint32_t bytes) { *o = bytes; }).Bind(&occupancy));
+    const uint32_t n = 2000;
+    for (uint32_t k = 0; k < n; ++k)
+    {
+        Simulator::Schedule(MicroSeconds(1) + NanoSeconds(700) * int64_t(k),
+                            [&l]() { l.a->Send(Create<Packet>(4092), l.b->GetAddress(), 0x0800); });
+    }
+    Simulator::Run();
+    EXPECT_EQ(up, n);
+    EXPECT_EQ(occupancy, 0u);
+}
+
 TEST_F(IbLinkTest, OnlyRawDatagramsGoUpToNs3ProtocolsTransportPacketsStopAtMacRx)
 {
     // The port decides from the LNH carried beside the packet: a transport packet (LNH
