@@ -126,19 +126,21 @@ IbNetDevice::GetTypeId()
                 UintegerValue(8),
                 MakeUintegerAccessor(&IbNetDevice::SetNumDataVls, &IbNetDevice::GetNumDataVls),
                 MakeUintegerChecker<uint32_t>())
-            .AddAttribute("VlBufferSize",
-                          "Receive buffer per data VL, in bytes (whole 64-byte blocks are "
-                          "used; at most 2048 blocks can be advertised at once).",
-                          UintegerValue(65536),
-                          MakeUintegerAccessor(&IbNetDevice::m_vlBufferSize),
-                          MakeIbUintegerChecker<uint32_t>("IbNetDevice", "VlBufferSize", 64))
+            .AddAttribute(
+                "VlBufferSize",
+                "Receive buffer per data VL, in bytes (whole 64-byte blocks are "
+                "used; at most 2048 blocks can be advertised at once).",
+                UintegerValue(65536),
+                MakeUintegerAccessor(&IbNetDevice::SetVlBufferSize, &IbNetDevice::GetVlBufferSize),
+                MakeIbUintegerChecker<uint32_t>("IbNetDevice", "VlBufferSize", 64))
             .AddAttribute(
                 "CreditUpdateThreshold",
                 "Bytes of receive buffer freed on a VL that make the port send a "
                 "flow-control packet for it (capped so that a stalled sender "
                 "always gets an update).",
                 UintegerValue(8192),
-                MakeUintegerAccessor(&IbNetDevice::m_creditUpdateBytes),
+                MakeUintegerAccessor(&IbNetDevice::SetCreditUpdateThreshold,
+                                     &IbNetDevice::GetCreditUpdateThreshold),
                 MakeIbUintegerChecker<uint32_t>("IbNetDevice", "CreditUpdateThreshold", 64))
             .AddAttribute("FlowControlRefresh",
                           "Longest time between flow-control packets of an active VL; "
@@ -164,7 +166,8 @@ IbNetDevice::GetTypeId()
                           "Bytes, in 4 KB units, the high-priority table may send while the "
                           "low-priority table waits: 0 = one packet, 255 = unbounded.",
                           UintegerValue(0),
-                          MakeUintegerAccessor(&IbNetDevice::m_arbiterLimit),
+                          MakeUintegerAccessor(&IbNetDevice::SetLimitOfHighPriority,
+                                               &IbNetDevice::GetLimitOfHighPriority),
                           MakeUintegerChecker<uint8_t>())
             .AddAttribute("SlToVlTable",
                           "16 comma-separated VLs, the VL of SL0..SL15 (15 = drop). Empty: "
@@ -407,8 +410,56 @@ IbNetDevice::SetIbMtu(uint32_t mtu)
                         "IbNetDevice attribute Mtu=" << mtu
                                                      << " is not an IBA MTU; use one of 256, "
                                                         "512, 1024, 2048, 4096.");
+    NS_ABORT_MSG_IF(m_linkUp && mtu != m_mtu,
+                    "IbNetDevice attribute Mtu cannot change once the link is up (both ends "
+                    "must agree, which is checked at link up); set it before the simulation "
+                    "starts.");
     m_mtu = mtu;
     m_configured = false;
+}
+
+void
+IbNetDevice::SetVlBufferSize(uint32_t bytes)
+{
+    // Credits already advertised count on the buffer: it cannot shrink under them, and
+    // a larger one would only be announced by a later flow-control packet.
+    NS_ABORT_MSG_IF(m_linkUp && bytes != m_vlBufferSize,
+                    "IbNetDevice attribute VlBufferSize cannot change once the link is up; set "
+                    "it before the simulation starts.");
+    m_vlBufferSize = bytes;
+    m_configured = false; // the next Configure turns it into blocks
+}
+
+void
+IbNetDevice::SetCreditUpdateThreshold(uint32_t bytes)
+{
+    NS_ABORT_MSG_IF(m_linkUp && bytes != m_creditUpdateBytes,
+                    "IbNetDevice attribute CreditUpdateThreshold cannot change once the link "
+                    "is up; set it before the simulation starts.");
+    m_creditUpdateBytes = bytes;
+    m_configured = false;
+}
+
+void
+IbNetDevice::SetLimitOfHighPriority(uint8_t limit)
+{
+    NS_ABORT_MSG_IF(m_linkUp && limit != m_arbiterLimit,
+                    "IbNetDevice attribute LimitOfHighPriority cannot change once the link is "
+                    "up; set it before the simulation starts.");
+    m_arbiterLimit = limit;
+    m_configured = false;
+}
+
+uint32_t
+IbNetDevice::GetCreditUpdateThreshold() const
+{
+    return m_creditUpdateBytes;
+}
+
+uint8_t
+IbNetDevice::GetLimitOfHighPriority() const
+{
+    return m_arbiterLimit;
 }
 
 uint32_t

@@ -273,6 +273,25 @@ class IbNetDevice : public NetDevice
     uint32_t GetIbMtu() const;
     /// @return the per-VL receive buffer in bytes
     uint32_t GetVlBufferSize() const;
+    /**
+     * Set the VlBufferSize attribute (refused once the link is up).
+     * @param bytes receive buffer per data VL
+     */
+    void SetVlBufferSize(uint32_t bytes);
+    /**
+     * Set the CreditUpdateThreshold attribute (refused once the link is up).
+     * @param bytes freed bytes that make the port send a flow-control packet
+     */
+    void SetCreditUpdateThreshold(uint32_t bytes);
+    /// @return the CreditUpdateThreshold attribute
+    uint32_t GetCreditUpdateThreshold() const;
+    /**
+     * Set the LimitOfHighPriority attribute (refused once the link is up).
+     * @param limit 4 KB units (0 = one packet, 255 = unbounded)
+     */
+    void SetLimitOfHighPriority(uint8_t limit);
+    /// @return the LimitOfHighPriority attribute
+    uint8_t GetLimitOfHighPriority() const;
     /// @param em the receive error model (corrupted packets fail the VCRC and are dropped)
     void SetReceiveErrorModel(Ptr<ErrorModel> em);
     /// @return the receive error model (null if none)

@@ -972,6 +972,29 @@ TEST_F(IbLinkTest, RawDatagramsCarryNs3ProtocolsByEtherType)
     EXPECT_EQ(gotFrom, l.a->GetAddress());
 }
 
+TEST_F(IbLinkTest, BufferMtuAndCreditAttributesCannotChangeOnceTheLinkIsUp)
+{
+    // Before, VlBufferSize, CreditUpdateThreshold and LimitOfHighPriority set after the
+    // port was configured were ignored, and applied by a later reconfiguration under
+    // credits already advertised (a smaller buffer then overran); an Mtu changed after
+    // link up skipped the both-ends check and could wait for credits for ever.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    l.a->SetAttribute("VlBufferSize", UintegerValue(32768)); // before link up: fine
+    Simulator::Stop(MicroSeconds(1));
+    Simulator::Run();
+    l.a->SetAttribute("VlBufferSize", UintegerValue(32768)); // the same value: fine
+    EXPECT_DEATH(l.a->SetAttribute("VlBufferSize", UintegerValue(16384)),
+                 "IbNetDevice attribute VlBufferSize cannot change once the link is up");
+    EXPECT_DEATH(l.b->SetAttribute("CreditUpdateThreshold", UintegerValue(4096)),
+                 "IbNetDevice attribute CreditUpdateThreshold cannot change once the link is up");
+    EXPECT_DEATH(l.b->SetAttribute("LimitOfHighPriority", UintegerValue(255)),
+                 "IbNetDevice attribute LimitOfHighPriority cannot change once the link is up");
+    EXPECT_DEATH(l.b->SetAttribute("Mtu", UintegerValue(2048)),
+                 "IbNetDevice attribute Mtu cannot change once the link is up");
+}
+
 TEST_F(IbLinkTest, ADrainedPortReleasesEveryBlockOfTheRawDatagramsItHandsUp)
 {
     // 2000 raw datagrams of 4092 bytes (4106 on the wire: 65 blocks of 64 bytes) into a
