@@ -410,12 +410,18 @@ IbNetDevice::SetIbMtu(uint32_t mtu)
                         "IbNetDevice attribute Mtu=" << mtu
                                                      << " is not an IBA MTU; use one of 256, "
                                                         "512, 1024, 2048, 4096.");
-    NS_ABORT_MSG_IF(m_linkUp && mtu != m_mtu,
-                    "IbNetDevice attribute Mtu cannot change once the link is up (both ends "
-                    "must agree, which is checked at link up); set it before the simulation "
-                    "starts.");
+    RefuseOnceUp("Mtu", mtu != m_mtu); // both ends must agree, checked at link up
     m_mtu = mtu;
     m_configured = false;
+}
+
+void
+IbNetDevice::RefuseOnceUp(const char* attribute, bool changed) const
+{
+    NS_ABORT_MSG_IF(m_linkUp && changed,
+                    "IbNetDevice attribute " << attribute
+                                             << " cannot change once the link is up; set it "
+                                                "before the simulation starts.");
 }
 
 void
@@ -423,9 +429,7 @@ IbNetDevice::SetVlBufferSize(uint32_t bytes)
 {
     // Credits already advertised count on the buffer: it cannot shrink under them, and
     // a larger one would only be announced by a later flow-control packet.
-    NS_ABORT_MSG_IF(m_linkUp && bytes != m_vlBufferSize,
-                    "IbNetDevice attribute VlBufferSize cannot change once the link is up; set "
-                    "it before the simulation starts.");
+    RefuseOnceUp("VlBufferSize", bytes != m_vlBufferSize);
     m_vlBufferSize = bytes;
     m_configured = false; // the next Configure turns it into blocks
 }
@@ -433,9 +437,7 @@ IbNetDevice::SetVlBufferSize(uint32_t bytes)
 void
 IbNetDevice::SetCreditUpdateThreshold(uint32_t bytes)
 {
-    NS_ABORT_MSG_IF(m_linkUp && bytes != m_creditUpdateBytes,
-                    "IbNetDevice attribute CreditUpdateThreshold cannot change once the link "
-                    "is up; set it before the simulation starts.");
+    RefuseOnceUp("CreditUpdateThreshold", bytes != m_creditUpdateBytes);
     m_creditUpdateBytes = bytes;
     m_configured = false;
 }
@@ -443,9 +445,7 @@ IbNetDevice::SetCreditUpdateThreshold(uint32_t bytes)
 void
 IbNetDevice::SetLimitOfHighPriority(uint8_t limit)
 {
-    NS_ABORT_MSG_IF(m_linkUp && limit != m_arbiterLimit,
-                    "IbNetDevice attribute LimitOfHighPriority cannot change once the link is "
-                    "up; set it before the simulation starts.");
+    RefuseOnceUp("LimitOfHighPriority", limit != m_arbiterLimit);
     m_arbiterLimit = limit;
     m_configured = false;
 }
