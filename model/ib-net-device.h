@@ -274,13 +274,6 @@ class IbNetDevice : public NetDevice
     /// @return the per-VL receive buffer in bytes
     uint32_t GetVlBufferSize() const;
     /**
-     * Stop with a message if an attribute that credits or the link's agreement depend on
-     * changes once the link is up.
-     * @param attribute its name
-     * @param changed whether the new value differs from the current one
-     */
-    void RefuseOnceUp(const char* attribute, bool changed) const;
-    /**
      * Set the VlBufferSize attribute (refused once the link is up).
      * @param bytes receive buffer per data VL
      */
@@ -401,6 +394,13 @@ class IbNetDevice : public NetDevice
     void DoInitialize() override;
 
   private:
+    /**
+     * Stop with a message if an attribute that credits or the link's agreement depend on
+     * changes once the link is up.
+     * @param attribute its name
+     * @param changed whether the new value differs from the current one
+     */
+    void RefuseOnceUp(const char* attribute, bool changed) const;
     /// IbSwitch::AddPort and IbHca::AddPort set m_switch or m_hca: packets and TX-ready
     /// notices go to the owner by a direct call instead of through two Callback objects
     /// (fewer cache misses per packet on large fabrics). Set*Callback clears them.

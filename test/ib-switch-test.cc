@@ -180,6 +180,25 @@ MakePacket(Ptr<IbNetDevice> from, uint16_t dlid, uint32_t payload, uint8_t sl = 
     return p;
 }
 
+/**
+ * Count the wire bytes a port receives from each source LID from @p warmup on.
+ * @param sink the receiving port
+ * @param warmup bytes before this time are not counted
+ * @param bytesFrom receives the counts, by SLID
+ */
+void
+CountBytesBySource(Ptr<IbNetDevice> sink, Time warmup, std::map<uint16_t, uint64_t>* bytesFrom)
+{
+    sink->TraceConnectWithoutContext(
+        "MacRx",
+        MakeCallback(+[](std::map<uint16_t, uint64_t>* m, Time w, Ptr<const Packet> p) {
+            if (Simulator::Now() >= w)
+            {
+                (*m)[IbPacket::PeekLrh(p).GetSlid()] += p->GetSize();
+            }
+        }).Bind(bytesFrom, warmup));
+}
+
 /// Send one packet at 1 us and return its one-way latency.
 Time
 OnePacketLatency(const Chain& c, uint32_t payload, uint32_t* wireBytes)
@@ -688,14 +707,7 @@ TEST_F(IbSwitchTest, Incast16To1IsLosslessAndFair)
     std::map<uint16_t, uint64_t> bytesFrom;
     uint64_t drops = 0;
     const Time warmup = MicroSeconds(100);
-    sink->TraceConnectWithoutContext(
-        "MacRx",
-        MakeCallback(+[](std::map<uint16_t, uint64_t>* m, Time w, Ptr<const Packet> p) {
-            if (Simulator::Now() >= w)
-            {
-                (*m)[IbPacket::PeekLrh(p).GetSlid()] += p->GetSize();
-            }
-        }).Bind(&bytesFrom, warmup));
+    CountBytesBySource(sink, warmup, &bytesFrom);
     for (auto& h : hosts)
     {
         for (const char* t : {"MacTxDrop", "PhyRxDrop"})
@@ -762,14 +774,7 @@ TEST_F(IbSwitchTest, ASlowInputWaitingForItsTailDoesNotHoldAFasterOutput)
         Ptr<IbNetDevice> sink = hosts[2];
         std::map<uint16_t, uint64_t> bytesFrom;
         const Time warmup = MicroSeconds(50);
-        sink->TraceConnectWithoutContext(
-            "MacRx",
-            MakeCallback(+[](std::map<uint16_t, uint64_t>* m, Time w, Ptr<const Packet> p) {
-                if (Simulator::Now() >= w)
-                {
-                    (*m)[IbPacket::PeekLrh(p).GetSlid()] += p->GetSize();
-                }
-            }).Bind(&bytesFrom, warmup));
+        CountBytesBySource(sink, warmup, &bytesFrom);
         for (uint32_t i = 0; i < 2; ++i)
         {
             IbRawTrafficHelper traffic(sink->GetLid());
