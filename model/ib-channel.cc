@@ -125,6 +125,12 @@ IbChannel::Attach(Ptr<IbNetDevice> device)
     }
 }
 
+bool
+IbChannel::IsBetweenRanks() const
+{
+    return false;
+}
+
 Time
 IbChannel::GetDelay() const
 {

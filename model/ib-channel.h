@@ -103,6 +103,9 @@ class IbChannel : public Channel
      */
     Ptr<IbNetDevice> GetPeer(Ptr<const IbNetDevice> device) const;
 
+    /// @return true if the two ends are simulated by different MPI ranks (IbRemoteChannel)
+    virtual bool IsBetweenRanks() const;
+
     /// @return the one-way delay of a packet's first bit: propagation plus FecLatency
     Time GetDelay() const;
     /// @return the propagation delay in effect (Delay, or Length x DelayPerMetre), without

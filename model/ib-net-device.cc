@@ -356,9 +356,7 @@ IbNetDevice::SetLinkSpeed(std::string speed)
                             << speed << "' is not an InfiniBand link speed; use one of "
                             << IbLinkRate::ValidSpeedNames() << ".");
     m_speed = s;
-    m_activeSpeed = s;
-    m_rate = IbLinkRate::GetDataRate(m_speed, m_width);
-    UpdateRate();
+    Retrain("LinkSpeed");
 }
 
 std::string
@@ -376,8 +374,54 @@ IbNetDevice::SetLinkWidth(std::string width)
                             << width << "' is not an InfiniBand link width; use one of 1x, 2x, "
                             << "4x, 8x, 12x.");
     m_width = w;
-    m_rate = IbLinkRate::GetDataRate(m_speed, m_width);
-    UpdateRate();
+    Retrain("LinkWidth");
+}
+
+void
+IbNetDevice::Retrain(const char* attribute)
+{
+    if (!m_linkUp)
+    {
+        // Trained with the peer at link up (NotifyLinkUp).
+        m_activeSpeed = m_speed;
+        m_rate = IbLinkRate::GetDataRate(m_speed, m_width);
+        UpdateRate();
+        return;
+    }
+    // A running link trains again, both ends, as real ports do after a speed or width
+    // change (a lane lost, say). The packet on the wire keeps its timing; the next one
+    // takes the new rate. Credits and queues are kept: the link is never down here.
+    NS_ABORT_MSG_IF(m_channel->IsBetweenRanks(),
+                    "IbNetDevice on node "
+                        << m_node->GetId() << ": attribute " << attribute
+                        << " changed while the link is up, on a cable between MPI ranks: the "
+                           "other rank's end cannot train with it. Set it before the "
+                           "simulation starts.");
+    Ptr<IbNetDevice> peer = m_channel->GetPeer(this);
+    TrainWith(*peer);
+    peer->TrainWith(*this);
+}
+
+void
+IbNetDevice::TrainWith(const IbNetDevice& peer)
+{
+    // Real ports train to the highest speed and the widest width both support, each on
+    // its own: an EDR 4x port and an HDR 2x port run EDR 2x (50 Gb/s), not 100 Gb/s.
+    m_activeSpeed = std::min(m_speed, peer.m_speed);
+    const uint8_t width = std::min(m_width, peer.m_width);
+    const DataRate trained = IbLinkRate::GetDataRate(m_activeSpeed, width);
+    if (trained != IbLinkRate::GetDataRate(m_speed, m_width))
+    {
+        NS_LOG_WARN("node " << m_node->GetId() << ": link trains down to "
+                            << IbLinkRate::SpeedName(m_activeSpeed) << " " << unsigned(width)
+                            << "x, " << trained);
+    }
+    if (trained != m_rate)
+    {
+        m_rate = trained;
+        m_txCarry = 0.0;
+        UpdateRate();
+    }
 }
 
 void
@@ -1013,19 +1057,7 @@ IbNetDevice::NotifyLinkUp()
                         << peer->GetNode()->GetId() << " has Mtu=" << peer->GetIbMtu()
                         << "; set the same Mtu on both ends of a cable (an IBA link runs at the "
                            "smaller one, which the model does not negotiate).");
-    // Real ports train to the highest speed and the widest width both support, each on
-    // its own: an EDR 4x port and an HDR 2x port run EDR 2x (50 Gb/s), not 100 Gb/s.
-    m_activeSpeed = std::min(m_speed, peer->GetLinkSpeedValue());
-    const uint8_t width = std::min(m_width, peer->GetLinkWidthValue());
-    const DataRate trained = IbLinkRate::GetDataRate(m_activeSpeed, width);
-    if (trained != m_rate)
-    {
-        NS_LOG_WARN("node " << m_node->GetId() << ": link trains down to "
-                            << IbLinkRate::SpeedName(m_activeSpeed) << " " << unsigned(width)
-                            << "x, " << trained);
-        m_rate = trained;
-        UpdateRate();
-    }
+    TrainWith(*peer);
     m_linkUp = true;
     m_arbiter.Reset();
     for (uint8_t vl = 0; vl < m_numDataVls; ++vl)

@@ -579,6 +579,19 @@ class IbNetDevice : public NetDevice
      * @param width the LinkWidth attribute value
      */
     void SetLinkWidth(std::string width);
+    /**
+     * Apply a LinkSpeed or LinkWidth change: before link up, the port's own rate (training
+     * happens at link up); with the link up, both ends train again to the common speed
+     * and width. Aborts on a cable between MPI ranks, whose other end cannot follow.
+     * @param attribute the attribute that changed, for the message
+     */
+    void Retrain(const char* attribute);
+    /**
+     * Set the active speed and the data rate to the highest speed and widest width this
+     * port and @p peer both support.
+     * @param peer the port at the other end
+     */
+    void TrainWith(const IbNetDevice& peer);
     /// @return the LinkWidth attribute value
     std::string GetLinkWidth() const;
     /**

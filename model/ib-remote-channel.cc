@@ -260,6 +260,12 @@ IbRemoteChannel::ReceiveFromRemote(Ptr<IbNetDevice> device, Ptr<Packet> packet)
     device->ReceiveFromChannel(packet, marker.IsLinkPacket());
 }
 
+bool
+IbRemoteChannel::IsBetweenRanks() const
+{
+    return true;
+}
+
 uint64_t
 IbRemoteChannel::GetRemoteTxPackets() const
 {

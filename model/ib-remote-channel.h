@@ -135,6 +135,9 @@ class IbRemoteChannel : public IbChannel
      */
     static void EnableMpiReceive(Ptr<IbNetDevice> device);
 
+    /// @return true: the two ends are on different ranks
+    bool IsBetweenRanks() const override;
+
     /// @return packets this channel shipped to another rank
     uint64_t GetRemoteTxPackets() const;
 

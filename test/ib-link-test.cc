@@ -22,8 +22,10 @@
 #include "ns3/ib-vl-arbiter.h"
 #include "ns3/network-module.h"
 
+#include <algorithm>
 #include <array>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -623,6 +625,71 @@ TEST_F(IbLinkTest, PortsTrainToTheCommonSpeedAndWidthEachOnItsOwn)
     const double goodput = (rx.total - 1) * payload * 8.0 / (rx.last - rx.first).GetSeconds();
     const double expected = edr2.GetBitRate() * payload / IbPacket::WireSize(4096, 0, false);
     EXPECT_NEAR(goodput / expected, 1.0, 1e-4) << "goodput " << goodput;
+}
+
+namespace
+{
+
+void
+RecordArrival(std::vector<Time>* times, Ptr<const Packet>)
+{
+    times->push_back(Simulator::Now());
+}
+
+/**
+ * @return the goodput of 4 KB packets between the first and the last of those that
+ *         arrived in [from, to]
+ */
+double
+GoodputBetween(const std::vector<Time>& times, Time from, Time to)
+{
+    std::vector<Time> in;
+    std::copy_if(times.begin(), times.end(), std::back_inserter(in), [&](Time t) {
+        return t >= from && t <= to;
+    });
+    if (in.size() < 2)
+    {
+        return 0;
+    }
+    return (in.size() - 1) * 4096 * 8.0 / (in.back() - in.front()).GetSeconds();
+}
+
+} // namespace
+
+TEST_F(IbLinkTest, AWidthChangeWhileTheLinkIsUpRetrainsBothEnds)
+{
+    // EDR 4x at both ends. At 20 us port b loses three lanes (LinkWidth 1x): both ends
+    // train again to EDR 1x, a quarter of the rate, for the rest of the stream in either
+    // direction; at 60 us b is back at 4x and so is the link.
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    std::vector<Time> arrivals;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&RecordArrival, &arrivals));
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("MaxPackets", UintegerValue(400));
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    const DataRate edr4 = IbLinkRate::GetDataRate(IbLinkRate::EDR, 4);
+    const DataRate edr1 = IbLinkRate::GetDataRate(IbLinkRate::EDR, 1);
+    DataRate aDuring;
+    Simulator::Schedule(MicroSeconds(20),
+                        [&l]() { l.b->SetAttribute("LinkWidth", StringValue("1x")); });
+    Simulator::Schedule(MicroSeconds(40), [&l, &aDuring]() { aDuring = l.a->GetDataRate(); });
+    Simulator::Schedule(MicroSeconds(60),
+                        [&l]() { l.b->SetAttribute("LinkWidth", StringValue("4x")); });
+    Simulator::Run();
+    ASSERT_EQ(arrivals.size(), 400u);
+    EXPECT_EQ(aDuring, edr1);
+    EXPECT_EQ(l.a->GetDataRate(), edr4);
+    EXPECT_EQ(l.b->GetDataRate(), edr4);
+    const double efficiency = 4096.0 / IbPacket::WireSize(4096, 0, false);
+    // Each phase from a few packets after its change (the packet on the wire keeps the
+    // old timing; the credits it left outstanding return at the new rate) to its end.
+    const double before = GoodputBetween(arrivals, MicroSeconds(3), MicroSeconds(20));
+    const double slow = GoodputBetween(arrivals, MicroSeconds(25), MicroSeconds(60));
+    const double after = GoodputBetween(arrivals, MicroSeconds(65), Seconds(1));
+    EXPECT_NEAR(before / (edr4.GetBitRate() * efficiency), 1.0, 1e-4) << before;
+    EXPECT_NEAR(slow / (edr1.GetBitRate() * efficiency), 1.0, 1e-4) << slow;
+    EXPECT_NEAR(after / (edr4.GetBitRate() * efficiency), 1.0, 1e-4) << after;
 }
 
 TEST_F(IbLinkTest, BackToBackStreamReachesRateTimesWireEfficiency)
