@@ -15,7 +15,7 @@
 
 IB_MODULE = 'infiniband'
 IB_DEPENDENCIES = ['core', 'network', 'internet', 'point-to-point', 'applications',
-                   'flow-monitor']
+                   'flow-monitor', 'traffic-control']
 IB_CXX17 = ['-std=c++17']
 
 

@@ -314,7 +314,8 @@ RunOne(const ModelRow& m, const FabricScenario& f, const Options& o)
         res.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
         return res;
     }
-    // the first iteration also opens the TCP connections: left out when there are more
+    // the first iteration is a warm-up (TCP's congestion windows start small): left out when
+    // there are more
     const uint32_t skip = res.simulated > 1 ? 1 : 0;
     res.iteration = job->GetMeanIterationTime(skip);
     res.compute = job->GetRecords().back().compute;
@@ -372,8 +373,8 @@ main(int argc, char* argv[])
     cmd.AddValue("quick", "2 servers (16 GPUs) per model instead of full scale", quick);
     cmd.AddValue("servers", "servers per model (0: full scale, 32 and 128)", o.servers);
     cmd.AddValue("iterations",
-                 "iterations per run (the first, which opens TCP connections, is left out of "
-                 "the mean when there are more)",
+                 "iterations per run (the first, a warm-up, is left out of the mean when "
+                 "there are more)",
                  o.iterations);
     cmd.AddValue("models", "comma-separated: resnet50, bert-large, custom", models);
     cmd.AddValue("fabrics",
@@ -587,9 +588,9 @@ main(int argc, char* argv[])
          << (o.servers > 0 ? "Reduced scale (--quick or --servers): " + std::to_string(o.servers) +
                                  " servers per model, not the full-scale GPU counts.\n"
                            : "Full scale: every model at its GPU count of the table.\n")
-         << "Iteration time: mean of the simulated iterations after the first (which also "
-            "opens the TCP connections), or the first when only one was simulated; every "
-            "simulated iteration is a full iteration at the stated scale.\n";
+         << "Iteration time: mean of the simulated iterations after the first (a warm-up: "
+            "TCP's congestion windows start small), or the first when only one was "
+            "simulated; every simulated iteration is a full iteration at the stated scale.\n";
     const std::string text = head.str() + md.str();
     std::cout << text;
     {

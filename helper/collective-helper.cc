@@ -11,17 +11,24 @@
 #include "ns3/collective-tcp-transport.h"
 #include "ns3/collective-tree-algorithm.h"
 #include "ns3/ib-hca.h"
+#include "ns3/ib-lid-assigner.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-routing-engine.h"
+#include "ns3/ib-subnet-manager.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-address-helper.h"
 #include "ns3/ipv4-global-routing-helper.h"
+#include "ns3/ipv4-static-routing-helper.h"
 #include "ns3/ipv4.h"
 #include "ns3/log.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/sharp-collective-algorithm.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
+#include "ns3/traffic-control-helper.h"
 #include "ns3/uinteger.h"
 
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -258,8 +265,32 @@ CollectiveHelper::Run(Ptr<CollectiveCommunicator> comm,
 }
 
 NodeContainer
-CollectiveHelper::BuildIpFabric(const IbTopology& topology, DataRate rate, Time delay)
+CollectiveHelper::BuildIpFabric(const IbTopology& topology,
+                                DataRate rate,
+                                Time delay,
+                                const std::string& routing)
 {
+    // Route first: a topology or engine that cannot be routed stops before any node exists.
+    IbRoutingProblem problem;
+    IbRoutingTables tables;
+    if (routing != "global")
+    {
+        Ptr<IbRoutingEngine> engine =
+            IbSubnetManager::CreateRoutingEngine(routing,
+                                                 "CollectiveHelper::BuildIpFabric routing");
+        NS_ABORT_MSG_IF(routing == "file",
+                        "CollectiveHelper::BuildIpFabric routing='file': the file engine needs "
+                        "a dump to read; use minhop, updn, ftree, dfsssp or global.");
+        std::string error;
+        NS_ABORT_MSG_UNLESS(
+            topology.Validate(&error),
+            "CollectiveHelper::BuildIpFabric: the topology is not a fabric: " << error);
+        problem = IbLidAssigner::Assign(topology, 0, IbNetDevice::MAX_DATA_VLS);
+        NS_ABORT_MSG_UNLESS(engine->Route(problem, tables, &error),
+                            "CollectiveHelper::BuildIpFabric: routing engine '"
+                                << routing << "' cannot route this topology: " << error
+                                << "; choose another engine, or routing='global'.");
+    }
     const uint32_t n = topology.GetNNodes();
     NodeContainer all;
     all.Create(n);
@@ -269,7 +300,15 @@ CollectiveHelper::BuildIpFabric(const IbTopology& topology, DataRate rate, Time 
     p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1000p"));
     Ipv4AddressHelper addr("10.0.0.0", "255.255.255.252");
     NodeContainer hosts;
-    std::vector<NetDeviceContainer> links;
+
+    struct Cable
+    {
+        uint32_t node[2];
+        uint8_t port[2];
+        NetDeviceContainer devices;
+    };
+
+    std::vector<Cable> cables;
     for (uint32_t a = 0; a < n; ++a)
     {
         const IbTopology::Node& node = topology.GetNode(a);
@@ -285,17 +324,57 @@ CollectiveHelper::BuildIpFabric(const IbTopology& topology, DataRate rate, Time 
             {
                 continue; // each cable once
             }
-            links.push_back(p2p.Install(all.Get(a), all.Get(b)));
+            cables.push_back(Cable{{a, static_cast<uint32_t>(b)},
+                                   {static_cast<uint8_t>(p), node.ports[p].peerPort},
+                                   p2p.Install(all.Get(a), all.Get(b))});
         }
     }
     InternetStackHelper stack;
     stack.Install(all);
-    for (const auto& d : links)
+    TrafficControlHelper tch;
+    // (node, port) -> the interface there and the address at the cable's other end
+    std::map<std::pair<uint32_t, uint8_t>, std::pair<uint32_t, Ipv4Address>> hop;
+    // (CA node, port) -> its address
+    std::map<std::pair<uint32_t, uint8_t>, Ipv4Address> hostAddress;
+    for (const Cable& c : cables)
     {
-        addr.Assign(d);
+        const Ipv4InterfaceContainer ifs = addr.Assign(c.devices);
         addr.NewNetwork();
+        tch.Uninstall(c.devices); // the device's drop-tail queue alone, as in a switch
+        for (uint32_t side = 0; side < 2; ++side)
+        {
+            hop[{c.node[side], c.port[side]}] = {ifs.Get(side).second, ifs.GetAddress(1 - side)};
+            if (topology.GetNode(c.node[side]).type == IbTopology::CA)
+            {
+                hostAddress[{c.node[side], c.port[side]}] = ifs.GetAddress(side);
+            }
+        }
     }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    if (routing == "global")
+    {
+        return hosts;
+    }
+    // Static routes come first in ns-3's routing list: they override global routing's
+    // choice for host addresses and leave it the link subnets.
+    Ipv4StaticRoutingHelper staticHelper;
+    for (const auto& [caPort, address] : hostAddress)
+    {
+        const uint16_t lid = problem.baseLid[caPort.first][caPort.second];
+        for (uint32_t t = 0; t < n; ++t)
+        {
+            if (topology.GetNode(t).type != IbTopology::SWITCH || lid >= tables.lft[t].size())
+            {
+                continue;
+            }
+            auto it = hop.find({t, tables.lft[t][lid]});
+            if (it != hop.end())
+            {
+                staticHelper.GetStaticRouting(all.Get(t)->GetObject<Ipv4>())
+                    ->AddHostRouteTo(address, it->second.second, it->second.first);
+            }
+        }
+    }
     return hosts;
 }
 

@@ -122,13 +122,27 @@ class CollectiveHelper
     /**
      * Build an IPv4 network of the same shape as an InfiniBand topology from ns-3
      * point-to-point links: one node per topology node (switches become IPv4 routers), one
-     * link with its own /30 subnet per cable, global routing (single shortest path, no ECMP).
+     * link with its own /30 subnet per cable, each end a drop-tail queue of 1000 packets
+     * (no queue disc).
+     *
+     * Routes: each router sends to each host address out of the port that the IB routing
+     * engine @p routing gives that host port's LID on the same topology (static host
+     * routes), so that TCP over this network and RDMA over the IB fabric routed by that
+     * engine take the same paths; ns-3's global routing covers the rest (the link
+     * subnets). "global" leaves global routing alone, which takes the first of several
+     * equal-cost routes to each destination and so loads one uplink of a leaf with what
+     * the others would share.
      * @param topology the shape
      * @param rate data rate of every link
      * @param delay propagation delay of every link
+     * @param routing minhop, updn, ftree, dfsssp (the IbSubnetManager RoutingEngine names),
+     *        or global
      * @return the channel-adapter nodes (the hosts), in topology order
      */
-    static NodeContainer BuildIpFabric(const IbTopology& topology, DataRate rate, Time delay);
+    static NodeContainer BuildIpFabric(const IbTopology& topology,
+                                       DataRate rate,
+                                       Time delay,
+                                       const std::string& routing = "ftree");
 
   private:
     std::string m_algorithm; //!< algorithm name

@@ -94,6 +94,12 @@ IbSubnetManager::CreateEngine() const
     {
         return m_engine;
     }
+    return CreateRoutingEngine(m_engineName, "IbSubnetManager attribute RoutingEngine");
+}
+
+Ptr<IbRoutingEngine>
+IbSubnetManager::CreateRoutingEngine(const std::string& name, const std::string& what)
+{
     static const std::map<std::string, std::string> engines = {
         {"minhop", "ns3::IbMinHopRouting"},
         {"updn", "ns3::IbUpDownRouting"},
@@ -101,13 +107,12 @@ IbSubnetManager::CreateEngine() const
         {"dfsssp", "ns3::IbDfssspRouting"},
         {"file", "ns3::IbFileRouting"},
     };
-    auto it = engines.find(m_engineName);
+    auto it = engines.find(name);
     TypeId tid;
     NS_ABORT_MSG_UNLESS(it != engines.end() && TypeId::LookupByNameFailSafe(it->second, &tid),
-                        "IbSubnetManager attribute RoutingEngine='"
-                            << m_engineName
-                            << "' is not a routing engine of this module; use minhop, updn, "
-                               "ftree, dfsssp or file.");
+                        what << "='" << name
+                             << "' is not a routing engine of this module; use minhop, updn, "
+                                "ftree, dfsssp or file.");
     ObjectFactory f;
     f.SetTypeId(tid);
     return f.Create<IbRoutingEngine>();

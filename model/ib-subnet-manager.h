@@ -86,6 +86,14 @@ class IbSubnetManager : public Object
      */
     void SetRoutingEngine(Ptr<IbRoutingEngine> engine);
 
+    /**
+     * @param name a RoutingEngine attribute value: minhop, updn, ftree, dfsssp or file
+     * @param what who asks, for the message if @p name is not an engine
+     * @return a new engine of that kind, with its default attributes
+     */
+    static Ptr<IbRoutingEngine> CreateRoutingEngine(const std::string& name,
+                                                    const std::string& what);
+
     /// @return the discovered topology
     const IbTopology& GetTopology() const;
     /// @return the LID assignment and topology handed to the engine

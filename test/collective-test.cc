@@ -24,13 +24,18 @@
 #include "ns3/ib-packet.h"
 #include "ns3/ib-switch.h"
 #include "ns3/ib-topology-builder.h"
+#include "ns3/internet-module.h"
 #include "ns3/network-module.h"
+#include "ns3/queue-disc.h"
+#include "ns3/traffic-control-layer.h"
 
 #include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
 #include <limits>
 #include <random>
+#include <set>
+#include <string>
 #include <vector>
 
 using namespace ns3;
@@ -425,6 +430,83 @@ TEST_F(CollectiveTest, TcpOverPointToPointAndIbGiveIdenticalResults)
                                   algo),
                       0u);
         }
+    }
+}
+
+TEST_F(CollectiveTest, IpFabricRoutersSpreadHostsOverTheUplinksAsTheIbEngineDoes)
+{
+    // 8 hosts on 4 leaves of 2 uplinks each. ftree sends a leaf's traffic for the 6 hosts
+    // of other leaves over both uplinks, and so do the IP fabric's routers, which take
+    // its tables; ns-3's global routing alone sends all of it up the first.
+    const IbTopology topo = IbTopologyBuilder::FatTree2Level(4, 8);
+    for (const std::string routing : {"ftree", "global"})
+    {
+        const NodeContainer hosts =
+            CollectiveHelper::BuildIpFabric(topo, DataRate("10Gbps"), MicroSeconds(1), routing);
+        ASSERT_EQ(hosts.GetN(), 8u);
+        // No queue disc: a packet waits in the device's drop-tail queue alone.
+        Ptr<Node> host = hosts.Get(0);
+        ASSERT_EQ(host->GetNDevices(), 2u); // loopback and the link
+        EXPECT_EQ(
+            host->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(host->GetDevice(1)),
+            nullptr);
+        // The fabric's nodes are created in topology order: node id = first id + index.
+        uint32_t firstCa = 0;
+        while (topo.GetNode(firstCa).type != IbTopology::CA)
+        {
+            ++firstCa;
+        }
+        const uint32_t firstId = hosts.Get(0)->GetId() - firstCa;
+        uint32_t leaves = 0;
+        for (uint32_t t = 0; t < topo.GetNNodes(); ++t)
+        {
+            const IbTopology::Node& node = topo.GetNode(t);
+            std::set<int32_t> local;
+            uint32_t uplinks = 0;
+            for (uint32_t p = 1; p < node.ports.size(); ++p)
+            {
+                const int32_t peer = node.ports[p].peerNode;
+                if (peer < 0)
+                {
+                    continue;
+                }
+                if (topo.GetNode(peer).type == IbTopology::CA)
+                {
+                    local.insert(peer);
+                }
+                else
+                {
+                    ++uplinks;
+                }
+            }
+            if (node.type != IbTopology::SWITCH || local.empty())
+            {
+                continue; // not a leaf
+            }
+            ++leaves;
+            Ptr<Ipv4> router = NodeList::GetNode(firstId + t)->GetObject<Ipv4>();
+            std::set<Ptr<NetDevice>> outputs;
+            for (uint32_t h = 0; h < hosts.GetN(); ++h)
+            {
+                if (local.count(hosts.Get(h)->GetId() - firstId) > 0)
+                {
+                    continue;
+                }
+                Ipv4Header header;
+                header.SetDestination(hosts.Get(h)->GetObject<Ipv4>()->GetAddress(1, 0).GetLocal());
+                Socket::SocketErrno err;
+                Ptr<Ipv4Route> route = router->GetRoutingProtocol()->RouteOutput(Create<Packet>(),
+                                                                                 header,
+                                                                                 nullptr,
+                                                                                 err);
+                ASSERT_NE(route, nullptr) << routing << ": leaf " << t << " to host " << h;
+                outputs.insert(route->GetOutputDevice());
+            }
+            EXPECT_EQ(outputs.size(), routing == "ftree" ? uplinks : 1u)
+                << routing << ": leaf " << t << " has " << uplinks << " uplinks";
+        }
+        EXPECT_EQ(leaves, 4u);
+        Simulator::Destroy();
     }
 }
 
