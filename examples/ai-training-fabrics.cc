@@ -441,6 +441,14 @@ main(int argc, char* argv[])
                                 custom.samplesPerEpoch == 0,
                             "--models=custom needs --custom-params, --custom-flops, "
                             "--custom-gpu-tflops and --custom-samples (all positive)");
+            // Checked here, not when the run has ended (which may take hours).
+            NS_ABORT_MSG_UNLESS(custom.bytesPerGrad == 2 || custom.bytesPerGrad == 4,
+                                "--custom-bytes=" << custom.bytesPerGrad
+                                                  << ": bytes per gradient element, 2 (fp16, "
+                                                     "bf16) or 4 (fp32)");
+            NS_ABORT_MSG_UNLESS(custom.epochs > 0 && std::isfinite(custom.epochs),
+                                "--custom-epochs=" << custom.epochs
+                                                   << ": a positive number of epochs");
             custom.gpuSamplesPerSec = customTflops * 1e12 / custom.flopsPerSample;
             chosen.push_back(custom);
             continue;

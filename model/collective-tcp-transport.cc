@@ -437,6 +437,13 @@ CollectiveTcpTransport::DoDispose()
             ep->socket->Close();
         }
     }
+    for (auto& ep : m_pendingAccept)
+    {
+        // accepted, its rank not read yet: it must not call back into a freed endpoint
+        ep->socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+        ForgetCloses(ep->socket);
+        ep->socket->Close();
+    }
     for (auto& l : m_listeners)
     {
         l->Close();

@@ -198,6 +198,7 @@ DataParallelTrainingApplication::StartApplication()
     NS_ABORT_MSG_IF(m_flopsPerSample > 0 && (!m_forward.IsZero() || !m_backward.IsZero()),
                     "DataParallelTrainingApplication: give either FlopsPerSample (with "
                     "BatchPerGpu and GpuFlops) or ForwardTime/BackwardTime, not both");
+    m_job->Prepare(); // the bucket layout is fixed from here on
     m_running = true;
     m_iteration = 0;
     StartIteration();
@@ -207,6 +208,16 @@ void
 DataParallelTrainingApplication::StopApplication()
 {
     NS_LOG_FUNCTION(this);
+    // Every bucket is reduced over all servers: one server stopping mid-job would leave
+    // the others waiting for it for ever (and, with a link's periodic flow-control
+    // refresh pending, Simulator::Run would never return).
+    NS_ABORT_MSG_IF(m_running && !m_job->IsFinished(),
+                    "DataParallelTrainingApplication rank "
+                        << m_rank << ": stopped at " << Simulator::Now().As(Time::MS)
+                        << " in iteration " << m_iteration << " of " << m_job->GetIterations()
+                        << ", before the job finished; every server takes part in each bucket's "
+                           "allreduce. Stop the simulation instead (Simulator::Stop), or give "
+                           "the job fewer Iterations.");
     m_running = false;
     for (auto& e : m_events)
     {
@@ -226,8 +237,14 @@ DataParallelTrainingApplication::StartIteration()
     m_events.clear();
     const Time fwd = GetForwardTime();
     const Time bwd = GetBackwardTime();
+    // The layout the job froze when it was validated: GradientBytes set later does not
+    // apply, to the bucket sizes nor to when they are produced.
     const std::vector<uint64_t> buckets = m_job->GetBucketBytes();
-    const uint64_t total = m_job->GetGradientBytes();
+    uint64_t total = 0;
+    for (uint64_t b : buckets)
+    {
+        total += b;
+    }
     uint64_t cum = 0;
     for (uint32_t k = 0; k < buckets.size(); ++k)
     {

@@ -234,6 +234,12 @@ DataParallelTrainingJob::GetIntraServerPhaseTime(uint64_t bytes) const
 }
 
 void
+DataParallelTrainingJob::Prepare()
+{
+    Validate();
+}
+
+void
 DataParallelTrainingJob::Validate()
 {
     if (m_validated)

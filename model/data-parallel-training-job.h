@@ -102,8 +102,14 @@ class DataParallelTrainingJob : public Object
     uint32_t GetIterations() const;
 
     /**
+     * Check the attributes and the servers and fix the bucket layout, once: each server's
+     * application calls it when it starts. Later changes to GradientBytes,
+     * BytesPerElement or BucketSize do not apply.
+     */
+    void Prepare();
+    /**
      * @return the bucket sizes in bytes, in the order the backward pass produces them;
-     * from the first bucket on, the layout the job runs with (later changes to
+     * once the job started (Prepare), the layout the job runs with (later changes to
      * GradientBytes, BytesPerElement or BucketSize do not apply to a running job)
      */
     std::vector<uint64_t> GetBucketBytes() const;

@@ -329,6 +329,10 @@ TEST_F(TrainingTest, BucketsOverlapBackwardAsScheduled)
             [&ev](uint32_t it, uint32_t b, uint64_t bytes, Time ready, Time start, Time end) {
                 ev.push_back({it, b, bytes, ready, start, end});
             }));
+    // A GradientBytes set while the job runs does not apply, neither to the buckets nor to
+    // when the backward pass produces them (the second iteration below is unchanged).
+    Simulator::Schedule(MilliSeconds(1),
+                        [job]() { job->SetAttribute("GradientBytes", UintegerValue(20000000)); });
     Simulator::Run();
 
     ASSERT_TRUE(job->IsFinished());
@@ -426,6 +430,21 @@ TEST_F(TrainingTest, UserErrorsNameTheInput)
             Simulator::Run();
         },
         "either FlopsPerSample");
+    // a server stopped before the job ends: the others would wait for it for ever
+    EXPECT_DEATH(
+        {
+            NodeContainer servers;
+            servers.Create(2);
+            DataParallelTrainingHelper h;
+            h.SetJobAttribute("GradientBytes", UintegerValue(10000000));
+            h.SetJobAttribute("Iterations", UintegerValue(3));
+            h.SetApplicationAttribute("ForwardTime", TimeValue(MilliSeconds(10)));
+            h.SetApplicationAttribute("BackwardTime", TimeValue(MilliSeconds(20)));
+            h.Install(InstantComm(2), servers);
+            servers.Get(1)->GetApplication(0)->SetStopTime(MilliSeconds(45));
+            Simulator::Run();
+        },
+        "rank 1: stopped at \\+45(\\.0+)?ms in iteration 1 of 3, before the job finished");
 }
 
 TEST_F(TrainingTest, BucketsOnInfiniBandFollowTheScheduleOfMeasuredAllReduces)
