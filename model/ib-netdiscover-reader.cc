@@ -301,7 +301,7 @@ class Parser
         {
             return false;
         }
-        out = topo;
+        out = WithoutAggregationNodes(topo);
         NS_LOG_INFO(m_source << ": " << topo.GetNNodes() << " nodes, " << topo.GetNLinks()
                              << " links");
         return true;
@@ -974,6 +974,65 @@ class Parser
             }
         }
         return true;
+    }
+
+    /**
+     * Leave out the SHARP Aggregation Nodes. A switch with SHARP (NVIDIA Quantum) shows
+     * its AN to ibnetdiscover as a channel adapter, "Mellanox Technologies Aggregation
+     * Node", on an internal port (41 on HDR Quantum, 65 on NDR). It is no host: kept,
+     * it would send and receive the traffic of every host pattern, and a fat tree with
+     * one on a spine would not look like one. The module models ANs inside its switches
+     * (SharpHelper); the switch port it sat on stays uncabled.
+     * @param full the fabric as the file lists it
+     * @return the fabric without them (@p full itself if it has none)
+     */
+    IbTopology WithoutAggregationNodes(const IbTopology& full) const
+    {
+        std::vector<int32_t> newIndex(full.GetNNodes(), -1);
+        IbTopology t;
+        for (uint32_t i = 0; i < full.GetNNodes(); ++i)
+        {
+            const IbTopology::Node& node = full.GetNode(i);
+            if (node.type == IbTopology::CA &&
+                m_recs[i].desc.find("Aggregation Node") != std::string::npos)
+            {
+                NS_LOG_INFO(m_source << ":" << m_recs[i].line << ": \"" << m_recs[i].desc
+                                     << "\" is a SHARP Aggregation Node, not a host: left out");
+                continue;
+            }
+            newIndex[i] =
+                static_cast<int32_t>(node.type == IbTopology::SWITCH
+                                         ? t.AddSwitch(node.ports.size() - 1, node.name, node.guid)
+                                         : t.AddCa(node.ports.size() - 1, node.name, node.guid));
+        }
+        if (t.GetNNodes() == full.GetNNodes())
+        {
+            return full;
+        }
+        for (uint32_t a = 0; a < full.GetNNodes(); ++a)
+        {
+            const auto& ports = full.GetNode(a).ports;
+            for (uint32_t p = 1; p < ports.size(); ++p)
+            {
+                const int32_t b = ports[p].peerNode;
+                if (b < 0 || newIndex[a] < 0 || newIndex[b] < 0 ||
+                    std::make_pair(uint32_t(b), uint32_t(ports[p].peerPort)) < std::make_pair(a, p))
+                {
+                    continue; // uncabled, an AN's cable, or seen from the other end
+                }
+                std::string err;
+                NS_ABORT_MSG_UNLESS(t.Connect(newIndex[a],
+                                              static_cast<uint8_t>(p),
+                                              newIndex[b],
+                                              ports[p].peerPort,
+                                              ports[p].speed,
+                                              ports[p].width,
+                                              &err),
+                                    m_source << ": a cable of the file could not be copied: "
+                                             << err);
+            }
+        }
+        return t;
     }
 
     /**

@@ -50,6 +50,10 @@ namespace ns3
  * descriptions must agree (each end names the other's node and port; speeds and widths
  * agree where both ends give them). A cable listed from one end only is accepted.
  * Nodes may be referenced before their block (the file is read in two passes).
+ * SHARP Aggregation Nodes, which ibnetdiscover lists as channel adapters whose
+ * description contains "Aggregation Node" (on a switch's internal port: 41 on HDR
+ * Quantum, 65 on NDR), are left out with their cables: they are no hosts, and the module
+ * models ANs inside its switches (SharpHelper).
  * Node levels are left at -1.
  *
  * Every error gives `<source>:<line>: <what was found>; expected <what>`; nothing in the

@@ -534,6 +534,44 @@ TEST(IbNetDiscoverReader, ParsesFullFormat)
     EXPECT_EQ(t.GetNode(sw).level, -1);
 }
 
+TEST(IbNetDiscoverReader, LeavesOutSharpAggregationNodes)
+{
+    // The same fabric with the switch's SHARP Aggregation Node, which ibnetdiscover lists
+    // as a CA on internal port 41, in a block of its own before the hosts'.
+    std::string text = kFullSnippet;
+    const std::string hostBlocks = "\nvendid=0x2c9\ndevid=0x101b";
+    const size_t at = text.find(hostBlocks);
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at,
+                "[41]\t\"H-b8599f0300fc6dec\"[1](b8599f0300fc6dec) \t\t# \"Mellanox "
+                "Technologies Aggregation Node\" lid 14 4xHDR\n"
+                "\n"
+                "Ca\t1 \"H-b8599f0300fc6dec\"\t\t# \"Mellanox Technologies Aggregation Node\"\n"
+                "[1](b8599f0300fc6dec) \t\"S-b8599f0300fc6de4\"[41]\t\t# lid 14 lmc 0 "
+                "\"MF0;r-ufm-sw95:MQM8700/U1\" lid 13 4xHDR\n");
+    IbTopology t;
+    ASSERT_EQ(ParseError(text, &t), "");
+    ASSERT_EQ(t.GetNNodes(), 3u); // the switch and the two hosts
+    EXPECT_EQ(t.GetNLinks(), 2u);
+    EXPECT_LT(t.FindByGuid(0xb8599f0300fc6decULL), 0);
+    const int32_t sw = t.FindByGuid(0xb8599f0300fc6de4ULL);
+    const int32_t h1 = t.FindByGuid(0xec0d9a03007d7d0bULL);
+    const int32_t h2 = t.FindByGuid(0xec0d9a03007d7d0cULL);
+    ASSERT_GE(sw, 0);
+    ASSERT_GE(h1, 0);
+    ASSERT_GE(h2, 0);
+    EXPECT_EQ(t.GetNode(sw).ports.size(), 42u);
+    EXPECT_EQ(t.GetNode(sw).ports[41].peerNode, -1);
+    EXPECT_EQ(t.GetNode(sw).ports[1].peerNode, h1);
+    EXPECT_EQ(t.GetNode(sw).ports[2].peerNode, h2);
+    EXPECT_EQ(t.GetNode(sw).ports[2].speed, IbLinkRate::SDR);
+    EXPECT_EQ(t.GetNode(h1).ports[1].peerNode, sw);
+    EXPECT_EQ(t.GetNode(h2).ports[1].peerPort, 2);
+    EXPECT_EQ(t.GetNode(h2).name, "r-dcs97 HCA-1");
+    std::string error;
+    EXPECT_TRUE(t.Validate(&error)) << error;
+}
+
 TEST(IbNetDiscoverReader, ParsesIbsimFormAndDefaults)
 {
     // Forward references, Hca/Ca keywords, names without GUIDs, comments, and a link
