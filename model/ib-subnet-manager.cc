@@ -196,9 +196,11 @@ IbSubnetManager::Discover(NodeContainer nodes)
             {
                 continue;
             }
-            const uint32_t pidx = indexOfNode.at(peer->GetNode()->GetId());
+            // A switch node whose ports were never added (IbSwitch::AddPort) has no index.
+            const auto found = indexOfNode.find(peer->GetNode()->GetId());
+            const uint32_t pidx = found != indexOfNode.end() ? found->second : 0;
             uint8_t pport = 0;
-            for (uint32_t q = 1; q < m_portDevices[pidx].size(); ++q)
+            for (uint32_t q = 1; found != indexOfNode.end() && q < m_portDevices[pidx].size(); ++q)
             {
                 if (m_portDevices[pidx][q] == peer)
                 {

@@ -428,6 +428,26 @@ TEST(IbHelperCables, APortTakesOneCableAndNoneToItself)
     Simulator::Destroy();
 }
 
+TEST_F(IbFabricTest, ACabledPortItsSwitchDoesNotKnowIsRefusedNamingTheNode)
+{
+    // A switch node whose port was installed as a plain device, never added with
+    // IbSwitch::AddPort: the subnet manager stops with its message (it used to throw
+    // std::out_of_range when the switch had no port at all).
+    EXPECT_DEATH(
+        {
+            IbHelper ib;
+            Ptr<Node> swNode = CreateObject<Node>();
+            swNode->AggregateObject(CreateObject<IbSwitch>());
+            Ptr<IbNetDevice> stray = ib.InstallPort(swNode, false);
+            Ptr<IbNetDevice> host = ib.InstallPort(CreateObject<Node>(), false);
+            ib.Connect(host, stray);
+            Ptr<IbSubnetManager> sm = CreateObject<IbSubnetManager>();
+            sm->Configure(NodeContainer(host->GetNode()));
+        },
+        "the port on node 0 is cabled but not a port of its switch; add it with "
+        "IbSwitch::AddPort");
+}
+
 TEST_F(IbFabricTest, AHostCabledOnlyOnItsSecondPortIsReachedThere)
 {
     // A dual-port HCA with only port 2 cabled (common in real fabrics): its host port is
