@@ -7,6 +7,7 @@
 #include "ns3/abort.h"
 #include "ns3/log.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ns3
@@ -231,29 +232,58 @@ IbTopology::Validate(std::string* error) const
             }
         }
     }
-    // One connected component.
-    std::vector<bool> seen(m_nodes.size(), false);
-    std::vector<uint32_t> stack{GetCas().front()};
-    seen[stack.back()] = true;
-    while (!stack.empty())
+    // One connected component. When there are several, the largest is taken for the
+    // fabric and the others are named: an isolated host must not make the whole rest of
+    // the fabric look like the stray part.
+    std::vector<int32_t> component(m_nodes.size(), -1);
+    std::vector<uint32_t> sizes;
+    for (uint32_t start = 0; start < m_nodes.size(); ++start)
     {
-        const uint32_t n = stack.back();
-        stack.pop_back();
-        for (const Port& port : m_nodes[n].ports)
+        if (component[start] >= 0)
         {
-            if (port.peerNode >= 0 && !seen[port.peerNode])
+            continue;
+        }
+        const auto c = static_cast<int32_t>(sizes.size());
+        sizes.push_back(0);
+        std::vector<uint32_t> stack{start};
+        component[start] = c;
+        while (!stack.empty())
+        {
+            const uint32_t n = stack.back();
+            stack.pop_back();
+            ++sizes[c];
+            for (const Port& port : m_nodes[n].ports)
             {
-                seen[port.peerNode] = true;
-                stack.push_back(port.peerNode);
+                if (port.peerNode >= 0 && component[port.peerNode] < 0)
+                {
+                    component[port.peerNode] = c;
+                    stack.push_back(port.peerNode);
+                }
             }
         }
     }
-    for (uint32_t i = 0; i < m_nodes.size(); ++i)
+    if (m_nodes.size() == 1)
     {
-        if (!seen[i])
+        return fail("the fabric is the single node '" + m_nodes[0].name +
+                    "', with no cable; a fabric needs at least two nodes cabled together");
+    }
+    if (sizes.size() > 1)
+    {
+        const auto largest =
+            static_cast<int32_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
+        std::string outside;
+        uint32_t count = 0;
+        for (uint32_t i = 0; i < m_nodes.size(); ++i)
         {
-            return fail("'" + m_nodes[i].name + "' is not connected to the rest of the fabric");
+            if (component[i] != largest && ++count <= 5)
+            {
+                outside += (outside.empty() ? "'" : ", '") + m_nodes[i].name + "'";
+            }
         }
+        return fail(std::to_string(count) + (count == 1 ? " node is" : " nodes are") +
+                    " not connected to the rest of the fabric (" + std::to_string(sizes[largest]) +
+                    " nodes): " + outside + (count > 5 ? ", ..." : "") +
+                    "; cable them to it, or leave them out");
     }
     return true;
 }

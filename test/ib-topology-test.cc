@@ -503,6 +503,29 @@ const char* kFullSnippet = "#\n"
 
 } // namespace
 
+TEST(IbTopologyValidate, NamesTheNodesOutsideTheLargestPart)
+{
+    // An isolated host listed first: it is the stray node, not the switch and its hosts.
+    IbTopology t;
+    t.AddCa(1, "Hca0");
+    const uint32_t sw = t.AddSwitch(4, "Switch1");
+    const uint32_t h1 = t.AddCa(1, "Hca1");
+    const uint32_t h2 = t.AddCa(1, "Hca2");
+    ASSERT_TRUE(t.Connect(sw, 1, h1, 1, IbLinkRate::EDR, 4));
+    ASSERT_TRUE(t.Connect(sw, 2, h2, 1, IbLinkRate::EDR, 4));
+    std::string error;
+    EXPECT_FALSE(t.Validate(&error));
+    EXPECT_EQ(error,
+              "1 node is not connected to the rest of the fabric (3 nodes): 'Hca0'; cable "
+              "them to it, or leave them out");
+    IbTopology one;
+    one.AddCa(1, "h0");
+    EXPECT_FALSE(one.Validate(&error));
+    EXPECT_EQ(error,
+              "the fabric is the single node 'h0', with no cable; a fabric needs at least two "
+              "nodes cabled together");
+}
+
 TEST(IbNetDiscoverReader, ParsesFullFormat)
 {
     IbTopology t;
