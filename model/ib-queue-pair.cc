@@ -529,6 +529,7 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
         m_attr.qkey = a.qkey;
         m_attr.accessFlags = a.accessFlags;
         m_dev = PeekPointer(m_hca->GetPort(a.portNum));
+        m_udCheckedDlid = 0; // checked on the port the QP used before, if any
         if (!rc)
         {
             m_pmtu = m_dev->GetIbMtu();
@@ -674,6 +675,7 @@ IbQueuePair::ResetState()
     m_resp.clear();
     m_attr = IbQpAttr();
     m_dev = nullptr;
+    m_udCheckedDlid = 0;
     m_nextPostPsn = m_unackedPsn = m_txPsn = m_nextNewPsn = m_ackedPsn = 0;
     m_txIdx = 0;
     m_rdAtomicOut = 0;

@@ -13,6 +13,7 @@
 #include "ns3/error-model.h"
 #include "ns3/ib-aeth-header.h"
 #include "ns3/ib-bth-header.h"
+#include "ns3/ib-channel.h"
 #include "ns3/ib-completion-queue.h"
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-fabric-stats.h"
@@ -25,6 +26,7 @@
 #include "ns3/ib-packet.h"
 #include "ns3/ib-queue-pair.h"
 #include "ns3/ib-raw-traffic-helper.h"
+#include "ns3/ib-routing-engine.h"
 #include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-switch.h"
 #include "ns3/ib-topology-builder.h"
@@ -999,6 +1001,36 @@ TEST_F(IbRdmaTest, AnHcaOnAPortWithAnRxDrainRateIsRefused)
     EXPECT_DEATH(IbHcaHelper().Install(hosts.Get(1)),
                  "IbHca on node [0-9]+: its port [0-9]+ has RxDrainRate=10000000000bps, but an "
                  "HCA takes every packet off the port's buffers at once");
+}
+
+TEST_F(IbRdmaTest, AUdQpBackFromResetChecksItsDestinationsAgain)
+{
+    // A UD QP checks a destination's first hop once per run of sends to it. A QP taken
+    // back through RESET (to another port, or after the routes changed) checks again.
+    IbHcaHelper hh;
+    Fabric f = Switched(hh);
+    Ptr<IbCompletionQueue> cq = f.hca[0]->CreateCq();
+    Ptr<IbQueuePair> ud = f.hca[0]->CreateQp(IbQpType::UD, cq, cq);
+    IbHcaHelper::ConnectUd(ud, 0x1111);
+    Ptr<IbMemoryRegion> mr = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    IbSendWr wr = Wr(1, IbWrOpcode::SEND, Sge(mr, 0, 64));
+    wr.udRemoteQpn = 7;
+    wr.udDlid = f.port[1]->GetLid();
+    std::string err;
+    ASSERT_TRUE(ud->PostSend(wr, &err)) << err;
+    Ptr<IbChannel> cable = DynamicCast<IbChannel>(f.port[0]->GetChannel());
+    Ptr<IbSwitch> sw = cable->GetPeer(f.port[0])->GetNode()->GetObject<IbSwitch>();
+    ASSERT_NE(sw, nullptr);
+    std::vector<uint8_t> lft = sw->GetLft();
+    lft.at(wr.udDlid) = IbRoutingTables::NO_ROUTE;
+    sw->SetLft(lft);
+    IbQpAttr reset;
+    reset.state = IbQpState::RESET;
+    ASSERT_TRUE(ud->Modify(reset, &err)) << err;
+    IbHcaHelper::ConnectUd(ud, 0x1111);
+    wr.wrId = 2;
+    EXPECT_FALSE(ud->PostSend(wr, &err));
+    EXPECT_NE(err.find("has no route in the forwarding table"), std::string::npos) << err;
 }
 
 TEST_F(IbRdmaTest, DestinationsTheFirstSwitchDoesNotRouteAreRefusedWithTheLid)
