@@ -1007,6 +1007,13 @@ IbQueuePair::RequesterReadyAt() const
         // as old). A response will make room.
         return Time::Max();
     }
+    if (!isRead && outstanding + 1 >= kPsnHalf)
+    {
+        // The same for any other packet, behind a READ whose response PSNs (which the
+        // window leaves out) fill the half space: sent, it would make the READ's first
+        // responses read as old ones.
+        return Time::Max();
+    }
     if (w.readAtomic && m_rdAtomicOut >= m_attr.maxRdAtomic)
     {
         return Time::Max(); // a READ/atomic response will free a slot

@@ -1177,6 +1177,34 @@ TEST_F(IbRdmaTest, ReadsKeepTheirResponsePsnsWithinHalfThePsnSpace)
         << err;
 }
 
+TEST_F(IbRdmaTest, RequestsBehindALargeReadWaitForItsResponsesToMakeRoom)
+{
+    // A READ just under the limit at path MTU 256 (2^23 - 1 response PSNs) and a 2-packet
+    // WRITE behind it. The WRITE's PSNs would put the READ's first responses half the
+    // 24-bit space behind the newest PSN sent, where they read as old ones (duplicates,
+    // dropped on every retry): it waits until responses have made room.
+    Fabric f = BackToBack(IbHcaHelper(), "EDR", 256);
+    Rc c = ConnectPair(f);
+    const uint64_t read = (1ull << 31) - 256;
+    Ptr<IbMemoryRegion> local = f.hca[0]->RegisterMemory(read, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> remote = f.hca[1]->RegisterMemory(
+        read,
+        IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE);
+    std::string err;
+    ASSERT_TRUE(c.qp[0]->PostSend(
+        Wr(1, IbWrOpcode::RDMA_READ, Sge(local, 0, static_cast<uint32_t>(read)), remote),
+        &err))
+        << err;
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_WRITE, Sge(local, 0, 512), remote), &err))
+        << err;
+    Simulator::Stop(MicroSeconds(20));
+    Simulator::Run();
+    EXPECT_EQ(c.qp[1]->GetCounters().packetsReceived, 3u);   // the READ request, the WRITE
+    EXPECT_GT(c.qp[0]->GetCounters().packetsReceived, 100u); // responses are taken
+    EXPECT_EQ(c.qp[0]->GetCounters().duplicateResponses, 0u);
+    EXPECT_EQ(c.qp[0]->GetState(), IbQpState::RTS);
+}
+
 TEST_F(IbRdmaTest, AConnectedQpDropsPacketsFromAnyoneButItsPeer)
 {
     // Host 2 sends raw RC SEND Only packets, PSN 0 up, to host 1's connected QP; they
