@@ -5,9 +5,11 @@
  * machine's tshark decodes as InfiniBand. The test sends packets of many shapes (local
  * and global, every extension-header combination the wire-format layer has, odd payload
  * sizes that need padding, a raw datagram), then
- *  - reads the file back itself and checks each record's ERF header and both CRCs;
- *  - runs tshark on it and checks DLID, SLID, VL, opcode and PSN of every packet against
- *    what was sent, and that tshark flags none as malformed.
+ *  - reads the file back itself and checks each record's ERF header (with its timestamp),
+ *    both CRCs, and the payload length, pad count, packet length and GRH PayLen against
+ *    lengths worked out from what was sent;
+ *  - runs tshark on it and checks DLID, SLID, VL, opcode, PSN, pad count, GRH PayLen and
+ *    time of every packet against what was sent, and that tshark flags none as malformed.
  */
 
 #include "ns3/core-module.h"
@@ -50,6 +52,10 @@ struct Sent
     uint8_t vl;
     int opcode; ///< -1 for a raw datagram (no BTH)
     uint32_t psn;
+    uint32_t payload{0}; ///< payload bytes after the extension headers
+    uint32_t ext{0};     ///< extension header bytes (ImmDt, RETH, AETH, DETH)
+    bool global{false};  ///< has a GRH
+    Time at;             ///< when it was handed to the idle port: its first bit's time
 };
 
 /// One record read back from the pcap file.
@@ -168,6 +174,12 @@ class IbPcapTest : public ::testing::Test
                 const uint8_t sl = i % 8;
                 const uint32_t payload = (op == IbOpcode::RC_ACKNOWLEDGE) ? 0 : pl;
                 Ptr<Packet> p = Create<Packet>(payload);
+                // Extension header sizes from IBA 9.3 (ImmDt 4, RETH 16, AETH 4, DETH 8).
+                const uint32_t ext = op == IbOpcode::RC_SEND_ONLY_WITH_IMMEDIATE ? 4
+                                     : op == IbOpcode::RC_RDMA_WRITE_ONLY        ? 16
+                                     : op == IbOpcode::RC_ACKNOWLEDGE            ? 4
+                                     : op == IbOpcode::UD_SEND_ONLY              ? 8
+                                                                                 : 0;
                 if (op == IbOpcode::RC_SEND_ONLY_WITH_IMMEDIATE)
                 {
                     IbImmDtHeader imm;
@@ -210,7 +222,15 @@ class IbPcapTest : public ::testing::Test
                 grh.SetSgid(Ipv6Address("fe80::1"));
                 grh.SetDgid(Ipv6Address("fe80::2"));
                 IbPacket::Seal(p, lrh, global ? &grh : nullptr, bth, payload);
-                sent.push_back({b->GetLid(), a->GetLid(), a->GetVlForSl(sl), op, psn});
+                sent.push_back({b->GetLid(),
+                                a->GetLid(),
+                                a->GetVlForSl(sl),
+                                op,
+                                psn,
+                                payload,
+                                ext,
+                                global,
+                                t});
                 Simulator::Schedule(t, [a, p]() { a->SendIbPacket(p); });
                 t += MicroSeconds(1);
                 psn = (psn + 1) & 0xFFFFFF;
@@ -219,7 +239,7 @@ class IbPcapTest : public ::testing::Test
         }
         // A raw datagram carrying an ns-3 protocol.
         Simulator::Schedule(t, [a, b]() { a->Send(Create<Packet>(61), b->GetAddress(), 0x88B5); });
-        sent.push_back({b->GetLid(), a->GetLid(), a->GetVlForSl(0), -1, 0});
+        sent.push_back({b->GetLid(), a->GetLid(), a->GetVlForSl(0), -1, 0, 61, 0, false, t});
         Simulator::Run();
         Simulator::Destroy(); // closes (flushes) the pcap file
         return sent;
@@ -246,6 +266,14 @@ TEST_F(IbPcapTest, RecordsAreErfInfiniBandWithCorrectCrcs)
         EXPECT_EQ(r.erf[9], 0x04) << "ERF flags: varying length";
         EXPECT_EQ((r.erf[10] << 8) | r.erf[11], int(16 + len)) << "rlen";
         EXPECT_EQ((r.erf[14] << 8) | r.erf[15], int(len)) << "wlen";
+        // ERF timestamp: little-endian 32.32 fixed point, seconds and binary fraction.
+        uint64_t stamp = 0;
+        for (int byte = 7; byte >= 0; --byte)
+        {
+            stamp = (stamp << 8) | r.erf[byte];
+        }
+        const double seconds = (stamp >> 32) + (stamp & 0xFFFFFFFFu) / 4294967296.0;
+        EXPECT_NEAR(seconds, sent[k].at.GetSeconds(), 0.5e-9) << "record " << k << " timestamp";
         IbPacketParser parser;
         std::string error;
         std::ostringstream hex;
@@ -263,6 +291,20 @@ TEST_F(IbPcapTest, RecordsAreErfInfiniBandWithCorrectCrcs)
         {
             EXPECT_EQ(parser.m_bth.GetOpcode(), sent[k].opcode);
             EXPECT_EQ(parser.m_bth.GetPsn(), sent[k].psn);
+            // Lengths from what was sent, not from the parser's own arithmetic: the pad
+            // takes the payload to a multiple of 4, the packet is its headers, payload,
+            // pad and CRCs, and the GRH's PayLen counts from the BTH to the ICRC.
+            const uint32_t pad = (4 - sent[k].payload % 4) % 4;
+            EXPECT_EQ(parser.m_payloadLength, sent[k].payload) << "record " << k;
+            EXPECT_EQ(parser.m_padCount, pad) << "record " << k;
+            EXPECT_EQ(parser.m_bth.GetPadCnt(), pad) << "record " << k;
+            const uint32_t fromBth = 12 + sent[k].ext + sent[k].payload + pad + 4;
+            EXPECT_EQ(len, 8 + (sent[k].global ? 40 : 0) + fromBth + 2) << "record " << k;
+            EXPECT_EQ(parser.m_hasGrh, sent[k].global) << "record " << k;
+            if (sent[k].global)
+            {
+                EXPECT_EQ(parser.m_grh.GetPayLen(), fromBth) << "record " << k;
+            }
         }
         else
         {
@@ -400,7 +442,8 @@ TEST_F(IbPcapTest, TsharkDecodesEveryPacketAsSent)
     const std::string fields =
         RunCommand(base + "-T fields -E separator=, -e frame.protocols -e infiniband.lrh.dlid "
                           "-e infiniband.lrh.slid -e infiniband.lrh.vl -e infiniband.bth.opcode "
-                          "-e infiniband.bth.psn 2>/dev/null");
+                          "-e infiniband.bth.psn -e infiniband.bth.padcnt -e infiniband.grh.paylen "
+                          "-e frame.time_epoch 2>/dev/null");
     std::istringstream lines(fields);
     std::string line;
     size_t k = 0;
@@ -416,7 +459,7 @@ TEST_F(IbPcapTest, TsharkDecodesEveryPacketAsSent)
         {
             f.push_back(item);
         }
-        f.resize(6);
+        f.resize(9);
         EXPECT_NE(f[0].find("infiniband"), std::string::npos) << "packet " << k << ": " << line;
         EXPECT_EQ(std::stoul(f[1], nullptr, 0), sent[k].dlid) << line;
         EXPECT_EQ(std::stoul(f[2], nullptr, 0), sent[k].slid) << line;
@@ -425,7 +468,16 @@ TEST_F(IbPcapTest, TsharkDecodesEveryPacketAsSent)
         {
             EXPECT_EQ(std::stoul(f[4], nullptr, 0), unsigned(sent[k].opcode)) << line;
             EXPECT_EQ(std::stoul(f[5], nullptr, 0), sent[k].psn) << line;
+            EXPECT_EQ(std::stoul(f[6], nullptr, 0), (4 - sent[k].payload % 4) % 4) << line;
+            if (sent[k].global)
+            {
+                EXPECT_EQ(std::stoul(f[7], nullptr, 0),
+                          12 + sent[k].ext + sent[k].payload + (4 - sent[k].payload % 4) % 4 + 4)
+                    << line;
+            }
         }
+        // Wireshark takes the time from the ERF record (the pcap header's is in us).
+        EXPECT_NEAR(std::stod(f[8]), sent[k].at.GetSeconds(), 1e-9) << line;
         ++k;
     }
     EXPECT_EQ(k, sent.size());
