@@ -50,7 +50,9 @@ IbSwitch::GetTypeId()
                           MakeBooleanAccessor(&IbSwitch::SetCutThrough, &IbSwitch::IsCutThrough),
                           MakeBooleanChecker())
             .AddTraceSource("UnknownDlidDrop",
-                            "A packet was dropped because the LFT has no route for its DLID.",
+                            "A packet was dropped: its DLID has no route (or no multicast "
+                            "entry), its SL maps to VL15 on the output, or it is for the "
+                            "switch's own LID, which has no local agent.",
                             MakeTraceSourceAccessor(&IbSwitch::m_dropTrace),
                             "ns3::IbSwitch::DropTracedCallback");
     return tid;
