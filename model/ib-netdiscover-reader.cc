@@ -945,11 +945,25 @@ class Parser
         {
             if (r.guid == 0)
             {
-                while (m_byGuid.count(next))
+                // One GUID per port of a CA (port p is node GUID + p - 1 in LFT dumps),
+                // none given to another node in the file.
+                const uint32_t span = r.type == IbTopology::CA ? r.nports : 1;
+                auto taken = [this, span](uint64_t first) {
+                    for (uint64_t g = first; g < first + span; ++g)
+                    {
+                        if (m_byGuid.count(g))
+                        {
+                            return true;
+                        }
+                    }
+                    return false;
+                };
+                while (taken(next))
                 {
                     ++next;
                 }
-                r.guid = next++;
+                r.guid = next;
+                next += span;
             }
             const std::string& name = r.desc.empty() ? r.id : r.desc;
             if (r.type == IbTopology::SWITCH)

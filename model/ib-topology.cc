@@ -42,7 +42,10 @@ IbTopology::AddCa(uint32_t numPorts, const std::string& name, uint64_t guid)
                         "IbTopology::AddCa: a channel adapter has 1..254 ports, not " << numPorts);
     Node n;
     n.type = CA;
-    n.guid = guid ? guid : m_nextGuid++;
+    // A CA's port p has GUID node GUID + p - 1 (IbLftDump::PortGuid): a generated GUID
+    // takes one per port, so that no two ports share one.
+    n.guid = guid ? guid : m_nextGuid;
+    m_nextGuid += guid ? 0 : numPorts;
     n.name = name.empty() ? "host-" + std::to_string(m_nodes.size()) : name;
     n.ports.resize(numPorts + 1);
     m_nodes.push_back(n);

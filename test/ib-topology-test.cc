@@ -5,6 +5,7 @@
  * are derived here from the construction rules documented in ib-topology-builder.h.
  */
 
+#include "ns3/ib-lft-dump.h"
 #include "ns3/ib-link-rate.h"
 #include "ns3/ib-netdiscover-reader.h"
 #include "ns3/ib-topology-builder.h"
@@ -18,6 +19,8 @@
 #include <iterator>
 #include <map>
 #include <queue>
+#include <set>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -502,6 +505,36 @@ const char* kFullSnippet = "#\n"
                            "\"MF0;r-ufm-sw95:MQM8700/U1\" lid 13 1xSDR\n";
 
 } // namespace
+
+TEST(IbTopologyGuids, GeneratedGuidsLeaveRoomForEveryPortOfACa)
+{
+    // A CA's port p has GUID node + p - 1 in LFT dumps: a 2-port CA's second port must
+    // not have the GUID of the node generated after it, nor may a file's.
+    IbTopology t;
+    const uint32_t a = t.AddCa(2, "a");
+    const uint32_t b = t.AddCa(1, "b");
+    const uint32_t s = t.AddSwitch(4, "s");
+    std::set<uint64_t> guids;
+    for (uint32_t n : {a, b, s})
+    {
+        const IbTopology::Node& node = t.GetNode(n);
+        const uint8_t ports = node.type == IbTopology::CA ? node.ports.size() - 1 : 1;
+        for (uint8_t p = 1; p <= ports; ++p)
+        {
+            EXPECT_TRUE(guids.insert(IbLftDump::PortGuid(node, p)).second)
+                << node.name << " port " << unsigned(p);
+        }
+    }
+    IbTopology r;
+    ASSERT_EQ(ParseError("Hca 2 \"h1\"\n[1] \"s\"[1]\n[2] \"s\"[2]\n"
+                         "Hca 1 \"h2\"\n[1] \"s\"[3]\n"
+                         "Switch 4 \"s\"\n[1] \"h1\"[1]\n[2] \"h1\"[2]\n[3] \"h2\"[1]\n",
+                         &r),
+              "");
+    ASSERT_EQ(r.GetNNodes(), 3u);
+    EXPECT_NE(IbLftDump::PortGuid(r.GetNode(0), 2), r.GetNode(1).guid);
+    EXPECT_NE(IbLftDump::PortGuid(r.GetNode(0), 2), r.GetNode(2).guid);
+}
 
 TEST(IbTopologyValidate, NamesTheNodesOutsideTheLargestPart)
 {
