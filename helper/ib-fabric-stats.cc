@@ -68,6 +68,7 @@ IbFabricStats::Install(const IbFabric& fabric, Time start)
         }
     }
     m_startBytes.assign(m_ports.size(), 0);
+    m_startCapacity.assign(m_ports.size(), 0);
     m_hosts = fabric.hosts;
     NS_ABORT_MSG_IF(start < Simulator::Now(),
                     "IbFabricStats::Install: the window would start at "
@@ -82,6 +83,7 @@ IbFabricStats::Snapshot()
     for (uint32_t i = 0; i < m_ports.size(); ++i)
     {
         m_startBytes[i] = m_ports[i]->GetTxBytesOnWire();
+        m_startCapacity[i] = m_ports[i]->GetWireCapacityBits(Simulator::Now());
     }
 }
 
@@ -165,11 +167,13 @@ std::vector<IbFabricStats::Port>
 IbFabricStats::GetPorts(Time stop) const
 {
     std::vector<Port> out;
-    const double window = WindowSeconds(stop);
+    WindowSeconds(stop); // checks the window
     for (uint32_t i = 0; i < m_ports.size(); ++i)
     {
         const double bits = (m_ports[i]->GetTxBytesOnWire() - m_startBytes[i]) * 8.0;
-        out.push_back({m_portNames[i], bits / (m_ports[i]->GetDataRate().GetBitRate() * window)});
+        // The rate integrated over the window: a link may train to another rate in it.
+        const double capacity = m_ports[i]->GetWireCapacityBits(stop) - m_startCapacity[i];
+        out.push_back({m_portNames[i], capacity > 0 ? bits / capacity : 0.0});
     }
     std::stable_sort(out.begin(), out.end(), [](const Port& a, const Port& b) {
         return a.utilisation > b.utilisation;

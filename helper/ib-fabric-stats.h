@@ -31,7 +31,8 @@ struct IbFabric;
  * can show up to one packet per window more than the link carries.
  * Port utilisation is the part of the window in which the port was putting data packets on
  * the wire (IbNetDevice::GetTxBytesOnWire at both ends of the window over what its data
- * rate allows): at most 1, flow-control packets not counted.
+ * rate allows, IbNetDevice::GetWireCapacityBits, also when the link trains to another rate
+ * in the window): at most 1, flow-control packets not counted.
  */
 class IbFabricStats
 {
@@ -106,6 +107,7 @@ class IbFabricStats
     std::vector<Ptr<IbNetDevice>> m_ports; //!< every port
     std::vector<std::string> m_portNames;  //!< their names
     std::vector<double> m_startBytes;      //!< bytes on the wire at the window's start
+    std::vector<double> m_startCapacity;   //!< GetWireCapacityBits at the window's start
     Time m_start;                          //!< window start
 };
 

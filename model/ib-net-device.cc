@@ -380,6 +380,10 @@ IbNetDevice::SetLinkWidth(std::string width)
 void
 IbNetDevice::Retrain(const char* attribute)
 {
+    if (m_retraining)
+    {
+        return; // the training under way reads the attributes as they are when it ends
+    }
     if (!m_linkUp)
     {
         // Trained with the peer at link up (NotifyLinkUp).
@@ -388,9 +392,6 @@ IbNetDevice::Retrain(const char* attribute)
         UpdateRate();
         return;
     }
-    // A running link trains again, both ends, as real ports do after a speed or width
-    // change (a lane lost, say). The packet on the wire keeps its timing; the next one
-    // takes the new rate. Credits and queues are kept: the link is never down here.
     NS_ABORT_MSG_IF(m_channel->IsBetweenRanks(),
                     "IbNetDevice on node "
                         << m_node->GetId() << ": attribute " << attribute
@@ -398,8 +399,57 @@ IbNetDevice::Retrain(const char* attribute)
                            "other rank's end cannot train with it. Set it before the "
                            "simulation starts.");
     Ptr<IbNetDevice> peer = m_channel->GetPeer(this);
-    TrainWith(*peer);
-    peer->TrainWith(*this);
+    if (TrainedRate(*peer) == m_rate && peer->TrainedRate(*this) == peer->m_rate)
+    {
+        return; // the link runs as it does (a speed raised above what the peer supports)
+    }
+    // A speed or width change takes the link down to train again, as real ports do. No
+    // packet starts at either end; those on the wire arrive at the rate they were sent
+    // with (a cut-through switch behind the cable times their tails by it); then both
+    // ends come up at the new rate and exchange credits.
+    Time end = Simulator::Now();
+    for (IbNetDevice* d : {this, PeekPointer(peer)})
+    {
+        d->m_linkUp = false;
+        d->m_retraining = true;
+        NS_ASSERT(d->m_txDir != nullptr);
+        end = std::max({end, d->m_txDir->lastArrival, d->m_txFreeAt + d->m_txDir->arrivalDelay});
+    }
+    NS_LOG_INFO("node " << m_node->GetId() << ": " << attribute
+                        << " changed, the link trains again until " << end.As(Time::NS));
+    m_linkChangeCallbacks();
+    peer->m_linkChangeCallbacks();
+    Simulator::Schedule(end - Simulator::Now(), &IbNetDevice::FinishRetrain, this);
+}
+
+void
+IbNetDevice::FinishRetrain()
+{
+    Ptr<IbNetDevice> peer = m_channel->GetPeer(this);
+    for (IbNetDevice* d : {this, PeekPointer(peer)})
+    {
+        d->TrainWith(d == this ? *peer : *this);
+        d->m_linkUp = true;
+        d->m_retraining = false;
+    }
+    for (IbNetDevice* d : {this, PeekPointer(peer)})
+    {
+        // Credits freed while the link was down were not advertised: one flow-control
+        // packet per VL resynchronises both ends.
+        for (uint8_t vl = 0; vl < d->m_numDataVls; ++vl)
+        {
+            d->SendFlowControl(vl, IbFlowControlHeader::OP_NORMAL);
+        }
+        d->m_linkChangeCallbacks();
+        d->TrySend();
+    }
+}
+
+DataRate
+IbNetDevice::TrainedRate(const IbNetDevice& peer) const
+{
+    return IbLinkRate::GetDataRate(std::min(m_speed, peer.m_speed),
+                                   std::min(m_width, peer.m_width));
 }
 
 void
@@ -408,20 +458,34 @@ IbNetDevice::TrainWith(const IbNetDevice& peer)
     // Real ports train to the highest speed and the widest width both support, each on
     // its own: an EDR 4x port and an HDR 2x port run EDR 2x (50 Gb/s), not 100 Gb/s.
     m_activeSpeed = std::min(m_speed, peer.m_speed);
-    const uint8_t width = std::min(m_width, peer.m_width);
-    const DataRate trained = IbLinkRate::GetDataRate(m_activeSpeed, width);
+    const DataRate trained = TrainedRate(peer);
     if (trained != IbLinkRate::GetDataRate(m_speed, m_width))
     {
         NS_LOG_WARN("node " << m_node->GetId() << ": link trains down to "
-                            << IbLinkRate::SpeedName(m_activeSpeed) << " " << unsigned(width)
-                            << "x, " << trained);
+                            << IbLinkRate::SpeedName(m_activeSpeed) << " "
+                            << unsigned(std::min(m_width, peer.m_width)) << "x, " << trained);
     }
     if (trained != m_rate)
     {
+        const Time now = Simulator::Now();
+        m_capacityBits +=
+            static_cast<double>(m_rate.GetBitRate()) * (now - m_rateSince).GetSeconds();
+        m_rateSince = now;
         m_rate = trained;
         m_txCarry = 0.0;
         UpdateRate();
     }
+}
+
+double
+IbNetDevice::GetWireCapacityBits(Time at) const
+{
+    NS_ABORT_MSG_IF(at < m_rateSince,
+                    "IbNetDevice::GetWireCapacityBits: " << at.As(Time::US) << " is before the "
+                                                         << "last rate change at "
+                                                         << m_rateSince.As(Time::US));
+    return m_capacityBits +
+           static_cast<double>(m_rate.GetBitRate()) * (at - m_rateSince).GetSeconds();
 }
 
 void

@@ -332,6 +332,14 @@ class IbNetDevice : public NetDevice
      * less what is still to go of the packet being sent
      */
     double GetTxBytesOnWire() const;
+    /**
+     * What a utilisation needs when the link may train to another rate during a run:
+     * the data rate integrated over time.
+     * @param at a time not before the last rate change (normally now or later)
+     * @return the bits the port's wire could have carried from time 0 to @p at, at the
+     *         rates it ran at
+     */
+    double GetWireCapacityBits(Time at) const;
 
     /**
      * Called by the channel when both ends are attached: exchange initial credits.
@@ -581,14 +589,23 @@ class IbNetDevice : public NetDevice
     void SetLinkWidth(std::string width);
     /**
      * Apply a LinkSpeed or LinkWidth change: before link up, the port's own rate (training
-     * happens at link up); with the link up, both ends train again to the common speed
-     * and width. Aborts on a cable between MPI ranks, whose other end cannot follow.
+     * happens at link up); with the link up and the trained rate changing, the link goes
+     * down at both ends (no packet starts), and FinishRetrain brings it up once what is on
+     * the wire has arrived. Aborts on a cable between MPI ranks, whose other end cannot
+     * follow.
      * @param attribute the attribute that changed, for the message
      */
     void Retrain(const char* attribute);
+    /// Both ends train to the common speed and width, come up and exchange credits.
+    void FinishRetrain();
     /**
-     * Set the active speed and the data rate to the highest speed and widest width this
-     * port and @p peer both support.
+     * @param peer the port at the other end
+     * @return the rate of the highest speed and widest width this port and @p peer both
+     *         support
+     */
+    DataRate TrainedRate(const IbNetDevice& peer) const;
+    /**
+     * Set the active speed and the data rate to TrainedRate(@p peer).
      * @param peer the port at the other end
      */
     void TrainWith(const IbNetDevice& peer);
@@ -717,6 +734,9 @@ class IbNetDevice : public NetDevice
     Time m_fcRefresh;                   //!< flow-control refresh period (0 = 65,536 symbols)
     uint8_t m_rawSl{0};                 //!< SL used by Send()
     uint8_t m_arbiterLimit{0};          //!< LimitOfHighPriority attribute
+    bool m_retraining{false};           //!< down to train again (Retrain, FinishRetrain)
+    double m_capacityBits{0.0};         //!< GetWireCapacityBits at m_rateSince
+    Time m_rateSince;                   //!< when m_rate last changed
     std::string m_sl2vlText;            //!< SlToVlTable as given ("" = default)
 
     // Identity

@@ -671,8 +671,15 @@ TEST_F(IbLinkTest, AWidthChangeWhileTheLinkIsUpRetrainsBothEnds)
     const DataRate edr4 = IbLinkRate::GetDataRate(IbLinkRate::EDR, 4);
     const DataRate edr1 = IbLinkRate::GetDataRate(IbLinkRate::EDR, 1);
     DataRate aDuring;
-    Simulator::Schedule(MicroSeconds(20),
-                        [&l]() { l.b->SetAttribute("LinkWidth", StringValue("1x")); });
+    // The link goes down at each change and up once what was on the wire has arrived.
+    std::vector<std::pair<Time, bool>> changes;
+    l.a->AddLinkChangeCallback(Callback<void>(
+        [&changes, &l]() { changes.emplace_back(Simulator::Now(), l.a->IsLinkUp()); }));
+    Simulator::Schedule(MicroSeconds(20), [&l]() {
+        l.b->SetAttribute("LinkWidth", StringValue("1x"));
+        EXPECT_FALSE(l.a->IsLinkUp());
+        EXPECT_FALSE(l.b->IsLinkUp());
+    });
     Simulator::Schedule(MicroSeconds(40), [&l, &aDuring]() { aDuring = l.a->GetDataRate(); });
     Simulator::Schedule(MicroSeconds(60),
                         [&l]() { l.b->SetAttribute("LinkWidth", StringValue("4x")); });
@@ -690,6 +697,25 @@ TEST_F(IbLinkTest, AWidthChangeWhileTheLinkIsUpRetrainsBothEnds)
     EXPECT_NEAR(before / (edr4.GetBitRate() * efficiency), 1.0, 1e-4) << before;
     EXPECT_NEAR(slow / (edr1.GetBitRate() * efficiency), 1.0, 1e-4) << slow;
     EXPECT_NEAR(after / (edr4.GetBitRate() * efficiency), 1.0, 1e-4) << after;
+    // Up at the start; down at 20 and 60 us, up within a packet time (at most 1.4 us at
+    // 1x) after each.
+    ASSERT_EQ(changes.size(), 5u);
+    EXPECT_EQ(changes.front(), std::make_pair(Time(0), true));
+    changes.erase(changes.begin());
+    EXPECT_EQ(changes[0], std::make_pair(MicroSeconds(20), false));
+    EXPECT_EQ(changes[2], std::make_pair(MicroSeconds(60), false));
+    EXPECT_TRUE(changes[1].second && changes[3].second);
+    EXPECT_GT(changes[1].first, MicroSeconds(20));
+    EXPECT_LT(changes[1].first, MicroSeconds(20) + NanoSeconds(1400));
+    EXPECT_GT(changes[3].first, MicroSeconds(60));
+    EXPECT_LT(changes[3].first, MicroSeconds(60) + NanoSeconds(1400));
+    // The wire's capacity is the rate integrated over time, each rate from when the link
+    // came up with it (utilisations divide by it).
+    const Time end = Simulator::Now();
+    const double capacity = edr4.GetBitRate() * changes[1].first.GetSeconds() +
+                            edr1.GetBitRate() * (changes[3].first - changes[1].first).GetSeconds() +
+                            edr4.GetBitRate() * (end - changes[3].first).GetSeconds();
+    EXPECT_NEAR(l.a->GetWireCapacityBits(end) / capacity, 1.0, 1e-12);
 }
 
 TEST_F(IbLinkTest, BackToBackStreamReachesRateTimesWireEfficiency)
