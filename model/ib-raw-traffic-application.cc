@@ -257,6 +257,13 @@ IbRawTrafficApplication::TxStarted(uint8_t vl)
 void
 IbRawTrafficApplication::TopUp()
 {
+    if (m_toppingUp)
+    {
+        // Called back from inside SendOne (the packet found the port idle and started at
+        // once): that send is not counted yet, nor its PSN taken. The loop below goes on.
+        return;
+    }
+    m_toppingUp = true;
     while (m_running && !Done() && m_device->GetTxQueueLength(m_vl) < m_queueTarget)
     {
         if (!SendOne())
@@ -264,6 +271,7 @@ IbRawTrafficApplication::TopUp()
             break;
         }
     }
+    m_toppingUp = false;
 }
 
 void

@@ -100,6 +100,7 @@ class IbRawTrafficApplication : public Application, public IbTxStartListener
     uint32_t m_queueTarget;                      //!< saturating mode: packets kept queued
     uint64_t m_sent;                             //!< packets sent
     bool m_running;                              //!< between start and stop
+    bool m_toppingUp{false};                     //!< TopUp is running (not re-entered)
     EventId m_sendEvent;                         //!< rate-mode timer
     TracedCallback<Ptr<const Packet>> m_txTrace; //!< Tx trace
 };

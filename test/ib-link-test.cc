@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 #include <iterator>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -414,6 +415,37 @@ TEST_F(IbLinkTest, ALongCableDeliversManyPacketsInFlightInOrder)
  * refilling the slot each packet frees (before, the first registered took every slot and
  * the others sent only their first QueueTarget packets; an all-to-all ran as a shift).
  */
+TEST_F(IbLinkTest, ARawSourceSendsMaxPacketsWithConsecutivePsns)
+{
+    // A source's first packet finds the port idle and starts at once, which asks the
+    // source for another before the first is counted: MaxPackets=1 sent 2, and the two
+    // carried the same PSN.
+    for (const uint32_t max : {1u, 2u, 5u})
+    {
+        IbHelper helper;
+        Link l = MakeLink(helper);
+        std::vector<uint32_t> psns;
+        l.b->TraceConnectWithoutContext(
+            "MacRx",
+            Callback<void, Ptr<const Packet>>([&psns](Ptr<const Packet> p) {
+                Ptr<Packet> copy = p->Copy();
+                IbLrhHeader lrh;
+                IbBthHeader bth;
+                copy->RemoveHeader(lrh);
+                copy->RemoveHeader(bth);
+                psns.push_back(bth.GetPsn());
+            }));
+        IbRawTrafficHelper traffic(l.b->GetLid());
+        traffic.SetAttribute("MaxPackets", UintegerValue(max));
+        traffic.Install(l.a).Start(MicroSeconds(1));
+        Simulator::Run();
+        std::vector<uint32_t> expected(max);
+        std::iota(expected.begin(), expected.end(), 0u);
+        EXPECT_EQ(psns, expected) << "MaxPackets=" << max;
+        Simulator::Destroy();
+    }
+}
+
 TEST_F(IbLinkTest, SaturatingSourcesOnOnePortShareIt)
 {
     IbHelper helper;
