@@ -265,7 +265,9 @@ IbTopology::Validate(std::string* error) const
             }
         }
     }
-    if (m_nodes.size() == 1)
+    if (m_nodes.size() == 1 && std::none_of(m_nodes[0].ports.begin(),
+                                            m_nodes[0].ports.end(),
+                                            [](const Port& port) { return port.peerNode >= 0; }))
     {
         return fail("the fabric is the single node '" + m_nodes[0].name +
                     "', with no cable; a fabric needs at least two nodes cabled together");

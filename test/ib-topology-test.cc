@@ -20,7 +20,6 @@
 #include <map>
 #include <queue>
 #include <set>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -557,6 +556,11 @@ TEST(IbTopologyValidate, NamesTheNodesOutsideTheLargestPart)
     EXPECT_EQ(error,
               "the fabric is the single node 'h0', with no cable; a fabric needs at least two "
               "nodes cabled together");
+    // A 2-port HCA cabled to itself is a fabric (a loopback).
+    IbTopology loop;
+    loop.AddCa(2, "h");
+    ASSERT_TRUE(loop.Connect(0, 1, 0, 2, IbLinkRate::EDR, 4));
+    EXPECT_TRUE(loop.Validate(&error)) << error;
 }
 
 TEST(IbNetDiscoverReader, ParsesFullFormat)
