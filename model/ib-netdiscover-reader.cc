@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -941,6 +942,17 @@ class Parser
     bool Build(IbTopology& t)
     {
         uint64_t next = 0x0002c90300000001ULL;
+        // The GUIDs the file gives, a CA's with one per port (port p is node + p - 1 in
+        // LFT dumps): generated ones avoid them all.
+        std::set<uint64_t> given;
+        for (const auto& r : m_recs)
+        {
+            const uint32_t span = r.type == IbTopology::CA ? r.nports : 1;
+            for (uint64_t k = 0; r.guid != 0 && k < span; ++k)
+            {
+                given.insert(r.guid + k);
+            }
+        }
         for (auto& r : m_recs)
         {
             if (r.guid == 0)
@@ -948,10 +960,10 @@ class Parser
                 // One GUID per port of a CA (port p is node GUID + p - 1 in LFT dumps),
                 // none given to another node in the file.
                 const uint32_t span = r.type == IbTopology::CA ? r.nports : 1;
-                auto taken = [this, span](uint64_t first) {
+                auto taken = [&given, span](uint64_t first) {
                     for (uint64_t g = first; g < first + span; ++g)
                     {
-                        if (m_byGuid.count(g))
+                        if (given.count(g))
                         {
                             return true;
                         }
@@ -1007,8 +1019,12 @@ class Parser
         for (uint32_t i = 0; i < full.GetNNodes(); ++i)
         {
             const IbTopology::Node& node = full.GetNode(i);
-            if (node.type == IbTopology::CA &&
-                m_recs[i].desc.find("Aggregation Node") != std::string::npos)
+            // One port, cabled to a switch (its internal port), and the description.
+            const bool an = node.type == IbTopology::CA && node.ports.size() == 2 &&
+                            node.ports[1].peerNode >= 0 &&
+                            full.GetNode(node.ports[1].peerNode).type == IbTopology::SWITCH &&
+                            m_recs[i].desc.find("Aggregation Node") != std::string::npos;
+            if (an)
             {
                 NS_LOG_INFO(m_source << ":" << m_recs[i].line << ": \"" << m_recs[i].desc
                                      << "\" is a SHARP Aggregation Node, not a host: left out");
