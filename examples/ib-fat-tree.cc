@@ -53,7 +53,10 @@ main(int argc, char* argv[])
     cmd.AddValue("duration", "simulated microseconds of traffic", durationUs);
     cmd.AddValue("warmup", "microseconds excluded from the statistics", warmupUs);
     cmd.AddValue("seed", "seed of the random permutation", seed);
-    cmd.AddValue("pcap", "write a pcap per host port (ib-fat-tree-<node>-<port>.pcap)", pcap);
+    cmd.AddValue("pcap",
+                 "write a pcap per host port (ib-fat-tree-<node name>-<device index>.pcap, e.g. "
+                 "ib-fat-tree-host-0-0.pcap)",
+                 pcap);
     cmd.AddValue("lftDump", "write the forwarding tables (opensm-lfts.dump format) here", lftDump);
     cmd.Parse(argc, argv);
     NS_ABORT_MSG_IF(!(durationUs > 0) || !(warmupUs >= 0) || warmupUs >= durationUs,
