@@ -10,6 +10,7 @@
 #include "ns3/collective-ring-algorithm.h"
 #include "ns3/collective-tcp-transport.h"
 #include "ns3/collective-tree-algorithm.h"
+#include "ns3/ib-deadlock-checker.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-lid-assigner.h"
 #include "ns3/ib-net-device.h"
@@ -275,21 +276,27 @@ CollectiveHelper::BuildIpFabric(const IbTopology& topology,
     IbRoutingTables tables;
     if (routing != "global")
     {
+        NS_ABORT_MSG_UNLESS(routing == "minhop" || routing == "updn" || routing == "ftree" ||
+                                routing == "dfsssp",
+                            "CollectiveHelper::BuildIpFabric routing='"
+                                << routing
+                                << "' is not one of minhop, updn, ftree, dfsssp (the IB routing "
+                                   "engine whose paths the routers take) or global (ns-3's "
+                                   "global routing alone).");
         Ptr<IbRoutingEngine> engine =
             IbSubnetManager::CreateRoutingEngine(routing,
                                                  "CollectiveHelper::BuildIpFabric routing");
-        NS_ABORT_MSG_IF(routing == "file",
-                        "CollectiveHelper::BuildIpFabric routing='file': the file engine needs "
-                        "a dump to read; use minhop, updn, ftree, dfsssp or global.");
         std::string error;
         NS_ABORT_MSG_UNLESS(
             topology.Validate(&error),
             "CollectiveHelper::BuildIpFabric: the topology is not a fabric: " << error);
         problem = IbLidAssigner::Assign(topology, 0, IbNetDevice::MAX_DATA_VLS);
-        NS_ABORT_MSG_UNLESS(engine->Route(problem, tables, &error),
+        NS_ABORT_MSG_UNLESS(engine->Route(problem, tables, &error) &&
+                                IbDeadlockChecker::CheckReachability(problem, tables, &error),
                             "CollectiveHelper::BuildIpFabric: routing engine '"
                                 << routing << "' cannot route this topology: " << error
-                                << "; choose another engine, or routing='global'.");
+                                << "; choose another engine (ftree routes fat trees only), or "
+                                   "routing='global'.");
     }
     const uint32_t n = topology.GetNNodes();
     NodeContainer all;

@@ -173,7 +173,10 @@ IbFabricStats::GetPorts(Time stop) const
         const double bits = (m_ports[i]->GetTxBytesOnWire() - m_startBytes[i]) * 8.0;
         // The rate integrated over the window: a link may train to another rate in it.
         const double capacity = m_ports[i]->GetWireCapacityBits(stop) - m_startCapacity[i];
-        out.push_back({m_portNames[i], capacity > 0 ? bits / capacity : 0.0});
+        // A busy window can come out a few parts per million above 1: each packet's
+        // serialization is rounded to the time resolution (the remainder carried to the
+        // next one), and its bytes on the wire are read back at the exact rate.
+        out.push_back({m_portNames[i], capacity > 0 ? std::min(1.0, bits / capacity) : 0.0});
     }
     std::stable_sort(out.begin(), out.end(), [](const Port& a, const Port& b) {
         return a.utilisation > b.utilisation;

@@ -210,8 +210,9 @@ DataParallelTrainingApplication::StopApplication()
     NS_LOG_FUNCTION(this);
     // Every bucket is reduced over all servers: one server stopping mid-job would leave
     // the others waiting for it for ever (and, with a link's periodic flow-control
-    // refresh pending, Simulator::Run would never return).
-    NS_ABORT_MSG_IF(m_running && !m_job->IsFinished(),
+    // refresh pending, Simulator::Run would never return). A job of one server waits for
+    // nobody: it just stops.
+    NS_ABORT_MSG_IF(m_running && !m_job->IsFinished() && m_job->GetNServers() > 1,
                     "DataParallelTrainingApplication rank "
                         << m_rank << ": stopped at " << Simulator::Now().As(Time::MS)
                         << " in iteration " << m_iteration << " of " << m_job->GetIterations()

@@ -508,6 +508,13 @@ TEST_F(CollectiveTest, IpFabricRoutersSpreadHostsOverTheUplinksAsTheIbEngineDoes
         EXPECT_EQ(leaves, 4u);
         Simulator::Destroy();
     }
+    EXPECT_DEATH(CollectiveHelper::BuildIpFabric(topo, DataRate("10Gbps"), MicroSeconds(1), "ecmp"),
+                 "routing='ecmp' is not one of minhop, updn, ftree, dfsssp");
+    EXPECT_DEATH(CollectiveHelper::BuildIpFabric(IbTopologyBuilder::Ring(4, 1),
+                                                 DataRate("10Gbps"),
+                                                 MicroSeconds(1)),
+                 "routing engine 'ftree' cannot route this topology: .*ftree routes fat trees "
+                 "only");
 }
 
 TEST_F(CollectiveTest, CommunicatorsOnDisjointAndOverlappingHostsRunAtOnce)

@@ -396,6 +396,25 @@ TEST_F(TrainingTest, ComputeDerivedFromFlops)
     EXPECT_EQ(job->GetRecords().at(0).GetDuration(), MilliSeconds(300));
 }
 
+TEST_F(TrainingTest, AOneServerJobStopsWhenItsApplicationStops)
+{
+    // Nobody waits for a single server: a StopTime ends its job (the two-server case
+    // stops the run with a message, UserErrorsNameTheInput).
+    NodeContainer servers;
+    servers.Create(1);
+    DataParallelTrainingHelper h;
+    h.SetJobAttribute("GradientBytes", UintegerValue(10000000));
+    h.SetJobAttribute("Iterations", UintegerValue(3));
+    h.SetApplicationAttribute("ForwardTime", TimeValue(MilliSeconds(10)));
+    h.SetApplicationAttribute("BackwardTime", TimeValue(MilliSeconds(20)));
+    Ptr<DataParallelTrainingJob> job = h.Install(nullptr, servers);
+    servers.Get(0)->GetApplication(0)->SetStopTime(MilliSeconds(45));
+    Simulator::Stop(Seconds(1));
+    Simulator::Run();
+    EXPECT_FALSE(job->IsFinished());
+    EXPECT_EQ(job->GetRecords().size(), 1u); // the first iteration, 30 ms
+}
+
 TEST_F(TrainingTest, UserErrorsNameTheInput)
 {
     auto job = [](uint64_t grad, uint32_t elem, uint64_t bucket) {
