@@ -25,7 +25,10 @@
  * events coincide to the picosecond; ns-3 runs simultaneous events in the order they
  * were scheduled, which a distributed run does not reproduce for events from other
  * ranks, so results can then differ (in the runs tried: a few ports' flow-control
- * packet counts, by one).
+ * packet counts, by one). The jitter keeps permutation and shift traffic apart; heavily
+ * contended patterns (all-to-all with tens of packets per flow) can still differ per flow
+ * between a distributed and a one-process run (doc/infiniband.rst, "Building with MPI,
+ * and identical results").
  */
 
 #include "ns3/core-module.h"

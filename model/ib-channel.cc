@@ -150,6 +150,17 @@ IbChannel::GetPropagationDelay() const
 void
 IbChannel::UpdatePortModes()
 {
+    // Between MPI ranks the propagation delay is the lookahead: zero would stall the
+    // granted-time-window engine to one time step per round and spin the null-message
+    // engine for ever. IbHelper::Connect checks it when the cable is made; this catches
+    // a Delay, Length or DelayPerMetre set to zero afterwards.
+    NS_ABORT_MSG_IF(m_nDevices == 2 && IsBetweenRanks() &&
+                        !GetPropagationDelay().IsStrictlyPositive(),
+                    "IbChannel " << GetId() << " between MPI ranks: Delay=" << m_delay.As(Time::NS)
+                                 << ", Length=" << m_length
+                                 << " m, DelayPerMetre=" << m_delayPerMetre.As(Time::NS)
+                                 << " give no propagation delay, which is the ranks' lookahead; "
+                                    "give the cable a positive Delay (or Length)");
     const Time propagation = GetDelay();
     const bool direct = m_portsLaunch || GetInstanceTypeId() == IbChannel::GetTypeId();
     for (std::size_t d = 0; d < 2; ++d)

@@ -201,7 +201,9 @@ IbRemoteChannel::Transmit(IbOwnedPacket packet,
     // A larger message would be cut short by the receiving rank's fixed buffer
     // (MPI_ERR_TRUNCATE: the job aborts). Virtual payloads serialize as a length only;
     // real bytes (HCA DataMode, SHARP or IPoIB data) count in full.
-    const uint32_t message = copy->GetSerializedSize() + 16;
+    // ns-3 3.37 adds 16 bytes (time, node, device) with granted time windows and 24 with
+    // null messages (a second time): the larger, whichever engine runs.
+    const uint32_t message = copy->GetSerializedSize() + 24;
     NS_ABORT_MSG_IF(message > kMaxMpiMessage,
                     "IbRemoteChannel: a packet from node "
                         << src->GetNode()->GetId() << " to node " << dst->GetNode()->GetId()
