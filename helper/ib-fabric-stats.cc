@@ -36,10 +36,19 @@ IbFabricStats::Install(const IbFabric& fabric, Time start)
         }
         return n + " port " + std::to_string(d->GetIfIndex() + 1);
     };
+    // In a distributed run (MPI) every rank holds the whole fabric but runs only its own
+    // nodes: the statistics take those, so that a rank does not report the others'
+    // flows as starved and their ports as idle. One process: all nodes.
+    const uint32_t rank = Simulator::GetSystemId();
     // Every cabled port of every host: a multi-port HCA's second rail carries flows too.
     for (uint32_t i = 0; i < fabric.hosts.GetN(); ++i)
     {
         Ptr<Node> host = fabric.hosts.Get(i);
+        if (host->GetSystemId() != rank)
+        {
+            continue;
+        }
+        m_hosts.Add(host);
         for (uint32_t k = 0; k < host->GetNDevices(); ++k)
         {
             Ptr<IbNetDevice> d = DynamicCast<IbNetDevice>(host->GetDevice(k));
@@ -48,13 +57,17 @@ IbFabricStats::Install(const IbFabric& fabric, Time start)
                 continue;
             }
             d->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&IbFabricStats::OnRx, this));
+            for (uint32_t l = 0; l < (1u << d->GetLmc()); ++l)
+            {
+                m_localLids.insert(d->GetLid() + l);
+            }
             m_ports.push_back(d);
             m_portNames.push_back(name(d));
         }
     }
     for (const auto& sw : fabric.switchOf)
     {
-        if (!sw)
+        if (!sw || sw->GetObject<Node>()->GetSystemId() != rank)
         {
             continue;
         }
@@ -69,7 +82,6 @@ IbFabricStats::Install(const IbFabric& fabric, Time start)
     }
     m_startBytes.assign(m_ports.size(), 0);
     m_startCapacity.assign(m_ports.size(), 0);
-    m_hosts = fabric.hosts;
     NS_ABORT_MSG_IF(start < Simulator::Now(),
                     "IbFabricStats::Install: the window would start at "
                         << start.As(Time::US) << ", before now (" << Simulator::Now().As(Time::US)
@@ -130,7 +142,8 @@ IbFabricStats::GetFlows() const
         {
             Ptr<IbRawTrafficApplication> app =
                 DynamicCast<IbRawTrafficApplication>(host->GetApplication(k));
-            if (app && app->GetSlid() != 0)
+            // (A flow to a host of another rank is that rank's to report.)
+            if (app && app->GetSlid() != 0 && m_localLids.count(app->GetDlid()) > 0)
             {
                 Flow& f = all[(uint32_t(app->GetSlid()) << 16) | app->GetDlid()];
                 f.slid = app->GetSlid();

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <ostream>
+#include <set>
 #include <vector>
 
 namespace ns3
@@ -103,7 +104,8 @@ class IbFabricStats
     double WindowSeconds(Time stop) const;
 
     std::map<uint32_t, Flow> m_flows;      //!< (slid << 16 | dlid) -> flow
-    NodeContainer m_hosts;                 //!< the fabric's hosts (their raw flows)
+    NodeContainer m_hosts;                 //!< the fabric's hosts on this rank (their flows)
+    std::set<uint16_t> m_localLids;        //!< the LIDs of those hosts' ports
     std::vector<Ptr<IbNetDevice>> m_ports; //!< every port
     std::vector<std::string> m_portNames;  //!< their names
     std::vector<double> m_startBytes;      //!< bytes on the wire at the window's start

@@ -29,6 +29,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <queue>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -557,6 +558,90 @@ TEST_F(IbFabricTest, FabricStatsSeeEveryCabledHostPort)
     EXPECT_EQ(flows[0].packets, 4u);
     // Ports: h0's two, h1's one (its port 2 has no cable) and the switch's three.
     EXPECT_EQ(stats.GetPorts(Simulator::Now()).size(), 6u);
+}
+
+TEST_F(IbFabricTest, FabricStatsTakeTheRanksOwnNodes)
+{
+    // A distributed run's rank holds every node but runs its own. Here (one process, no
+    // MPI) the second leaf's nodes get system id 1: the statistics of rank 0 leave out
+    // its ports and the flows that end there, which they reported as starved before.
+    const IbTopology t = IbTopologyBuilder::FatTree2Level(4, 4); // 2 leaves of 2 hosts
+    IbFabricHelper fh;
+    std::vector<uint32_t> rank(t.GetNNodes(), 0);
+    uint32_t leaves = 0;
+    for (uint32_t n = 0; n < t.GetNNodes(); ++n)
+    {
+        const IbTopology::Node& node = t.GetNode(n);
+        bool leaf = false;
+        for (uint32_t p = 1; p < node.ports.size(); ++p)
+        {
+            leaf |= node.type == IbTopology::SWITCH && node.ports[p].peerNode >= 0 &&
+                    t.GetNode(node.ports[p].peerNode).type == IbTopology::CA;
+        }
+        if (leaf && leaves++ == 1)
+        {
+            rank[n] = 1;
+            for (uint32_t p = 1; p < node.ports.size(); ++p)
+            {
+                if (node.ports[p].peerNode >= 0 &&
+                    t.GetNode(node.ports[p].peerNode).type == IbTopology::CA)
+                {
+                    rank[node.ports[p].peerNode] = 1;
+                }
+            }
+        }
+    }
+    fh.SetRankOfNode([&rank](uint32_t i) { return rank[i]; });
+    IbFabric f = fh.Build(t);
+    ASSERT_EQ(f.hosts.GetN(), 4u);
+    IbFabricStats stats;
+    stats.Install(f, Seconds(0));
+    // A flow from every host to every other.
+    for (uint32_t a = 0; a < 4; ++a)
+    {
+        for (uint32_t b = 0; b < 4; ++b)
+        {
+            if (a != b && f.hosts.Get(a)->GetSystemId() == 0)
+            {
+                IbRawTrafficHelper traffic(f.HostPort(b)->GetLid());
+                traffic.SetAttribute("MaxPackets", UintegerValue(2));
+                traffic.Install(f.HostPort(a)).Start(MicroSeconds(1));
+            }
+        }
+    }
+    Simulator::Run();
+    uint32_t local = 0;
+    std::set<uint16_t> localLids;
+    for (uint32_t h = 0; h < 4; ++h)
+    {
+        if (f.hosts.Get(h)->GetSystemId() == 0)
+        {
+            ++local;
+            localLids.insert(f.HostPort(h)->GetLid());
+        }
+    }
+    ASSERT_EQ(local, 2u);
+    const std::vector<IbFabricStats::Flow> flows = stats.GetFlows();
+    ASSERT_EQ(flows.size(), 2u); // the two rank-0 hosts to each other
+    for (const auto& fl : flows)
+    {
+        EXPECT_EQ(localLids.count(fl.dlid), 1u);
+        EXPECT_EQ(fl.packets, 2u);
+    }
+    // The ports of rank 0: its 2 hosts' and its leaf's and spines' (every switch but the
+    // second leaf).
+    uint32_t ports = 2;
+    for (uint32_t n = 0; n < t.GetNNodes(); ++n)
+    {
+        if (t.GetNode(n).type == IbTopology::SWITCH && rank[n] == 0)
+        {
+            for (const auto& port : t.GetNode(n).ports)
+            {
+                ports += port.peerNode >= 0 ? 1 : 0;
+            }
+        }
+    }
+    EXPECT_EQ(stats.GetPorts(Simulator::Now()).size(), ports);
 }
 
 TEST_F(IbFabricTest, APathRecordFromASwitchLidIsRefusedNamingTheSwitch)
