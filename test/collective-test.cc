@@ -433,6 +433,31 @@ TEST_F(CollectiveTest, TcpOverPointToPointAndIbGiveIdenticalResults)
     }
 }
 
+TEST_F(CollectiveTest, ACommunicatorOverHostsOfTwoRanksIsRefused)
+{
+    // A communicator keeps every rank's state in one object: in a distributed run its
+    // hosts must all be on one MPI rank. (System ids set without MPI: one process.)
+    EXPECT_DEATH(
+        {
+            const IbTopology t = IbTopologyBuilder::FatTree2Level(4, 4);
+            IbFabricHelper fh;
+            uint32_t cas = 0;
+            std::vector<uint32_t> rank(t.GetNNodes(), 0);
+            for (uint32_t n = 0; n < t.GetNNodes(); ++n)
+            {
+                if (t.GetNode(n).type == IbTopology::CA && cas++ == 3)
+                {
+                    rank[n] = 1;
+                }
+            }
+            fh.SetRankOfNode([rank](uint32_t i) { return rank[i]; });
+            IbFabric f = fh.Build(t);
+            CollectiveHelper().InstallIb(f);
+        },
+        "CollectiveHelper::InstallIb: host 3 \\(node [0-9]+\\) is on MPI rank 1 and host 0 on "
+        "rank 0; a communicator's hosts must be on one rank");
+}
+
 TEST_F(CollectiveTest, IpFabricRoutersSpreadHostsOverTheUplinksAsTheIbEngineDoes)
 {
     // 8 hosts on 4 leaves of 2 uplinks each. ftree sends a leaf's traffic for the 6 hosts
