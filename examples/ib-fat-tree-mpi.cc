@@ -41,6 +41,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -146,6 +147,15 @@ main(int argc, char* argv[])
 
     NS_ABORT_MSG_UNLESS(resolution == "ns" || resolution == "ps", "--resolution: ns or ps");
     Time::SetResolution(resolution == "ps" ? Time::PS : Time::NS);
+    NS_ABORT_MSG_IF(stopUs < 0 || !std::isfinite(stopUs),
+                    "--stop=" << stopUs << ": simulated microseconds, 0 (automatic) or more");
+    NS_ABORT_MSG_IF(jitterNs < 0 || !std::isfinite(jitterNs),
+                    "--jitter=" << jitterNs << ": nanoseconds, 0 (all flows at once) or more");
+#ifdef NS3_MPI
+    NS_ABORT_MSG_IF(nullmsg && !useMpi,
+                    "--nullmsg=true with --mpi=false: the null-message engine is MPI's; drop "
+                    "--mpi=false or --nullmsg");
+#endif
 
     uint32_t rank = 0;
     uint32_t ranks = 1;
@@ -166,6 +176,13 @@ main(int argc, char* argv[])
         std::cout << "ns-3 was built without MPI: running as one process\n";
     }
 #endif
+    // Distributed, the cable delay is the lookahead between ranks: it must be a positive
+    // number of time steps at the resolution chosen.
+    NS_ABORT_MSG_UNLESS(ranks == 1 || (delayNs > 0 && NanoSeconds(delayNs).IsStrictlyPositive()),
+                        "--delay=" << delayNs << " with --resolution=" << resolution
+                                   << ": the cable delay is the lookahead between ranks and "
+                                      "must be positive at that resolution (at least "
+                                   << (resolution == "ps" ? "0.001" : "1") << " ns)");
     const bool root = rank == 0;
 
     IbLinkRate::Speed s;
