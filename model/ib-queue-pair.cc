@@ -1325,6 +1325,7 @@ IbQueuePair::BuildRcRequest()
         if (w.readAtomic)
         {
             ++m_rdAtomicOut;
+            w.requestedAt = m_rewinds;
         }
         SkipAcknowledged();
     }
@@ -1438,6 +1439,18 @@ IbQueuePair::RetryOrFail(const char* reason)
 void
 IbQueuePair::GoBackForMissingResponse()
 {
+    // After a go-back the responder answers the duplicates before the READ or atomic at
+    // the head with an ACK of its newest PSN, which covers the head, and replays the
+    // head's responses after it: an ACK that finds the head, requested again since the
+    // last go-back, without its responses does not show them lost. The retry timer
+    // covers them if they are. (Going back again made the responder read and send the
+    // data once more, which the requester then dropped as duplicates.)
+    NS_ASSERT(!m_sq.empty());
+    const SendWqe& head = m_sq.front();
+    if (m_rewinds > 0 && head.readAtomic && head.requestedAt == m_rewinds)
+    {
+        return;
+    }
     if (!m_gapRewound)
     {
         m_gapRewound = true;
@@ -1454,6 +1467,7 @@ IbQueuePair::Rewind(const char* reason)
     }
     NS_LOG_LOGIC("QP " << m_qpn << ": go back to PSN " << m_unackedPsn << " (" << reason << ")");
     ++m_counters.retransmitEpisodes;
+    ++m_rewinds;
     m_retransmitTrace(m_unackedPsn, reason);
     m_txIdx = 0;
     m_txPsn = m_unackedPsn;

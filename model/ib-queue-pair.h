@@ -242,6 +242,7 @@ class IbQueuePair : public Object
         uint32_t npkts{1};           ///< PSNs it uses (READ: response packets)
         Time readyAt;                ///< doorbell done: may be sent from then on
         bool readAtomic{false};      ///< READ or atomic
+        uint32_t requestedAt{0};     ///< READ/atomic: m_rewinds when its request last went
     };
 
     /// A receive WR in the receive queue.
@@ -590,6 +591,7 @@ class IbQueuePair : public Object
     uint8_t m_retriesLeft;    //!< transport retries left
     uint8_t m_rnrRetriesLeft; //!< RNR retries left
     bool m_gapRewound;        //!< went back for a missing response: wait for progress
+    uint32_t m_rewinds{0};    //!< go-backs so far (SendWqe::requestedAt)
     Time m_lastProgress;      //!< last ACK progress (base of the local ACK timer)
     Time m_rnrUntil;          //!< paused by an RNR NAK until then
     EventId m_retryTimer;     //!< local ACK timer

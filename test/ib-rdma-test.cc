@@ -2022,13 +2022,21 @@ TEST_F(IbRdmaTest, RnrRetriesExhaustedGiveRnrRetryExcErr)
 namespace
 {
 
-/// Corrupts the first arriving packet with one BTH opcode (LRH-only packets), then none.
+/// Corrupts the first arriving packet with each of the given BTH opcodes (LRH-only
+/// packets), then none.
 class DropFirstOfOpcode : public ErrorModel
 {
   public:
+    /// @param opcodes the BTH opcodes to drop once each
+    explicit DropFirstOfOpcode(std::vector<uint8_t> opcodes)
+        : m_opcodes(std::move(opcodes)),
+          m_done(m_opcodes.size(), false)
+    {
+    }
+
     /// @param opcode the BTH opcode to drop once
     explicit DropFirstOfOpcode(uint8_t opcode)
-        : m_opcode(opcode)
+        : DropFirstOfOpcode(std::vector<uint8_t>{opcode})
     {
     }
 
@@ -2042,20 +2050,28 @@ class DropFirstOfOpcode : public ErrorModel
     bool DoCorrupt(Ptr<Packet> p) override
     {
         uint8_t bytes[IbPacket::LRH_SIZE + 1];
-        if (m_dropped > 0 || p->CopyData(bytes, sizeof(bytes)) != sizeof(bytes) ||
-            bytes[IbPacket::LRH_SIZE] != m_opcode)
+        if (p->CopyData(bytes, sizeof(bytes)) != sizeof(bytes))
         {
             return false;
         }
-        ++m_dropped;
-        return true;
+        for (size_t i = 0; i < m_opcodes.size(); ++i)
+        {
+            if (!m_done[i] && bytes[IbPacket::LRH_SIZE] == m_opcodes[i])
+            {
+                m_done[i] = true;
+                ++m_dropped;
+                return true;
+            }
+        }
+        return false;
     }
 
     void DoReset() override
     {
     }
 
-    uint8_t m_opcode;
+    std::vector<uint8_t> m_opcodes;
+    std::vector<bool> m_done;
     uint32_t m_dropped{0};
 };
 
@@ -2117,6 +2133,37 @@ TEST_F(IbRdmaTest, AnRnrNakAfterALostReadResponseGoesBackForTheRead)
     EXPECT_EQ(s[1].wrId, 2u);
     EXPECT_EQ(s[1].status, IbWcStatus::RNR_RETRY_EXC_ERR) << IbWcStatusName(s[1].status);
     EXPECT_EQ(c.qp[0]->GetCounters().rnrNaksReceived, 2u);
+}
+
+TEST_F(IbRdmaTest, AnAckForAResentSendDoesNotSendTheResentReadAgain)
+{
+    // SEND S, then READ R. S's ACK and R's response are lost; the local ACK timeout sends
+    // both again. The responder acknowledges the duplicate S with its newest PSN, which
+    // covers R, before it replays R's response: that ACK must not make the requester go
+    // back for R once more (R's response is on its way), which read and sent R's data a
+    // third time and dropped it as duplicates.
+    Fabric f = BackToBack(IbHcaHelper());
+    Rc c = ConnectPair(f);
+    auto drop = CreateObject<DropFirstOfOpcode>(
+        std::vector<uint8_t>{IbOpcode::RC_ACKNOWLEDGE, IbOpcode::RC_RDMA_READ_RESPONSE_ONLY});
+    f.port[0]->SetReceiveErrorModel(drop);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b =
+        f.hca[1]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ);
+    IbRecvWr r;
+    r.wrId = 9;
+    r.sge = Sge(b, 2048, 64);
+    ASSERT_TRUE(c.qp[1]->PostRecv(r));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::SEND, Sge(a, 1024, 64))));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_READ, Sge(a, 0, 100), b, 0)));
+    Simulator::Run();
+    EXPECT_EQ(drop->Dropped(), 2u);
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].status, IbWcStatus::SUCCESS) << IbWcStatusName(s[0].status);
+    EXPECT_EQ(s[1].status, IbWcStatus::SUCCESS) << IbWcStatusName(s[1].status);
+    EXPECT_EQ(c.qp[0]->GetCounters().retransmitEpisodes, 1u); // the timeout's
+    EXPECT_EQ(c.qp[0]->GetCounters().duplicateResponses, 0u);
 }
 
 // ---------------------------------------------------------------- timing and throughput
