@@ -67,6 +67,10 @@ IpoibHeader::Serialize(Buffer::Iterator start) const
 uint32_t
 IpoibHeader::Deserialize(Buffer::Iterator start)
 {
+    if (start.GetRemainingSize() < SIZE)
+    {
+        return 0; // truncated: nothing read, as the IBA headers do
+    }
     m_etherType = start.ReadNtohU16();
     m_reserved = start.ReadNtohU16();
     return SIZE;

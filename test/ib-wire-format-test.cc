@@ -21,6 +21,8 @@
 #include "ns3/ib-lrh-header.h"
 #include "ns3/ib-packet-parser.h"
 #include "ns3/ib-reth-header.h"
+#include "ns3/ib-rwh-header.h"
+#include "ns3/ipoib-header.h"
 #include "ns3/ipv6-address.h"
 #include "ns3/packet.h"
 
@@ -780,6 +782,12 @@ TEST(IbWireFormat, TruncatedHeadersGiveZero)
     IbFlowControlHeader fc;
     fc.SetFccl(9);
     ExpectTruncatedRejected(fc);
+    IbRwhHeader rwh;
+    rwh.SetEtherType(0x0800);
+    ExpectTruncatedRejected(rwh);
+    IpoibHeader ipoib;
+    ipoib.SetEtherType(0x0800);
+    ExpectTruncatedRejected(ipoib);
 }
 
 TEST(IbWireFormat, TruncatedTrailerGivesZero)
