@@ -680,6 +680,7 @@ IbQueuePair::ResetState()
     m_txIdx = 0;
     m_rdAtomicOut = 0;
     m_gapRewound = false;
+    m_rewinds = 0;
     m_rnrUntil = Time(0);
     m_ePsn = 0;
     m_msn = 0;
@@ -1000,18 +1001,16 @@ IbQueuePair::RequesterReadyAt() const
     {
         return Time::Max(); // window full: an ACK will reopen it
     }
-    if (isRead && outstanding > 0 && outstanding + w.npkts >= kPsnHalf)
+    // PSNs compare modulo 2^24: a response is taken only if it lies within half the space
+    // from the oldest PSN still wanted (m_unackedPsn) to the newest sent. A packet that
+    // extends the PSNs in use (a READ request claims all its response PSNs; the window
+    // leaves those out) waits while it would take them to half the space or more; a
+    // response or a go-back makes room. Measured from m_unackedPsn, not the last PSN
+    // acknowledged: READ responses acknowledge past a lost one of the same READ.
+    const uint32_t k = (m_txPsn - w.firstPsn) & kPsnMask;
+    const uint32_t end = PsnAdd(m_txPsn, isRead ? w.npkts - k : 1);
+    if (PsnDiff(end, m_nextNewPsn) > 0 && ((end - m_unackedPsn) & kPsnMask) >= kPsnHalf)
     {
-        // PSNs compare modulo 2^24, half the space ahead: the READ's response PSNs may
-        // not reach half the space beyond the last acknowledged one (or they would read
-        // as old). A response will make room.
-        return Time::Max();
-    }
-    if (!isRead && outstanding + 1 >= kPsnHalf)
-    {
-        // The same for any other packet, behind a READ whose response PSNs (which the
-        // window leaves out) fill the half space: sent, it would make the READ's first
-        // responses read as old ones.
         return Time::Max();
     }
     if (w.readAtomic && m_rdAtomicOut >= m_attr.maxRdAtomic)
@@ -1306,7 +1305,8 @@ IbQueuePair::BuildRcRequest()
         PsnLess(m_ackedPsn, end) ? ((end - m_ackedPsn) & kPsnMask) : 0;
     const bool ackReq = last || (k + 1) % m_hca->m_ackCoalescing == 0 ||
                         outstandingAfter >= m_hca->m_maxOutstanding;
-    if (PsnDiff(end, m_nextNewPsn) > 0)
+    const bool resent = PsnDiff(end, m_nextNewPsn) <= 0;
+    if (!resent)
     {
         if (m_nextNewPsn == m_unackedPsn)
         {
@@ -1325,7 +1325,7 @@ IbQueuePair::BuildRcRequest()
         if (w.readAtomic)
         {
             ++m_rdAtomicOut;
-            w.requestedAt = m_rewinds;
+            w.requestedAt = resent ? m_rewinds : 0;
         }
         SkipAcknowledged();
     }
@@ -1437,7 +1437,7 @@ IbQueuePair::RetryOrFail(const char* reason)
 }
 
 void
-IbQueuePair::GoBackForMissingResponse()
+IbQueuePair::GoBackForMissingResponse(bool byAck)
 {
     // After a go-back the responder answers the duplicates before the READ or atomic at
     // the head with an ACK of its newest PSN, which covers the head, and replays the
@@ -1447,7 +1447,7 @@ IbQueuePair::GoBackForMissingResponse()
     // data once more, which the requester then dropped as duplicates.)
     NS_ASSERT(!m_sq.empty());
     const SendWqe& head = m_sq.front();
-    if (m_rewinds > 0 && head.readAtomic && head.requestedAt == m_rewinds)
+    if (byAck && m_rewinds > 0 && head.readAtomic && head.requestedAt == m_rewinds)
     {
         return;
     }
@@ -1615,7 +1615,7 @@ IbQueuePair::ReceiveResponse(const Rx& rx, Ptr<Packet> packet)
             if (AckUpTo(PsnAdd(rx.psn, 1)))
             {
                 // The ACK covers a READ or atomic whose responses did not all arrive.
-                GoBackForMissingResponse();
+                GoBackForMissingResponse(true);
             }
         }
         else if (IbAethHeader::IsRnrNakSyndrome(s))

@@ -242,7 +242,7 @@ class IbQueuePair : public Object
         uint32_t npkts{1};           ///< PSNs it uses (READ: response packets)
         Time readyAt;                ///< doorbell done: may be sent from then on
         bool readAtomic{false};      ///< READ or atomic
-        uint32_t requestedAt{0};     ///< READ/atomic: m_rewinds when its request last went
+        uint32_t requestedAt{0};     ///< READ/atomic: m_rewinds when last re-requested, or 0
     };
 
     /// A receive WR in the receive queue.
@@ -411,8 +411,11 @@ class IbQueuePair : public Object
     /**
      * A READ or atomic at the head of the send queue was executed but lost (some of) its
      * responses: go back to it (one retry per episode: nothing more until progress).
+     * @param byAck true if a plain ACK covering it shows the loss: not taken as one when
+     *        the head was requested again since the last go-back (the responder replays
+     *        its responses after the ACKs for the duplicates before it)
      */
-    void GoBackForMissingResponse();
+    void GoBackForMissingResponse(bool byAck = false);
     /**
      * Go back to the oldest unacknowledged PSN.
      * @param reason for the Retransmit trace

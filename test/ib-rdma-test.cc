@@ -2166,6 +2166,84 @@ TEST_F(IbRdmaTest, AnAckForAResentSendDoesNotSendTheResentReadAgain)
     EXPECT_EQ(c.qp[0]->GetCounters().duplicateResponses, 0u);
 }
 
+TEST_F(IbRdmaTest, RequestsBehindALargeReadWaitForItsLostResponseToComeAgain)
+{
+    // As RequestsBehindALargeReadWaitForItsResponsesToMakeRoom, with the READ's first
+    // response lost: the later responses acknowledge past it, but the room is counted
+    // from the oldest PSN still wanted (the lost one), so the WRITE waits until the
+    // go-back's replay of that response has arrived. Counted from the last PSN
+    // acknowledged, the WRITE went at once and the replayed response read as old (a
+    // duplicate, on every retry).
+    Fabric f = BackToBack(IbHcaHelper(), "EDR", 256);
+    Rc c = ConnectPair(f);
+    auto drop = CreateObject<DropFirstOfOpcode>(IbOpcode::RC_RDMA_READ_RESPONSE_FIRST);
+    f.port[0]->SetReceiveErrorModel(drop);
+    const uint64_t read = (1ull << 31) - 256;
+    Ptr<IbMemoryRegion> local = f.hca[0]->RegisterMemory(read, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> remote = f.hca[1]->RegisterMemory(
+        read,
+        IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE);
+    std::string err;
+    ASSERT_TRUE(c.qp[0]->PostSend(
+        Wr(1, IbWrOpcode::RDMA_READ, Sge(local, 0, static_cast<uint32_t>(read)), remote),
+        &err))
+        << err;
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_WRITE, Sge(local, 0, 512), remote), &err))
+        << err;
+    Simulator::Stop(MicroSeconds(20));
+    Simulator::Run();
+    EXPECT_EQ(drop->Dropped(), 1u);
+    EXPECT_EQ(c.qp[0]->GetCounters().retransmitEpisodes, 1u);
+    // The READ and the READ again; the WRITE waits for the replay, which the responder
+    // sends after the first execution's responses (about 190 ms of them here), where
+    // counted from the last PSN acknowledged it went at once (4 packets).
+    EXPECT_EQ(c.qp[1]->GetCounters().packetsReceived, 2u);
+    EXPECT_EQ(c.qp[0]->GetCounters().duplicateResponses, 0u);
+    EXPECT_EQ(c.qp[0]->GetState(), IbQpState::RTS);
+}
+
+TEST_F(IbRdmaTest, AfterAGoBackALostReadResponseStillBringsTheReadBackAtOnce)
+{
+    // One go-back first (a SEND's ACK lost, the timeout), then READ R and WRITE W are
+    // posted, and R's response is lost. W's ACK shows it: the requester goes back for R
+    // at once. R was requested for the first time, not again: the rule that lets a
+    // re-requested READ wait for its replay does not apply, and nothing waits for the
+    // ACK timeout (timeout 14: about 67 ms).
+    Fabric f = BackToBack(IbHcaHelper());
+    IbQpAttr base;
+    base.timeout = 14;
+    Rc c = ConnectPair(f, base);
+    auto drop = CreateObject<DropFirstOfOpcode>(
+        std::vector<uint8_t>{IbOpcode::RC_ACKNOWLEDGE, IbOpcode::RC_RDMA_READ_RESPONSE_ONLY});
+    f.port[0]->SetReceiveErrorModel(drop);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096,
+                                                     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+                                                         IB_ACCESS_REMOTE_WRITE);
+    IbRecvWr r;
+    r.wrId = 9;
+    r.sge = Sge(b, 2048, 64);
+    ASSERT_TRUE(c.qp[1]->PostRecv(r));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::SEND, Sge(a, 1024, 64))));
+    Simulator::Stop(MilliSeconds(200));
+    Simulator::Run(); // the SEND completes after one timeout
+    ASSERT_EQ(c.qp[0]->GetCounters().retransmitEpisodes, 1u);
+    const Time posted = Simulator::Now();
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_READ, Sge(a, 0, 100), b, 0)));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(3, IbWrOpcode::RDMA_WRITE, Sge(a, 200, 100), b, 0)));
+    Simulator::Stop(MicroSeconds(100));
+    Simulator::Run();
+    EXPECT_EQ(drop->Dropped(), 2u);
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 3u);
+    for (const auto& wc : s)
+    {
+        EXPECT_EQ(wc.status, IbWcStatus::SUCCESS) << wc.wrId;
+    }
+    EXPECT_EQ(c.qp[0]->GetCounters().retransmitEpisodes, 2u);
+    EXPECT_LT(Simulator::Now() - posted, MicroSeconds(101));
+}
+
 // ---------------------------------------------------------------- timing and throughput
 
 TEST_F(IbRdmaTest, SmallWriteAndReadLatencyFollowTheTimingAttributes)
