@@ -1177,28 +1177,49 @@ TEST_F(IbRdmaTest, ReadsKeepTheirResponsePsnsWithinHalfThePsnSpace)
         << err;
 }
 
-TEST_F(IbRdmaTest, RequestsBehindALargeReadWaitForItsResponsesToMakeRoom)
+namespace
 {
-    // A READ just under the limit at path MTU 256 (2^23 - 1 response PSNs) and a 2-packet
-    // WRITE behind it. The WRITE's PSNs would put the READ's first responses half the
-    // 24-bit space behind the newest PSN sent, where they read as old ones (duplicates,
-    // dropped on every retry): it waits until responses have made room.
+
+/**
+ * A READ just under the PSN limit at path MTU 256 (2^23 - 1 response PSNs) and a 2-packet
+ * WRITE behind it, back to back at EDR, run for 20 us.
+ * @param loss receive error model of the requester's port, or null
+ * @return the connected pair, for its counters
+ */
+Rc
+LargeReadThenWrite(Ptr<ErrorModel> loss)
+{
     Fabric f = BackToBack(IbHcaHelper(), "EDR", 256);
     Rc c = ConnectPair(f);
+    if (loss)
+    {
+        f.port[0]->SetReceiveErrorModel(loss);
+    }
     const uint64_t read = (1ull << 31) - 256;
     Ptr<IbMemoryRegion> local = f.hca[0]->RegisterMemory(read, IB_ACCESS_LOCAL_WRITE);
     Ptr<IbMemoryRegion> remote = f.hca[1]->RegisterMemory(
         read,
         IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE);
     std::string err;
-    ASSERT_TRUE(c.qp[0]->PostSend(
+    EXPECT_TRUE(c.qp[0]->PostSend(
         Wr(1, IbWrOpcode::RDMA_READ, Sge(local, 0, static_cast<uint32_t>(read)), remote),
         &err))
         << err;
-    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_WRITE, Sge(local, 0, 512), remote), &err))
+    EXPECT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_WRITE, Sge(local, 0, 512), remote), &err))
         << err;
     Simulator::Stop(MicroSeconds(20));
     Simulator::Run();
+    return c;
+}
+
+} // namespace
+
+TEST_F(IbRdmaTest, RequestsBehindALargeReadWaitForItsResponsesToMakeRoom)
+{
+    // The WRITE's PSNs would put the READ's first responses half the 24-bit space behind
+    // the newest PSN sent, where they read as old ones (duplicates, dropped on every
+    // retry): it waits until responses have made room.
+    Rc c = LargeReadThenWrite(nullptr);
     EXPECT_EQ(c.qp[1]->GetCounters().packetsReceived, 3u);   // the READ request, the WRITE
     EXPECT_GT(c.qp[0]->GetCounters().packetsReceived, 100u); // responses are taken
     EXPECT_EQ(c.qp[0]->GetCounters().duplicateResponses, 0u);
@@ -2174,24 +2195,8 @@ TEST_F(IbRdmaTest, RequestsBehindALargeReadWaitForItsLostResponseToComeAgain)
     // go-back's replay of that response has arrived. Counted from the last PSN
     // acknowledged, the WRITE went at once and the replayed response read as old (a
     // duplicate, on every retry).
-    Fabric f = BackToBack(IbHcaHelper(), "EDR", 256);
-    Rc c = ConnectPair(f);
     auto drop = CreateObject<DropFirstOfOpcode>(IbOpcode::RC_RDMA_READ_RESPONSE_FIRST);
-    f.port[0]->SetReceiveErrorModel(drop);
-    const uint64_t read = (1ull << 31) - 256;
-    Ptr<IbMemoryRegion> local = f.hca[0]->RegisterMemory(read, IB_ACCESS_LOCAL_WRITE);
-    Ptr<IbMemoryRegion> remote = f.hca[1]->RegisterMemory(
-        read,
-        IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE);
-    std::string err;
-    ASSERT_TRUE(c.qp[0]->PostSend(
-        Wr(1, IbWrOpcode::RDMA_READ, Sge(local, 0, static_cast<uint32_t>(read)), remote),
-        &err))
-        << err;
-    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_WRITE, Sge(local, 0, 512), remote), &err))
-        << err;
-    Simulator::Stop(MicroSeconds(20));
-    Simulator::Run();
+    Rc c = LargeReadThenWrite(drop);
     EXPECT_EQ(drop->Dropped(), 1u);
     EXPECT_EQ(c.qp[0]->GetCounters().retransmitEpisodes, 1u);
     // The READ and the READ again; the WRITE waits for the replay, which the responder
