@@ -1326,6 +1326,7 @@ IbQueuePair::BuildRcRequest()
         {
             ++m_rdAtomicOut;
             w.requestedAt = resent ? m_rewinds : 0;
+            w.replayBefore = m_nextNewPsn;
         }
         SkipAcknowledged();
     }
@@ -1437,17 +1438,20 @@ IbQueuePair::RetryOrFail(const char* reason)
 }
 
 void
-IbQueuePair::GoBackForMissingResponse(bool byAck)
+IbQueuePair::GoBackForMissingResponse(bool byAck, uint32_t ackPsn)
 {
     // After a go-back the responder answers the duplicates before the READ or atomic at
     // the head with an ACK of its newest PSN, which covers the head, and replays the
     // head's responses after it: an ACK that finds the head, requested again since the
-    // last go-back, without its responses does not show them lost. The retry timer
-    // covers them if they are. (Going back again made the responder read and send the
-    // data once more, which the requester then dropped as duplicates.)
+    // last go-back, without its responses does not show them lost if its PSN was sent
+    // before that request (a duplicate's). The retry timer covers them if they are.
+    // (Going back again made the responder read and send the data once more, which the
+    // requester then dropped as duplicates.) An ACK for a request first sent after it
+    // comes after the replay: a loss, as without a go-back.
     NS_ASSERT(!m_sq.empty());
     const SendWqe& head = m_sq.front();
-    if (byAck && m_rewinds > 0 && head.readAtomic && head.requestedAt == m_rewinds)
+    if (byAck && m_rewinds > 0 && head.readAtomic && head.requestedAt == m_rewinds &&
+        PsnLess(ackPsn, head.replayBefore))
     {
         return;
     }
@@ -1615,7 +1619,7 @@ IbQueuePair::ReceiveResponse(const Rx& rx, Ptr<Packet> packet)
             if (AckUpTo(PsnAdd(rx.psn, 1)))
             {
                 // The ACK covers a READ or atomic whose responses did not all arrive.
-                GoBackForMissingResponse(true);
+                GoBackForMissingResponse(true, rx.psn);
             }
         }
         else if (IbAethHeader::IsRnrNakSyndrome(s))

@@ -243,6 +243,7 @@ class IbQueuePair : public Object
         Time readyAt;                ///< doorbell done: may be sent from then on
         bool readAtomic{false};      ///< READ or atomic
         uint32_t requestedAt{0};     ///< READ/atomic: m_rewinds when last re-requested, or 0
+        uint32_t replayBefore{0};    ///< READ/atomic re-requested: m_nextNewPsn then
     };
 
     /// A receive WR in the receive queue.
@@ -412,10 +413,12 @@ class IbQueuePair : public Object
      * A READ or atomic at the head of the send queue was executed but lost (some of) its
      * responses: go back to it (one retry per episode: nothing more until progress).
      * @param byAck true if a plain ACK covering it shows the loss: not taken as one when
-     *        the head was requested again since the last go-back (the responder replays
-     *        its responses after the ACKs for the duplicates before it)
+     *        the head was requested again since the last go-back and the ACK is for a PSN
+     *        sent before that (a duplicate's: the responder replays the head's responses
+     *        after the ACKs for the duplicates before it)
+     * @param ackPsn the ACK's PSN (with @p byAck)
      */
-    void GoBackForMissingResponse(bool byAck = false);
+    void GoBackForMissingResponse(bool byAck = false, uint32_t ackPsn = 0);
     /**
      * Go back to the oldest unacknowledged PSN.
      * @param reason for the Retransmit trace

@@ -2249,6 +2249,48 @@ TEST_F(IbRdmaTest, AfterAGoBackALostReadResponseStillBringsTheReadBackAtOnce)
     EXPECT_LT(Simulator::Now() - posted, MicroSeconds(101));
 }
 
+TEST_F(IbRdmaTest, AnAckForARequestSentAfterAResentReadShowsItsLossAtOnce)
+{
+    // SEND S finds no receive WQE: RNR NAK, and the requester goes back, sending S and
+    // READ R again (R never executed: the responder dropped it behind the NAK). R's
+    // response is lost. WRITE W, posted later and sent for the first time, is
+    // acknowledged; its ACK can only follow R's response, so it shows the loss, and the
+    // requester goes back for R at once instead of waiting for the ACK timeout (about
+    // 67 ms at timeout 14).
+    Fabric f = BackToBack(IbHcaHelper());
+    IbQpAttr base;
+    base.timeout = 14;
+    base.minRnrTimer = 1; // 0.01 ms
+    Rc c = ConnectPair(f, base);
+    auto drop = CreateObject<DropFirstOfOpcode>(IbOpcode::RC_RDMA_READ_RESPONSE_ONLY);
+    f.port[0]->SetReceiveErrorModel(drop);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096,
+                                                     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+                                                         IB_ACCESS_REMOTE_WRITE);
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::SEND, Sge(a, 1024, 64))));
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_READ, Sge(a, 0, 100), b, 0)));
+    Simulator::Schedule(MicroSeconds(5), [&c, b]() {
+        IbRecvWr r;
+        r.wrId = 9;
+        r.sge = Sge(b, 2048, 64);
+        c.qp[1]->PostRecv(r);
+    });
+    Simulator::Schedule(MicroSeconds(50), [&c, a, b]() {
+        c.qp[0]->PostSend(Wr(3, IbWrOpcode::RDMA_WRITE, Sge(a, 200, 100), b, 0));
+    });
+    Simulator::Stop(MicroSeconds(200));
+    Simulator::Run();
+    EXPECT_EQ(drop->Dropped(), 1u);
+    EXPECT_GE(c.qp[0]->GetCounters().rnrNaksReceived, 1u);
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 3u);
+    for (const auto& wc : s)
+    {
+        EXPECT_EQ(wc.status, IbWcStatus::SUCCESS) << wc.wrId << " " << IbWcStatusName(wc.status);
+    }
+}
+
 // ---------------------------------------------------------------- timing and throughput
 
 TEST_F(IbRdmaTest, SmallWriteAndReadLatencyFollowTheTimingAttributes)
