@@ -388,9 +388,13 @@ IbNetDevice::Retrain(const char* attribute)
     {
         // Trained with the peer at link up (NotifyLinkUp).
         m_activeSpeed = m_speed;
-        m_rate = IbLinkRate::GetDataRate(m_speed, m_width);
-        UpdateRate();
+        SetRate(IbLinkRate::GetDataRate(m_speed, m_width));
         return;
+    }
+    Ptr<IbNetDevice> peer = m_channel->GetPeer(this);
+    if (TrainedRate(*peer) == m_rate && peer->TrainedRate(*this) == peer->m_rate)
+    {
+        return; // the link runs as it does (the same value, or a speed the peer lacks)
     }
     NS_ABORT_MSG_IF(m_channel->IsBetweenRanks(),
                     "IbNetDevice on node "
@@ -398,15 +402,12 @@ IbNetDevice::Retrain(const char* attribute)
                         << " changed while the link is up, on a cable between MPI ranks: the "
                            "other rank's end cannot train with it. Set it before the "
                            "simulation starts.");
-    Ptr<IbNetDevice> peer = m_channel->GetPeer(this);
-    if (TrainedRate(*peer) == m_rate && peer->TrainedRate(*this) == peer->m_rate)
-    {
-        return; // the link runs as it does (a speed raised above what the peer supports)
-    }
     // A speed or width change takes the link down to train again, as real ports do. No
     // packet starts at either end; those on the wire arrive at the rate they were sent
     // with (a cut-through switch behind the cable times their tails by it); then both
-    // ends come up at the new rate and exchange credits.
+    // ends come up at the new rate and exchange credits. Upper layers are not told
+    // (ns-3's ARP, for one, empties its cache on a link change): the link is down for
+    // about a packet time, and nothing is lost.
     Time end = Simulator::Now();
     for (IbNetDevice* d : {this, PeekPointer(peer)})
     {
@@ -417,8 +418,6 @@ IbNetDevice::Retrain(const char* attribute)
     }
     NS_LOG_INFO("node " << m_node->GetId() << ": " << attribute
                         << " changed, the link trains again until " << end.As(Time::NS));
-    m_linkChangeCallbacks();
-    peer->m_linkChangeCallbacks();
     Simulator::Schedule(end - Simulator::Now(), &IbNetDevice::FinishRetrain, this);
 }
 
@@ -426,23 +425,43 @@ void
 IbNetDevice::FinishRetrain()
 {
     Ptr<IbNetDevice> peer = m_channel->GetPeer(this);
-    for (IbNetDevice* d : {this, PeekPointer(peer)})
+    const std::array<IbNetDevice*, 2> ends{this, PeekPointer(peer)};
+    for (IbNetDevice* d : ends)
     {
         d->TrainWith(d == this ? *peer : *this);
         d->m_linkUp = true;
         d->m_retraining = false;
     }
-    for (IbNetDevice* d : {this, PeekPointer(peer)})
+    // Credits freed while the link was down were not advertised: one flow-control packet
+    // per VL resynchronises both ends (and stands for those requested before). Both ends
+    // send theirs before either starts a data packet.
+    for (IbNetDevice* d : ends)
     {
-        // Credits freed while the link was down were not advertised: one flow-control
-        // packet per VL resynchronises both ends.
+        d->m_fcPending = 0;
         for (uint8_t vl = 0; vl < d->m_numDataVls; ++vl)
         {
             d->SendFlowControl(vl, IbFlowControlHeader::OP_NORMAL);
         }
-        d->m_linkChangeCallbacks();
+    }
+    for (IbNetDevice* d : ends)
+    {
         d->TrySend();
     }
+}
+
+void
+IbNetDevice::SetRate(DataRate rate)
+{
+    if (rate == m_rate)
+    {
+        return;
+    }
+    const Time now = Simulator::Now();
+    m_capacityBits += static_cast<double>(m_rate.GetBitRate()) * (now - m_rateSince).GetSeconds();
+    m_rateSince = now;
+    m_rate = rate;
+    m_txCarry = 0.0;
+    UpdateRate();
 }
 
 DataRate
@@ -465,16 +484,7 @@ IbNetDevice::TrainWith(const IbNetDevice& peer)
                             << IbLinkRate::SpeedName(m_activeSpeed) << " "
                             << unsigned(std::min(m_width, peer.m_width)) << "x, " << trained);
     }
-    if (trained != m_rate)
-    {
-        const Time now = Simulator::Now();
-        m_capacityBits +=
-            static_cast<double>(m_rate.GetBitRate()) * (now - m_rateSince).GetSeconds();
-        m_rateSince = now;
-        m_rate = trained;
-        m_txCarry = 0.0;
-        UpdateRate();
-    }
+    SetRate(trained);
 }
 
 double

@@ -590,14 +590,19 @@ class IbNetDevice : public NetDevice
     /**
      * Apply a LinkSpeed or LinkWidth change: before link up, the port's own rate (training
      * happens at link up); with the link up and the trained rate changing, the link goes
-     * down at both ends (no packet starts), and FinishRetrain brings it up once what is on
-     * the wire has arrived. Aborts on a cable between MPI ranks, whose other end cannot
-     * follow.
+     * down at both ends (no packet starts; upper layers are not told), and FinishRetrain
+     * brings it up once what is on the wire has arrived. Aborts on a cable between MPI
+     * ranks, whose other end cannot follow, unless the rate stays.
      * @param attribute the attribute that changed, for the message
      */
     void Retrain(const char* attribute);
     /// Both ends train to the common speed and width, come up and exchange credits.
     void FinishRetrain();
+    /**
+     * Change the data rate, closing the interval GetWireCapacityBits integrates.
+     * @param rate the new rate
+     */
+    void SetRate(DataRate rate);
     /**
      * @param peer the port at the other end
      * @return the rate of the highest speed and widest width this port and @p peer both
