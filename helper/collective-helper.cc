@@ -128,14 +128,15 @@ CollectiveHelper::InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts)
         NS_ABORT_MSG_UNLESS(h < fabric.hosts.GetN(), "CollectiveHelper: no host " << h);
         Ptr<Node> node = fabric.hosts.Get(h);
         // A communicator keeps every rank's state in one object: its hosts must be run by
-        // one process. (In a distributed run, the others' are copies that send nothing.)
-        NS_ABORT_MSG_IF(node->GetSystemId() != fabric.hosts.Get(hosts.front())->GetSystemId(),
+        // this process. (In a distributed run, the others' are copies that send nothing.)
+        NS_ABORT_MSG_IF(node->GetSystemId() != Simulator::GetSystemId(),
                         "CollectiveHelper::InstallIb: host "
                             << h << " (node " << node->GetId() << ") is on MPI rank "
-                            << node->GetSystemId() << " and host " << hosts.front() << " on rank "
-                            << fabric.hosts.Get(hosts.front())->GetSystemId()
-                            << "; a communicator's hosts must be on one rank (partition the "
-                               "fabric so that they are, or run it as one process)");
+                            << node->GetSystemId() << ", and this is rank "
+                            << Simulator::GetSystemId()
+                            << "; a communicator's hosts must be on the rank that installs it "
+                               "(partition the fabric so that they are on one rank and install "
+                               "it there, or run it as one process)");
         Ptr<IbHca> hca = node->GetObject<IbHca>();
         if (!hca)
         {

@@ -454,8 +454,8 @@ TEST_F(CollectiveTest, ACommunicatorOverHostsOfTwoRanksIsRefused)
             IbFabric f = fh.Build(t);
             CollectiveHelper().InstallIb(f);
         },
-        "CollectiveHelper::InstallIb: host 3 \\(node [0-9]+\\) is on MPI rank 1 and host 0 on "
-        "rank 0; a communicator's hosts must be on one rank");
+        "CollectiveHelper::InstallIb: host 3 \\(node [0-9]+\\) is on MPI rank 1, and this is "
+        "rank 0; a communicator's hosts must be on the rank that installs it");
 }
 
 TEST_F(CollectiveTest, IpFabricRoutersSpreadHostsOverTheUplinksAsTheIbEngineDoes)
