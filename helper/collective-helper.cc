@@ -142,6 +142,14 @@ CollectiveHelper::InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts)
         {
             hca = m_hcaHelper.Install(node);
         }
+        NS_ABORT_MSG_IF(!hcas.empty() && hca->IsDataMode() != hcas[0]->IsDataMode(),
+                        "CollectiveHelper::InstallIb: host "
+                            << h << "'s HCA has DataMode=" << (hca->IsDataMode() ? "true" : "false")
+                            << " and host " << hosts[0]
+                            << "'s DataMode=" << (hcas[0]->IsDataMode() ? "true" : "false")
+                            << "; an HCA keeps the mode it was created with, so create every "
+                               "rank's HCA with the same DataMode (SetHcaAttribute applies only "
+                               "to hosts that have no HCA yet)");
         hcas.push_back(hca);
     }
     Ptr<CollectiveIbTransport> t = m_ib.Create<CollectiveIbTransport>();

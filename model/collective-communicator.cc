@@ -44,13 +44,23 @@ CollectiveCommunicator::GetTypeId()
                           "order, so that earlier steps get the link before later ones.",
                           UintegerValue(1024 * 1024),
                           MakeUintegerAccessor(&CollectiveCommunicator::m_sendWindow),
-                          MakeUintegerChecker<uint64_t>());
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("FinishedOperations",
+                          "Finished operations remembered for GetDuration, GetRankFinishTime "
+                          "and GetMessages (0 = all). Older ones are forgotten once their done "
+                          "callback is scheduled, so that a long run (a training job starts "
+                          "one operation per bucket per iteration) keeps bounded memory; "
+                          "IsDone stays true for them.",
+                          UintegerValue(1024),
+                          MakeUintegerAccessor(&CollectiveCommunicator::m_finishedKept),
+                          MakeUintegerChecker<uint32_t>());
     return tid;
 }
 
 CollectiveCommunicator::CollectiveCommunicator()
     : m_chunkSize(256 * 1024),
       m_sendWindow(1024 * 1024),
+      m_finishedKept(1024),
       m_nextOp(1)
 {
 }
@@ -92,6 +102,7 @@ void
 CollectiveCommunicator::DoDispose()
 {
     m_ops.clear();
+    m_finished.clear();
     if (m_transport)
     {
         m_transport->SetReceiveCallback(CollectiveTransport::ReceiveCallback()); // free for another
@@ -226,24 +237,47 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
     NS_ABORT_MSG_UNLESS(m_transport && m_algorithm,
                         "CollectiveCommunicator: set a transport and an algorithm first");
     const uint32_t n = GetNRanks();
-    NS_ABORT_MSG_UNLESS(spec.kind == CollectiveKind::BARRIER ||
-                            CollectiveReduction::IsValid(spec.type, spec.op),
-                        "CollectiveCommunicator: reduction operator "
-                            << CollectiveReduction::OpName(spec.op) << " is not defined on "
-                            << CollectiveReduction::TypeName(spec.type)
-                            << " (bitwise operators need an integer type)");
+    const std::string kind = CollectiveAlgorithm::KindName(spec.kind);
+    const bool reduces = spec.kind == CollectiveKind::ALLREDUCE ||
+                         spec.kind == CollectiveKind::REDUCE_SCATTER ||
+                         spec.kind == CollectiveKind::REDUCE;
+    NS_ABORT_MSG_UNLESS(!reduces || CollectiveReduction::IsValid(spec.type, spec.op),
+                        "CollectiveCommunicator: " << kind << " with reduction operator "
+                                                   << CollectiveReduction::OpName(spec.op)
+                                                   << ", which is not defined on "
+                                                   << CollectiveReduction::TypeName(spec.type)
+                                                   << " (bitwise operators need an integer "
+                                                      "type)");
+    // Checked here too, not only where a program is built: a one-rank communicator and an
+    // in-network algorithm build none.
+    NS_ABORT_MSG_IF(
+        (spec.kind == CollectiveKind::BROADCAST || spec.kind == CollectiveKind::REDUCE) &&
+            spec.root >= n,
+        kind << " root " << spec.root << " out of range: the communicator has " << n
+             << " ranks (0.." << n - 1 << ")");
     const uint64_t need = CollectiveAlgorithm::BufferBytes(spec, n);
     if (buffers != nullptr)
     {
         NS_ABORT_MSG_UNLESS(m_transport->IsDataMode(),
                             "CollectiveCommunicator: buffers need a data-mode transport "
-                            "(IbHca DataMode=true)");
-        NS_ABORT_MSG_UNLESS(buffers->size() == n, "CollectiveCommunicator: one buffer per rank");
-        for (const auto& b : *buffers)
+                            "(IbHca DataMode=true on every host's HCA when it is created; "
+                            "or pass no buffers for a timing-only run)");
+        NS_ABORT_MSG_UNLESS(buffers->size() == n,
+                            "CollectiveCommunicator: " << buffers->size() << " buffers for " << n
+                                                       << " ranks: pass one buffer per rank");
+        for (uint32_t r = 0; r < n; ++r)
         {
-            NS_ABORT_MSG_UNLESS(b.size() >= need,
-                                "CollectiveCommunicator: buffer of " << b.size() << " bytes, "
-                                                                     << need << " needed");
+            NS_ABORT_MSG_UNLESS((*buffers)[r].size() >= need,
+                                "CollectiveCommunicator: "
+                                    << kind << " of " << spec.count << " "
+                                    << CollectiveReduction::TypeName(spec.type)
+                                    << " elements: rank " << r << "'s buffer has "
+                                    << (*buffers)[r].size() << " bytes, " << need << " needed ("
+                                    << (spec.kind == CollectiveKind::REDUCE_SCATTER ||
+                                                spec.kind == CollectiveKind::ALLGATHER
+                                            ? "ranks x count x element size"
+                                            : "count x element size")
+                                    << ")");
         }
     }
     NS_ABORT_MSG_IF(m_nextOp >= 0x7FFFFFFFu, "CollectiveCommunicator: out of operation ids");
@@ -480,34 +514,64 @@ CollectiveCommunicator::CheckFinished(Op& op, uint32_t rank)
             const Time d = op.end - op.start;
             Simulator::ScheduleNow([cb, id, d]() { cb(id, d); });
         }
+        m_finished.push_back(op.id);
+        if (m_finishedKept != 0 && m_finished.size() > m_finishedKept)
+        {
+            m_ops.erase(m_finished.front());
+            m_finished.pop_front();
+        }
     }
+}
+
+const CollectiveCommunicator::Op*
+CollectiveCommunicator::FindRemembered(uint32_t op, const char* what) const
+{
+    auto it = m_ops.find(op);
+    if (it != m_ops.end())
+    {
+        return it->second.get();
+    }
+    // Unfinished operations are never forgotten: a started id that is missing finished.
+    NS_ABORT_MSG_IF(op != 0 && op < m_nextOp,
+                    "CollectiveCommunicator::" << what << ": operation " << op
+                                               << " finished and was forgotten (the communicator "
+                                                  "remembers the last "
+                                               << m_finishedKept
+                                               << " finished operations); read it in its done "
+                                                  "callback or raise the FinishedOperations "
+                                                  "attribute (0 = remember all)");
+    return nullptr;
 }
 
 bool
 CollectiveCommunicator::IsDone(uint32_t op) const
 {
     auto it = m_ops.find(op);
-    return it != m_ops.end() && it->second->end != Time::Max();
+    if (it == m_ops.end())
+    {
+        return op != 0 && op < m_nextOp; // forgotten, so finished
+    }
+    return it->second->end != Time::Max();
 }
 
 Time
 CollectiveCommunicator::GetDuration(uint32_t op) const
 {
-    auto it = m_ops.find(op);
-    NS_ABORT_MSG_IF(it == m_ops.end() || it->second->end == Time::Max(),
+    const Op* o = FindRemembered(op, "GetDuration");
+    NS_ABORT_MSG_IF(o == nullptr || o->end == Time::Max(),
                     "CollectiveCommunicator: operation " << op << " has not finished");
-    return it->second->end - it->second->start;
+    return o->end - o->start;
 }
 
 Time
 CollectiveCommunicator::GetRankFinishTime(uint32_t op, uint32_t rank) const
 {
-    auto it = m_ops.find(op);
-    if (it == m_ops.end())
+    const Op* found = FindRemembered(op, "GetRankFinishTime");
+    if (found == nullptr)
     {
         return Time::Max();
     }
-    const Op& o = *it->second;
+    const Op& o = *found;
     NS_ABORT_MSG_IF(rank >= GetNRanks(),
                     "CollectiveCommunicator::GetRankFinishTime: rank "
                         << rank << " does not exist; the communicator has " << GetNRanks()
@@ -518,8 +582,8 @@ CollectiveCommunicator::GetRankFinishTime(uint32_t op, uint32_t rank) const
 uint64_t
 CollectiveCommunicator::GetMessages(uint32_t op) const
 {
-    auto it = m_ops.find(op);
-    return it == m_ops.end() ? 0 : it->second->messages;
+    const Op* o = FindRemembered(op, "GetMessages");
+    return o == nullptr ? 0 : o->messages;
 }
 
 } // namespace ns3

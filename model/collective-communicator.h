@@ -12,6 +12,7 @@
 #include "ns3/object.h"
 #include "ns3/ptr.h"
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -84,23 +85,26 @@ class CollectiveCommunicator : public Object
 
     /**
      * @param op an operation id
-     * @return true once it has finished
+     * @return true once it has finished (also after it was forgotten: FinishedOperations)
      */
     bool IsDone(uint32_t op) const;
     /**
+     * Aborts with a message if @p op has not finished or was forgotten (FinishedOperations).
      * @param op an operation id (finished)
      * @return from Start to the last rank finishing
      */
     Time GetDuration(uint32_t op) const;
     /**
+     * Aborts with a message if @p op was forgotten (FinishedOperations).
      * @param op an operation id
      * @param rank a rank
-     * @return when the rank finished (or Time::Max())
+     * @return when the rank finished (or Time::Max(): not yet, or @p op was never started)
      */
     Time GetRankFinishTime(uint32_t op, uint32_t rank) const;
     /**
+     * Aborts with a message if @p op was forgotten (FinishedOperations).
      * @param op an operation id
-     * @return messages the operation sent
+     * @return messages the operation sent (0 if it was never started)
      */
     uint64_t GetMessages(uint32_t op) const;
 
@@ -200,8 +204,18 @@ class CollectiveCommunicator : public Object
      */
     void SendDone(uint32_t opId, uint32_t rank, uint64_t bytes);
 
-    uint64_t m_chunkSize;  //!< ChunkSize attribute
-    uint64_t m_sendWindow; //!< SendWindow attribute
+    /**
+     * Find a started operation; abort if it finished and was forgotten.
+     * @param op an operation id
+     * @param what the caller, for the message
+     * @return the operation, or null if @p op was never started
+     */
+    const Op* FindRemembered(uint32_t op, const char* what) const;
+
+    uint64_t m_chunkSize;            //!< ChunkSize attribute
+    uint64_t m_sendWindow;           //!< SendWindow attribute
+    uint32_t m_finishedKept;         //!< FinishedOperations attribute
+    std::deque<uint32_t> m_finished; //!< ids of the finished operations remembered, oldest first
 
     Ptr<CollectiveTransport> m_transport;          //!< the ranks
     Ptr<CollectiveAlgorithm> m_algorithm;          //!< current algorithm

@@ -293,6 +293,110 @@ TEST_F(CollectiveTest, AnOperationThatEndsAtOnceDoesNotStopTheNextRun)
     }
 }
 
+TEST_F(CollectiveTest, FinishedOperationsBoundsWhatTheCommunicatorRemembers)
+{
+    // A training job starts one operation per bucket per iteration: a communicator that
+    // kept every finished one grew without bound. With FinishedOperations=2 the third
+    // operation's end forgets the first; IsDone still says it finished.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbSetup s;
+    BuildIb(s, 4, false);
+    s.helper.SetCommunicatorAttribute("FinishedOperations", UintegerValue(2));
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::ALLREDUCE;
+    spec.count = 1024;
+    spec.type = CollectiveDataType::FLOAT32;
+    std::vector<Time> durations;
+    for (uint32_t i = 0; i < 3; ++i)
+    {
+        durations.push_back(CollectiveHelper::Run(comm, spec, nullptr));
+        ASSERT_NE(durations.back(), Time::Max());
+    }
+    // ids are 1, 2, 3; the ring on 4 ranks sends 2 x 3 messages per rank
+    EXPECT_TRUE(comm->IsDone(1));
+    EXPECT_TRUE(comm->IsDone(3));
+    EXPECT_FALSE(comm->IsDone(4)); // never started
+    EXPECT_EQ(comm->GetDuration(2), durations[1]);
+    EXPECT_EQ(comm->GetDuration(3), durations[2]);
+    EXPECT_EQ(comm->GetMessages(3), 4u * 6u);
+    EXPECT_EQ(comm->GetRankFinishTime(4, 0), Time::Max());
+    EXPECT_DEATH(comm->GetMessages(1),
+                 "GetMessages: operation 1 finished and was forgotten \\(the communicator "
+                 "remembers the last 2 finished operations\\)");
+    EXPECT_DEATH(comm->GetRankFinishTime(1, 0), "GetRankFinishTime: operation 1 finished and was");
+    EXPECT_DEATH(comm->GetDuration(1), "GetDuration: operation 1 finished and was forgotten");
+}
+
+TEST_F(CollectiveTest, StartChecksTheRootAndOnlyAReductionsOperator)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    // A one-rank communicator builds no program, where the root used to be checked: a
+    // broadcast from rank 7 of 1 ran.
+    IbSetup s;
+    BuildIb(s, 4);
+    Ptr<CollectiveCommunicator> one = s.helper.InstallIb(s.fabric, {2});
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::BROADCAST;
+    spec.count = 16;
+    spec.type = CollectiveDataType::FLOAT32;
+    spec.root = 7;
+    Buffers buf(1, std::vector<uint8_t>(64));
+    EXPECT_DEATH(CollectiveHelper::Run(one, spec, &buf),
+                 "broadcast root 7 out of range: the communicator has 1 ranks \\(0\\.\\.0\\)");
+    spec.kind = CollectiveKind::REDUCE;
+    EXPECT_DEATH(CollectiveHelper::Run(one, spec, &buf), "reduce root 7 out of range");
+    // An operator no element is reduced with is not checked (an allgather of floats with
+    // BAND left in the spec used to be refused); a reduction with it still is.
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    CollectiveOpSpec gather;
+    gather.kind = CollectiveKind::ALLGATHER;
+    gather.count = 8;
+    gather.type = CollectiveDataType::FLOAT32;
+    gather.op = CollectiveRedOp::BAND;
+    const Buffers in = MakeInputs(gather.type, CollectiveRedOp::SUM, 4, 4 * 8 * 4, 3);
+    Buffers out = in;
+    ASSERT_NE(CollectiveHelper::Run(comm, gather, &out), Time::Max());
+    for (uint32_t r = 0; r < 4; ++r)
+    {
+        for (uint32_t q = 0; q < 4; ++q)
+        {
+            EXPECT_TRUE(std::equal(in[q].begin() + q * 32,
+                                   in[q].begin() + (q + 1) * 32,
+                                   out[r].begin() + q * 32))
+                << "rank " << r << " segment " << q;
+        }
+    }
+    gather.kind = CollectiveKind::REDUCE_SCATTER;
+    EXPECT_DEATH(CollectiveHelper::Run(comm, gather, &out),
+                 "reducescatter with reduction operator band, which is not defined on float");
+    // Buffer errors name the rank and the rule.
+    gather.kind = CollectiveKind::ALLGATHER;
+    out[2].resize(100);
+    EXPECT_DEATH(CollectiveHelper::Run(comm, gather, &out),
+                 "allgather of 8 float elements: rank 2's buffer has 100 bytes, 128 needed "
+                 "\\(ranks x count x element size\\)");
+    out.pop_back();
+    EXPECT_DEATH(CollectiveHelper::Run(comm, gather, &out),
+                 "3 buffers for 4 ranks: pass one buffer per rank");
+}
+
+TEST_F(CollectiveTest, RanksWhoseHcasDifferInDataModeAreRefusedByName)
+{
+    // An HCA keeps the DataMode it was created with: hosts that already have a virtual
+    // HCA ignore the helper's DataMode=true. Before, Start with buffers said to set
+    // DataMode, which the user had set.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbSetup s;
+    BuildIb(s, 4, false);
+    s.helper.InstallIb(s.fabric, {0, 1}); // virtual HCAs on hosts 0 and 1
+    CollectiveHelper dataHelper;
+    dataHelper.SetHcaAttribute("DataMode", BooleanValue(true));
+    EXPECT_DEATH(dataHelper.InstallIb(s.fabric, {2, 0}),
+                 "host 0's HCA has DataMode=false and host 2's DataMode=true; an HCA keeps the "
+                 "mode it was created with");
+}
+
 TEST_F(CollectiveTest, ReduceScatterAllGatherBroadcastBarrier)
 {
     IbSetup s;
