@@ -1048,7 +1048,23 @@ IbNetDevice::GetCreditStallTime(uint8_t vl) const
 {
     NS_ASSERT(vl < 16);
     const TxVl& t = m_vl[vl].tx;
-    return t.stalled ? m_stallTotal[vl] + (Simulator::Now() - t.stallStart) : m_stallTotal[vl];
+    // (a stall an owner noted while the wire was busy starts when the wire is free)
+    return t.stalled && Simulator::Now() > t.stallStart
+               ? m_stallTotal[vl] + (Simulator::Now() - t.stallStart)
+               : m_stallTotal[vl];
+}
+
+void
+IbNetDevice::NoteCreditStall(uint8_t vl, uint32_t blocks)
+{
+    NS_ASSERT(vl < m_numDataVls && m_vl[vl].tx.queue.Empty());
+    TxVl& t = m_vl[vl].tx;
+    t.stallBlocks = static_cast<uint16_t>(blocks);
+    if (!t.stalled)
+    {
+        t.stalled = true;
+        t.stallStart = std::max(Simulator::Now(), m_txFreeAt);
+    }
 }
 
 uint32_t
@@ -1691,12 +1707,16 @@ IbNetDevice::ApplyFlowControl(uint8_t vl, uint16_t fctbs, uint16_t fccl)
     m_vl[vl].rx.abr = fctbs;
     TxVl& t = m_vl[vl].tx;
     t.fccl = fccl;
-    if (t.stalled && (t.queue.Empty() || HasCredits(vl, t.queue.Front().Blocks())))
+    if (t.stalled && HasCredits(vl, t.queue.Empty() ? t.stallBlocks : t.queue.Front().Blocks()))
     {
         const Time waited = Simulator::Now() - t.stallStart;
-        m_stallTotal[vl] += waited;
         t.stalled = false;
-        m_creditStallTrace(vl, waited);
+        t.stallBlocks = 0;
+        if (!waited.IsNegative()) // (noted by the owner, it ended before the wire was free)
+        {
+            m_stallTotal[vl] += waited;
+            m_creditStallTrace(vl, waited);
+        }
     }
     if (t.queue.Empty())
     {

@@ -213,6 +213,15 @@ class IbNetDevice : public NetDevice
      * @return true if the peer has advertised room for such a packet on that VL
      */
     bool HasCreditsFor(uint8_t vl, uint32_t blocks) const;
+    /**
+     * The owner (a switch) holds a packet for @p vl that HasCreditsFor refused, with this
+     * port's transmit queue for @p vl empty: the VL stalls on credits as if the packet
+     * were at the head of its queue, from when the wire is free, until a flow-control
+     * packet makes room for it (CreditStall, GetCreditStallTime).
+     * @param vl a data VL
+     * @param blocks the packet's size in blocks
+     */
+    void NoteCreditStall(uint8_t vl, uint32_t blocks);
 
     /**
      * Make the port a switch port: arriving packets (data and flow control) are handed
@@ -441,11 +450,13 @@ class IbNetDevice : public NetDevice
     /// Transmit-side state of one VL.
     struct TxVl
     {
-        IbFifo<TxItem> queue; ///< packets waiting
-        uint16_t fctbs{0};    ///< flow-control total blocks sent, mod 4096
-        uint16_t fccl{0};     ///< credit limit last advertised by the peer
-        bool stalled{false};  ///< head packet is waiting for credits
-        Time stallStart;      ///< when the current stall began
+        IbFifo<TxItem> queue;    ///< packets waiting
+        uint16_t fctbs{0};       ///< flow-control total blocks sent, mod 4096
+        uint16_t fccl{0};        ///< credit limit last advertised by the peer
+        bool stalled{false};     ///< head packet is waiting for credits
+        uint16_t stallBlocks{0}; ///< blocks of the packet an owner waits to hand over while
+                                 ///< the queue is empty (NoteCreditStall; 0: none)
+        Time stallStart;         ///< when the current stall began
     };
 
     /// Receive-side state of one VL.

@@ -597,6 +597,7 @@ IbSwitch::ServePending()
             IbFifo<InEntry>& fifo = m_input[in];
             if (!port->HasCreditsFor(ov, fifo.Front().blocks))
             {
+                port->NoteCreditStall(ov, fifo.Front().blocks);
                 break; // TxReady comes back when credits arrive
             }
             reqs.Pop();

@@ -741,6 +741,55 @@ TEST_F(IbSwitchTest, Incast16To1IsLosslessAndFair)
     EXPECT_NEAR(total, 1.0, 0.005);
 }
 
+TEST_F(IbSwitchTest, ASwitchOutputWaitingForCreditsReportsItsStall)
+{
+    // The switch hands a packet to its output port only when the port has credits for it,
+    // so the port's own queue never held a packet without credits and switch outputs
+    // reported no credit stall at all. Host 0 sends through the switch to host 1, which
+    // drains at half the link rate: the output to host 1 sends one packet per two wire
+    // times and waits for credits in between, never while its wire is busy.
+    IbHelper ib;
+    ib.SetDeviceAttribute("LinkSpeed", StringValue("EDR"));
+    ib.SetDeviceAttribute("VlBufferSize", UintegerValue(32768));
+    Star star = MakeStar(ib, 2);
+    Ptr<IbNetDevice> sink = star.hosts[1];
+    Ptr<IbNetDevice> out = star.sw->GetPort(2);
+    const DataRate rate = sink->GetDataRate();
+    sink->SetAttribute("RxDrainRate", DataRateValue(DataRate(rate.GetBitRate() / 2)));
+    Time traced;
+    uint32_t stalls = 0;
+    out->TraceConnectWithoutContext(
+        "CreditStall",
+        Callback<void, uint8_t, Time>([&traced, &stalls](uint8_t, Time d) {
+            traced += d;
+            ++stalls;
+        }));
+    Time last;
+    uint64_t received = 0;
+    sink->TraceConnectWithoutContext("MacRx",
+                                     Callback<void, Ptr<const Packet>>([&](Ptr<const Packet>) {
+                                         last = Simulator::Now();
+                                         ++received;
+                                     }));
+    const uint32_t packets = 400;
+    IbRawTrafficHelper traffic(sink->GetLid());
+    traffic.SetAttribute("PayloadSize", UintegerValue(4096));
+    traffic.SetAttribute("MaxPackets", UintegerValue(packets));
+    traffic.Install(star.hosts[0]).Start(MicroSeconds(1));
+    Simulator::Run();
+    ASSERT_EQ(received, packets);
+    const double wire = rate.CalculateBytesTxTime(IbPacket::WireSize(4096, 0, false)).GetSeconds();
+    const double busy = packets * wire;
+    const double elapsed = (last - MicroSeconds(1)).GetSeconds();
+    const double stalled = out->GetCreditStallTime(0).GetSeconds();
+    EXPECT_EQ(traced, out->GetCreditStallTime(0));
+    EXPECT_GT(stalls, packets / 4); // (credits come back two packets at a time)
+    // about one wire time per packet once the sink's buffer is full (a few packets in)
+    EXPECT_GT(stalled, 0.95 * busy);
+    // and no stall while the wire was busy: stall and transmission fit in the run
+    EXPECT_LT(stalled + busy, elapsed);
+}
+
 TEST_F(IbSwitchTest, ASlowInputWaitingForItsTailDoesNotHoldAFasterOutput)
 {
     // Host A on an EDR 1x cable (25 Gb/s) and host B on HDR 4x (200 Gb/s) both saturate
