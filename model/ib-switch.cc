@@ -182,11 +182,17 @@ IbSwitch::SetMftEntry(uint16_t mlid, const std::vector<uint8_t>& ports)
                         "IbSwitch::SetMftEntry: 0x" << std::hex << mlid
                                                     << " is not a multicast LID "
                                                        "(0xC000..0xFFFE)");
+    std::array<bool, 256> seen{};
     for (uint8_t p : ports)
     {
         NS_ABORT_MSG_UNLESS(p >= 1 && p < m_ports.size(),
                             "IbSwitch::SetMftEntry: port " << unsigned(p)
                                                            << " does not exist on this switch");
+        NS_ABORT_MSG_IF(seen[p],
+                        "IbSwitch::SetMftEntry: MLID 0x"
+                            << std::hex << mlid << std::dec << " names port " << unsigned(p)
+                            << " twice; list each member port once (it would get two copies)");
+        seen[p] = true;
     }
     const uint32_t idx = mlid - MULTICAST_LID_BASE;
     if (idx >= m_mft.size())
@@ -676,10 +682,17 @@ IbSwitch::Multicast(uint8_t inPort,
     for (uint8_t out : m_mft[idx])
     {
         const uint8_t outVl = m_sl2vl[inPort * m_sl2vlStride + out][sl];
-        if (out != inPort && outVl != IbNetDevice::VL15)
+        if (out == inPort)
         {
-            outs[copies++] = {out, outVl};
+            continue;
         }
+        if (outVl == IbNetDevice::VL15)
+        {
+            ++m_unknownDlid; // this copy is dropped, as a unicast packet would be
+            m_dropTrace(packet, inPort);
+            continue;
+        }
+        outs[copies++] = {out, outVl};
     }
     if (copies == 0)
     {

@@ -49,8 +49,11 @@ class Packet;
  * cut-through packet onto a faster output link starts late enough not to overtake its
  * own tail.
  *
- * A packet with an LFT entry of 255 (no route) or a DLID beyond the table is dropped,
- * counted and traced by UnknownDlidDrop; nothing else is ever dropped in a switch.
+ * A switch drops, counts and traces (UnknownDlidDrop) a packet whose LFT entry is 255 (no
+ * route) or names a port it does not have, whose DLID is beyond the table or a multicast
+ * LID without an MFT entry, whose SL maps to VL15 on its output (for multicast, each
+ * such copy), or that is for the switch's own LID, which has no local agent; credits keep
+ * it from dropping anything else.
  */
 class IbSwitch : public Object
 {
@@ -142,7 +145,7 @@ class IbSwitch : public Object
 
     /// @return packets forwarded so far
     uint64_t GetForwardedPackets() const;
-    /// @return packets dropped for lack of a route
+    /// @return packets (and multicast copies) dropped: see UnknownDlidDrop
     uint64_t GetUnknownDlidDrops() const;
     /// @return the forwarding latency
     Time GetForwardingLatency() const;

@@ -380,6 +380,53 @@ TEST_F(IbSwitchTest, AMulticastPacketHoldsItsInputBufferUntilItsLastCopyHasLeft)
     Simulator::Destroy();
 }
 
+TEST_F(IbSwitchTest, AMulticastCopyWhoseSlMapsToVl15IsCountedAsADrop)
+{
+    // Group {1, 2, 3}, sent from port 1: port 2 gets its copy; SL5 maps to VL15 towards
+    // port 3, so that copy is dropped, counted and traced like a unicast packet (before,
+    // it vanished without either).
+    IbHelper ib;
+    Star star = MakeStar(ib, 3);
+    star.sw->SetMftEntry(0xC001, {1, 2, 3});
+    std::array<uint8_t, 16> map{};
+    map[5] = 15;
+    star.sw->SetSl2Vl(1, 3, map);
+    uint64_t traced = 0;
+    star.sw->TraceConnectWithoutContext(
+        "UnknownDlidDrop",
+        Callback<void, Ptr<const Packet>, uint8_t>([&traced](Ptr<const Packet>, uint8_t in) {
+            EXPECT_EQ(in, 1);
+            ++traced;
+        }));
+    std::array<uint64_t, 3> got{};
+    for (uint32_t i = 0; i < 3; ++i)
+    {
+        star.hosts[i]->TraceConnectWithoutContext(
+            "MacRx",
+            Callback<void, Ptr<const Packet>>([&got, i](Ptr<const Packet>) { ++got[i]; }));
+    }
+    Simulator::Schedule(MicroSeconds(1), [&star]() {
+        star.hosts[0]->SendIbPacket(MakePacket(star.hosts[0], 0xC001, 256, 5));
+    });
+    Simulator::Run();
+    EXPECT_EQ(got[0], 0u);
+    EXPECT_EQ(got[1], 1u);
+    EXPECT_EQ(got[2], 0u);
+    EXPECT_EQ(star.sw->GetUnknownDlidDrops(), 1u);
+    EXPECT_EQ(traced, 1u);
+    // the input buffer was released: the port has all its credits back
+    EXPECT_EQ(star.sw->GetPort(1)->GetRxBufferUsed(star.hosts[0]->GetVlForSl(5)), 0u);
+}
+
+TEST_F(IbSwitchTest, AnMftEntryNamingAPortTwiceIsRefused)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    IbHelper ib;
+    Star star = MakeStar(ib, 3);
+    EXPECT_DEATH(star.sw->SetMftEntry(0xC001, {1, 2, 2}),
+                 "MLID 0xc001 names port 2 twice; list each member port once");
+}
+
 TEST_F(IbSwitchTest, PhyTxBeginIsStampedWhenACutThroughPacketReallyStarts)
 {
     // EDR in, HDR out, cut-through: the output may not start until the tail allows it,
