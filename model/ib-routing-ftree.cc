@@ -305,6 +305,8 @@ IbFatTreeRouting::Route(const IbRoutingProblem& problem,
     std::vector<uint32_t> queue;
     std::vector<uint32_t> candOffset(nSw + 1);
     std::vector<uint8_t> candPorts;
+    std::vector<std::pair<uint32_t, uint8_t>> cands; // one switch's, (neighbour, port)
+    std::vector<uint32_t> seenBy(nSw, UINT32_MAX);   // neighbour -> last switch it was seen by
     for (uint32_t leaf = 0; leaf < nSw; ++leaf)
     {
         if (lidsOfLeaf[leaf].empty())
@@ -363,13 +365,20 @@ IbFatTreeRouting::Route(const IbRoutingProblem& problem,
             }
             upDist[s] = best;
         }
-        // Candidate ports, in port order.
+        // Candidate ports, in port order; parallel cables to one neighbour next to each
+        // other (in the order its first cable comes), so that the digit that picks a
+        // cable here is not the one that picked the neighbour: with cables to spines A
+        // and B interleaved (A B A B), a leaf sent spine A only the destinations of
+        // even index, and A then used only its first cable down to each leaf.
         candPorts.clear();
         candOffset[0] = 0;
+        std::fill(seenBy.begin(), seenBy.end(), UINT32_MAX);
         for (uint32_t s = 0; s < nSw; ++s)
         {
             if (s != leaf)
             {
+                cands.clear();
+                bool parallel = false;
                 for (uint32_t e = graph.adjOffset[s]; e < graph.adjOffset[s + 1]; ++e)
                 {
                     const uint32_t y = graph.adj[e].first;
@@ -377,7 +386,30 @@ IbFatTreeRouting::Route(const IbRoutingProblem& problem,
                                            : (lv[y] == lv[s] + 1 && upDist[y] + 1 == upDist[s]);
                     if (ok)
                     {
-                        candPorts.push_back(graph.adj[e].second);
+                        parallel = parallel || seenBy[y] == s;
+                        seenBy[y] = s;
+                        cands.emplace_back(y, graph.adj[e].second);
+                    }
+                }
+                for (std::size_t i = 0; i < cands.size(); ++i)
+                {
+                    if (!parallel)
+                    {
+                        candPorts.push_back(cands[i].second);
+                        continue;
+                    }
+                    const uint32_t y = cands[i].first;
+                    if (y == UINT32_MAX)
+                    {
+                        continue; // taken with an earlier cable to its neighbour
+                    }
+                    for (std::size_t k = i; k < cands.size(); ++k)
+                    {
+                        if (cands[k].first == y)
+                        {
+                            candPorts.push_back(cands[k].second);
+                            cands[k].first = UINT32_MAX;
+                        }
                     }
                 }
             }

@@ -755,6 +755,55 @@ TEST(IbRouting, FtreeShiftPermutationsAreCongestionFree)
     }
 }
 
+TEST(IbRouting, FtreeSpreadsShiftsOverInterleavedParallelCables)
+{
+    // Two leaves of 4 hosts, two spines, two cables from every leaf to every spine, cabled
+    // as real leaves often are: uplink k to spine k mod 2 (A B A B). Before, a leaf sent
+    // spine A only destinations of even index and A used only its first cable down to
+    // each leaf: the leaf-to-leaf shift put two flows on one cable and none on its twin.
+    IbTopology t;
+    std::vector<uint32_t> hosts;
+    for (uint32_t h = 0; h < 8; ++h)
+    {
+        hosts.push_back(t.AddCa(1, "host-" + std::to_string(h)));
+    }
+    const uint32_t leaf[2] = {t.AddSwitch(8, "leaf-0"), t.AddSwitch(8, "leaf-1")};
+    const uint32_t spine[2] = {t.AddSwitch(4, "spine-A"), t.AddSwitch(4, "spine-B")};
+    for (uint32_t h = 0; h < 8; ++h)
+    {
+        t.ConnectNextFree(leaf[h / 4], hosts[h]);
+    }
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        for (uint32_t k = 0; k < 4; ++k)
+        {
+            t.ConnectNextFree(leaf[i], spine[k % 2]);
+        }
+    }
+    const IbRoutingProblem p = IbLidAssigner::Assign(t, 0, 1);
+    const IbRoutingTables tables = RouteOk("ftree", p);
+    for (uint32_t s = 1; s < 8; ++s)
+    {
+        std::map<std::pair<uint32_t, uint8_t>, uint32_t> load;
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            std::vector<std::pair<uint32_t, uint8_t>> channels;
+            ASSERT_GE(RouteLength(p, tables, hosts[i], p.baseLid[hosts[(i + s) % 8]][1], &channels),
+                      0);
+            for (const auto& c : channels)
+            {
+                ++load[c];
+            }
+        }
+        uint32_t worst = 0;
+        for (const auto& [c, l] : load)
+        {
+            worst = std::max(worst, l);
+        }
+        EXPECT_EQ(worst, 1u) << "shift " << s;
+    }
+}
+
 TEST(IbRouting, FtreeOnBuilderFabrics)
 {
     // The fabrics the topology builder makes: ftree is congestion-free on shifts of its
