@@ -220,7 +220,9 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
                 {
                     why = "the route from switch LID " + std::to_string(sw->GetLid()) + " to LID " +
                           std::to_string(rootLid) + " leaves port " + std::to_string(p) +
-                          " towards a node without a SHARP aggregation node";
+                          " towards " + (peer ? NodeLabel(peer->GetNode()) : "no cable") +
+                          ", which has no SHARP aggregation node (install one there, "
+                          "SharpHelper::Install, or leave the hosts below it out)";
                     break;
                 }
                 parent[cur] = next;

@@ -91,6 +91,7 @@ SharpCollectiveAlgorithm::SharpCollectiveAlgorithm()
       m_recvStride(0),
       m_inNetwork(0),
       m_fallbacks(0),
+      m_prodOps(0),
       m_lltInstead(0)
 {
 }
@@ -151,6 +152,12 @@ SharpCollectiveAlgorithm::GetFallbackOps() const
 }
 
 uint64_t
+SharpCollectiveAlgorithm::GetProdOps() const
+{
+    return m_prodOps;
+}
+
+uint64_t
 SharpCollectiveAlgorithm::GetLltInsteadOfSatOps() const
 {
     return m_lltInstead;
@@ -161,11 +168,13 @@ SharpCollectiveAlgorithm::Fallback() const
 {
     if (!m_fallback)
     {
-        NS_ABORT_MSG_IF(m_fallbackName == "none",
-                        "SharpCollectiveAlgorithm: SHARP cannot run this operation ("
-                            << (m_tree ? "reduce-scatter, allgather and broadcast are host-based"
-                                       : "no aggregation tree: " + m_refusal)
-                            << ") and FallbackAlgorithm is none; set it to ring, tree or hd");
+        NS_ABORT_MSG_IF(
+            m_fallbackName == "none",
+            "SharpCollectiveAlgorithm: SHARP cannot run this operation ("
+                << (m_tree ? "reduce-scatter, allgather, broadcast and PROD reductions are "
+                             "host-based"
+                           : "no aggregation tree: " + m_refusal)
+                << ") and FallbackAlgorithm is none; set it to ring, tree or hd");
         NS_ABORT_MSG_IF(m_fallbackName == "sharp",
                         "SharpCollectiveAlgorithm: FallbackAlgorithm cannot be sharp");
         const_cast<SharpCollectiveAlgorithm*>(this)->m_fallback =
@@ -196,13 +205,15 @@ SharpCollectiveAlgorithm::Setup(Ptr<SharpAggregationManager> am,
         m_singleRank = true;
         return true;
     }
-    uint32_t mtu = m_satFragment;
+    uint32_t hostMtu = UINT32_MAX;
     for (const auto& h : hcas)
     {
-        mtu = std::min<uint32_t>(mtu, h->GetPort(1)->GetIbMtu());
+        hostMtu = std::min<uint32_t>(hostMtu, h->GetPort(1)->GetIbMtu());
     }
-    const uint32_t satFragment = mtu;
-    const uint32_t lltFragment = std::min(m_lltFragment, mtu);
+    // Each channel's fragment is lowered to the hosts' MTU on its own (capping LLT by the
+    // SAT size made a small SatFragmentSize shrink the low-latency fragments too).
+    const uint32_t satFragment = std::min(m_satFragment, hostMtu);
+    const uint32_t lltFragment = std::min(m_lltFragment, hostMtu);
     m_ranks.resize(hcas.size());
     std::vector<uint32_t> qpns(hcas.size());
     for (uint32_t r = 0; r < hcas.size(); ++r)
@@ -243,7 +254,7 @@ SharpCollectiveAlgorithm::Setup(Ptr<SharpAggregationManager> am,
     }
     const uint32_t wl = m_tree->window[SharpTree::LLT];
     const uint32_t ws = m_tree->window[SharpTree::SAT];
-    m_recvStride = satFragment + kGrhRoom;
+    m_recvStride = std::max(satFragment, lltFragment) + kGrhRoom;
     const uint32_t access = IB_ACCESS_LOCAL_WRITE;
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
@@ -305,6 +316,12 @@ SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
         spec.kind != CollectiveKind::BARRIER)
     {
         return false; // host-based (Build)
+    }
+    if (spec.kind != CollectiveKind::BARRIER && spec.op == CollectiveRedOp::PROD)
+    {
+        // SHARP's ALUs reduce sum, min, max and the bitwise operators, not products.
+        ++m_prodOps;
+        return false;
     }
     if (!m_tree)
     {

@@ -78,6 +78,9 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     uint64_t GetInNetworkOps() const;
     /// @return operations SHARP could serve in principle that ran host-based
     uint64_t GetFallbackOps() const;
+    /// @return allreduce and reduce operations with PROD, which SHARP cannot reduce: they
+    ///         ran host-based with FallbackAlgorithm (not counted in GetFallbackOps)
+    uint64_t GetProdOps() const;
     /// @return large operations that ran on the low-latency channel for lack of a flow
     uint64_t GetLltInsteadOfSatOps() const;
 
@@ -170,6 +173,7 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     uint32_t m_recvStride;                                //!< bytes per receive buffer
     uint64_t m_inNetwork;                                 //!< operations run in the network
     uint64_t m_fallbacks;                                 //!< operations that fell back
+    uint64_t m_prodOps;                                   //!< PROD operations, run host-based
     uint64_t m_lltInstead;                                //!< large operations on LLT
     uint32_t m_satOps{0};     //!< streaming operations in flight (sharing the tree's one flow)
     bool m_singleRank{false}; //!< set up for one rank: no tree, nothing to aggregate

@@ -225,16 +225,19 @@ TEST_P(SharpAllReduceTest, MatchesReferenceForEveryOpAndType)
     const auto [hosts, streaming] = GetParam();
     SharpSetup s;
     BuildSharp(s, 4, hosts);
-    // 1237 elements: several fragments on either channel, the last one short
+    // 1237 elements: several fragments on either channel (on SAT, for the 4- and 8-byte
+    // types), the last one short
     s.helper.SetAlgorithmAttribute("SatThreshold", UintegerValue(streaming ? 0 : 1u << 20));
-    s.helper.SetAlgorithmAttribute("FallbackAlgorithm", StringValue("none"));
     Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
     ASSERT_TRUE(Sharp(comm)->GetTree()) << Sharp(comm)->GetRefusal();
     AllOpsAllTypes(comm,
                    1237,
                    std::string(streaming ? "sat" : "llt") + " n=" + std::to_string(hosts));
     EXPECT_EQ(Sharp(comm)->GetFallbackOps(), 0u);
-    EXPECT_EQ(Sharp(comm)->GetInNetworkOps(), 44u); // 8 types x 3 ops + 4 integer types x 4 ops
+    // 8 types x (sum, min, max) + 4 integer types x 3 bitwise operators in the network;
+    // products, which SHARP's ALUs do not compute, host-based (before, in the network)
+    EXPECT_EQ(Sharp(comm)->GetInNetworkOps(), 36u);
+    EXPECT_EQ(Sharp(comm)->GetProdOps(), 8u);
     // one and three elements: fewer elements than ranks, one fragment
     CollectiveOpSpec spec;
     spec.type = CollectiveDataType::INT64;
@@ -352,6 +355,27 @@ TEST_F(SharpTest, CreditWindowOfOneSerializesFragments)
     EXPECT_EQ(t, 16 * Model(s).Fragment(256, 2, 4));
 }
 
+TEST_F(SharpTest, LowLatencyFragmentsKeepTheirSizeWhenStreamingOnesAreSmaller)
+{
+    // SatFragmentSize 128 used to cap the LLT fragments at 128 bytes too: the 4 KiB
+    // allreduce of CreditWindowOfOneSerializesFragments took 32 trips instead of 16.
+    SharpHelper sh;
+    sh.SetAggregationNodeAttribute("MaxOutstandingOps", UintegerValue(1));
+    SharpSetup s;
+    BuildSharp(s, 4, 8, true, sh);
+    s.helper.SetAlgorithmAttribute("SatFragmentSize", UintegerValue(128));
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    ASSERT_TRUE(Sharp(comm)->GetTree()) << Sharp(comm)->GetRefusal();
+    EXPECT_EQ(Sharp(comm)->GetTree()->fragmentBytes[SharpTree::LLT], 256u);
+    EXPECT_EQ(Sharp(comm)->GetTree()->fragmentBytes[SharpTree::SAT], 128u);
+    CollectiveOpSpec spec;
+    spec.count = 1024; // 4096 bytes: 16 fragments of 256, received whole
+    const Buffers in = MakeInputs(spec.type, spec.op, 8, 4096, 11);
+    Buffers out = in;
+    EXPECT_EQ(CollectiveHelper::Run(comm, spec, &out), 16 * Model(s).Fragment(256, 2, 4));
+    EXPECT_EQ(CheckReduce(spec.type, spec.op, in, Ptrs(out), 0, 4096, "llt"), 0u);
+}
+
 TEST_F(SharpTest, StreamingAllReduceRunsAtLinkRate)
 {
     SharpSetup s;
@@ -447,6 +471,50 @@ TEST_F(SharpTest, SwitchWithoutAggregationNodeIsNamed)
     // hosts 2..7 avoid that leaf: their tree is built
     Ptr<CollectiveCommunicator> rest = ch.InstallIb(fabric, {2, 3, 4, 5, 6, 7});
     EXPECT_TRUE(Sharp(rest)->GetTree()) << Sharp(rest)->GetRefusal();
+}
+
+TEST_F(SharpTest, ASpineWithoutAggregationNodeIsNamed)
+{
+    // SHARP on the leaves only: the route up leaves every leaf towards a spine without an
+    // AN, and the refusal names that spine (before, "a node without ...").
+    IbFabricHelper fh;
+    IbFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(4, 8));
+    std::set<uint32_t> leafIds;
+    for (uint32_t h = 0; h < fabric.hosts.GetN(); ++h)
+    {
+        leafIds.insert(DynamicCast<IbChannel>(fabric.HostPort(h)->GetChannel())
+                           ->GetPeer(fabric.HostPort(h))
+                           ->GetNode()
+                           ->GetId());
+    }
+    NodeContainer leaves;
+    std::set<uint32_t> spineIds;
+    for (uint32_t i = 0; i < fabric.switches.GetN(); ++i)
+    {
+        Ptr<Node> sw = fabric.switches.Get(i);
+        if (leafIds.count(sw->GetId()))
+        {
+            leaves.Add(sw);
+        }
+        else
+        {
+            spineIds.insert(sw->GetId());
+        }
+    }
+    ASSERT_FALSE(spineIds.empty());
+    CollectiveHelper ch;
+    ch.SetAlgorithm("sharp");
+    ch.SetSharpManager(SharpHelper().Install(leaves));
+    Ptr<CollectiveCommunicator> comm = ch.InstallIb(fabric);
+    ASSERT_FALSE(Sharp(comm)->GetTree());
+    const std::string why = Sharp(comm)->GetRefusal();
+    bool named = false;
+    for (uint32_t id : spineIds)
+    {
+        named = named || why.find("(node " + std::to_string(id) +
+                                  "), which has no SHARP aggregation node") != std::string::npos;
+    }
+    EXPECT_TRUE(named) << why;
 }
 
 TEST_F(SharpTest, StreamingFlowsAreOnePerCommunicatorAndRunOutAcrossThem)
