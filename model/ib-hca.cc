@@ -153,6 +153,7 @@ IbHca::DoDispose()
         }
     }
     m_mrs.clear();
+    m_freeMrs.clear();
     Object::DoDispose();
 }
 
@@ -248,12 +249,29 @@ IbHca::RegisterMemory(uint64_t addr, uint64_t length, uint32_t access)
                         << std::hex << access << std::dec
                         << " gives remote write or atomic rights without local write; verbs "
                            "refuses this (ibv_reg_mr: EINVAL): add IB_ACCESS_LOCAL_WRITE");
-    const uint64_t index = m_mrs.size();
-    NS_ABORT_MSG_IF(index > 0xFFFFFF, "IbHca::RegisterMemory: keys exhausted");
+    // A deregistered region's index is used again (with the next 8-bit tag, so that its
+    // old keys stay invalid), so that a program that registers per operation does not
+    // run out of the 2^24 indices.
+    uint64_t index = m_mrs.size();
+    if (!m_freeMrs.empty())
+    {
+        index = m_freeMrs.back();
+        m_freeMrs.pop_back();
+    }
+    NS_ABORT_MSG_IF(index > 0xFFFFFF,
+                    "IbHca::RegisterMemory: keys exhausted: 2^24 - 1 regions are registered at "
+                    "once on this HCA; deregister regions no longer used");
     const uint32_t key = static_cast<uint32_t>((index << 8) | (m_keyTag++ & 0xFF));
     Ptr<IbMemoryRegion> mr = CreateObject<IbMemoryRegion>();
     mr->Setup(addr, length, key, access, m_dataMode);
-    m_mrs.push_back(mr);
+    if (index == m_mrs.size())
+    {
+        m_mrs.push_back(mr);
+    }
+    else
+    {
+        m_mrs[index] = mr;
+    }
     return mr;
 }
 
@@ -285,6 +303,7 @@ IbHca::DeregisterMemory(Ptr<IbMemoryRegion> mr)
                             << "; deregister it after that work has completed (poll its CQ)");
     }
     m_mrs[mr->GetLkey() >> 8] = nullptr;
+    m_freeMrs.push_back(mr->GetLkey() >> 8);
 }
 
 Ptr<IbMemoryRegion>

@@ -151,7 +151,9 @@ class IbHca : public Object
     uint64_t GetPacketsSent() const;
     /// @return packets received on the ports
     uint64_t GetPacketsReceived() const;
-    /// @return packets dropped on arrival: no such QP, GRH or raw packets, malformed
+    /// @return packets dropped on arrival: no such QP, GRH or raw packets, too short for
+    ///         LRH and BTH (a packet for a QP that it cannot parse counts in that QP's
+    ///         IbQpCounters::stateDrops)
     uint64_t GetUnknownDrops() const;
 
   protected:
@@ -239,6 +241,7 @@ class IbHca : public Object
     std::vector<PortState> m_ports;         //!< index 0 unused
     std::vector<Ptr<IbQueuePair>> m_qps;    //!< by QPN - FIRST_QPN
     std::vector<Ptr<IbMemoryRegion>> m_mrs; //!< by key >> 8 (index 0 unused)
+    std::vector<uint32_t> m_freeMrs;        //!< indices of deregistered regions, to reuse
     uint32_t m_keyTag;                      //!< low byte of the next key
     uint64_t m_nextAddr;                    //!< next address RegisterMemory(len) uses
     std::vector<uint8_t> m_scratch;         //!< receive copy buffer (data mode)

@@ -232,7 +232,9 @@ class IbPerftestApplication : public Application
      * @return the measurement of the last completed size (valid == false if none).
      *         The client measures every test; the server measures write_lat and
      *         send_lat itself and receives the client's report for the other tests,
-     *         as perftest's server prints it.
+     *         as perftest's server prints it for write_bw, read_bw and atomic_lat. (For
+     *         send_bw, perftest's server prints a report from its own receive
+     *         completions; this model's server shows the client's.)
      */
     IbPerftestResult GetResults() const;
     /// @return the measurements of every completed size, in order

@@ -369,8 +369,10 @@ IbQueuePair::DescribeCompletion(const IbWorkCompletion& wc) const
         os << ": the far QP found the request invalid (for example a message larger than its "
               "receive WQE, an opcode it does not accept, or a WRITE, READ or atomic that its "
               "accessFlags (IbQpAttr::accessFlags at INIT, ConnectRc's base.accessFlags) do "
-              "not allow); on a receive completion, this QP found the sender's request "
-              "invalid and NAKed it (see the NakSent trace)";
+              "not allow, or packets cut to another size than its pathMtu: both ends of an RC "
+              "connection must have the same pathMtu, which ConnectRc gives them); on a "
+              "receive completion, this QP found the sender's request invalid and NAKed it "
+              "(see the NakSent trace)";
         break;
     case IbWcStatus::LOC_LEN_ERR:
         os << ": the message is larger than the receive WQE's buffer (post larger receives), "
@@ -2130,11 +2132,39 @@ IbQueuePair::ReceiveDuplicate(const Rx& rx)
     switch (rx.opcode)
     {
     case IbOpcode::RC_RDMA_READ_REQUEST: {
-        // Executed again (from the PSN the requester resumes at).
+        // Executed again (from the PSN the requester resumes at), checked as a new one is:
+        // access taken away since (RTS -> RTS, deregistration) is NAKed, not ignored.
         IbMemoryRegion* mr = nullptr;
+        if (!(m_attr.accessFlags & IB_ACCESS_REMOTE_READ))
+        {
+            QueueNak(IbAethHeader::NAK_INVALID_REQUEST, rx.psn, true);
+            Kick();
+            return;
+        }
         if (rx.dmaLen > 0 && !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_READ)))
         {
+            QueueNak(IbAethHeader::NAK_REMOTE_ACCESS_ERROR, rx.psn, true);
+            Kick();
             return;
+        }
+        // If the responses of that READ are still being sent, restart them where the
+        // requester resumes instead of queueing a second train behind the first, whose
+        // packets the requester would all drop as out of sequence.
+        for (Response& r : m_resp)
+        {
+            if (r.kind == RESP_READ && ((rx.psn - r.psn) & kPsnMask) < r.npkts)
+            {
+                r.psn = rx.psn;
+                r.va = rx.va;
+                r.mr = mr;
+                r.length = rx.dmaLen;
+                r.npkts = PacketsFor(rx.dmaLen, m_pmtu);
+                r.sent = 0;
+                r.readyAt = Simulator::Now() + m_hca->m_responseDelay;
+                ++m_counters.readRestarts;
+                Kick();
+                return;
+            }
         }
         QueueReadResponse(rx, mr);
         Kick();

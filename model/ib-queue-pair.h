@@ -40,6 +40,7 @@ struct IbQpCounters
     uint64_t retransmitEpisodes{0};   ///< times the requester went back (Retransmit trace)
     uint64_t timeouts{0};             ///< local ACK timeouts
     uint64_t duplicatesReceived{0};   ///< requests with a PSN already executed
+    uint64_t readRestarts{0};         ///< READ responses restarted where a duplicate asked
     uint64_t outOfSequenceDropped{0}; ///< requests beyond the expected PSN, dropped
     uint64_t duplicateResponses{0};   ///< responses for PSNs already acknowledged
     uint64_t naksSent{0};             ///< NAKs sent (sequence, access, invalid, op.)

@@ -1268,6 +1268,30 @@ TEST_F(IbRdmaTest, AConnectedQpDropsPacketsFromAnyoneButItsPeer)
 
 // ---------------------------------------------------------------- large transfers
 
+TEST_F(IbRdmaTest, DeregisteredRegionIndicesAreUsedAgainWithKeysThatDiffer)
+{
+    // A program that registers a buffer per operation used a new index every time and
+    // aborted after 2^24 registrations. The index is used again, with another key tag:
+    // the old key names nothing.
+    Fabric f = BackToBack(IbHcaHelper());
+    Ptr<IbMemoryRegion> kept = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    std::set<uint32_t> indices;
+    uint32_t previous = 0;
+    for (uint32_t i = 0; i < 1000; ++i)
+    {
+        Ptr<IbMemoryRegion> mr = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+        indices.insert(mr->GetLkey() >> 8);
+        EXPECT_NE(mr->GetLkey(), previous);
+        EXPECT_EQ(f.hca[0]->GetMemoryRegion(mr->GetLkey()), mr);
+        previous = mr->GetLkey();
+        f.hca[0]->DeregisterMemory(mr);
+        EXPECT_FALSE(f.hca[0]->GetMemoryRegion(previous));
+    }
+    EXPECT_EQ(indices.size(), 1u);
+    EXPECT_NE(*indices.begin(), kept->GetLkey() >> 8);
+    EXPECT_EQ(f.hca[0]->GetMemoryRegion(kept->GetLkey()), kept);
+}
+
 TEST_F(IbRdmaTest, OneMegabyteWriteAndReadMoveExactlyTheRightBytes)
 {
     IbHcaHelper hh;
@@ -2199,12 +2223,74 @@ TEST_F(IbRdmaTest, RequestsBehindALargeReadWaitForItsLostResponseToComeAgain)
     Rc c = LargeReadThenWrite(drop);
     EXPECT_EQ(drop->Dropped(), 1u);
     EXPECT_EQ(c.qp[0]->GetCounters().retransmitEpisodes, 1u);
-    // The READ and the READ again; the WRITE waits for the replay, which the responder
-    // sends after the first execution's responses (about 190 ms of them here), where
-    // counted from the last PSN acknowledged it went at once (4 packets).
-    EXPECT_EQ(c.qp[1]->GetCounters().packetsReceived, 2u);
+    // The READ, the READ again (the responder restarts its responses there), and the
+    // WRITE's two packets once the replayed responses have made room. Counted from the
+    // last PSN acknowledged, the WRITE went at once and the replayed responses read as
+    // old (duplicates).
+    EXPECT_EQ(c.qp[1]->GetCounters().packetsReceived, 4u);
+    EXPECT_EQ(c.qp[1]->GetCounters().readRestarts, 1u);
     EXPECT_EQ(c.qp[0]->GetCounters().duplicateResponses, 0u);
     EXPECT_EQ(c.qp[0]->GetState(), IbQpState::RTS);
+}
+
+TEST_F(IbRdmaTest, ADuplicateReadRestartsTheResponsesStillBeingSent)
+{
+    // A 64 KiB READ at MTU 256 (256 responses) loses its second response. The requester
+    // asks again from that PSN while the responder is still sending: the responder
+    // restarts there. Before, it queued a second train behind the first, whose remaining
+    // ~250 packets the requester dropped as out of sequence: about 510 responses for 256.
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("DataMode", BooleanValue(true));
+    Fabric f = BackToBack(hh, "EDR", 256);
+    Rc c = ConnectPair(f);
+    auto drop = CreateObject<DropFirstOfOpcode>(IbOpcode::RC_RDMA_READ_RESPONSE_MIDDLE);
+    f.port[0]->SetReceiveErrorModel(drop);
+    const uint32_t acc = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
+    Ptr<IbMemoryRegion> dst = f.hca[0]->RegisterMemory(65536, acc);
+    Ptr<IbMemoryRegion> src = f.hca[1]->RegisterMemory(65536, acc);
+    Fill(src, 5);
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(dst, 0, 65536), src, 0)));
+    Simulator::Run();
+    EXPECT_EQ(drop->Dropped(), 1u);
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].status, IbWcStatus::SUCCESS) << IbWcStatusName(s[0].status);
+    EXPECT_TRUE(SameBytes(src, 0, dst, 0, 65536));
+    EXPECT_EQ(c.qp[1]->GetCounters().readRestarts, 1u);
+    EXPECT_EQ(c.qp[0]->GetCounters().retransmitEpisodes, 1u);
+    // 256 responses, those sent before the request again reached the responder, and
+    // nothing queued behind them
+    const uint64_t responses = c.qp[0]->GetCounters().packetsReceived;
+    EXPECT_GE(responses, 256u);
+    EXPECT_LT(responses, 256u + 32u);
+}
+
+TEST_F(IbRdmaTest, ADuplicateReadThatLostItsAccessIsNaked)
+{
+    // The READ's only response is lost and, before the requester asks again, the
+    // responder's QP loses IB_ACCESS_REMOTE_READ (RTS -> RTS). The READ again is NAKed
+    // (invalid request), as a new one would be; before, it was dropped silently and the
+    // requester retried until RETRY_EXC_ERR.
+    Fabric f = BackToBack(IbHcaHelper());
+    Rc c = ConnectPair(f);
+    auto drop = CreateObject<DropFirstOfOpcode>(IbOpcode::RC_RDMA_READ_RESPONSE_ONLY);
+    f.port[0]->SetReceiveErrorModel(drop);
+    Ptr<IbMemoryRegion> a = f.hca[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    Ptr<IbMemoryRegion> b = f.hca[1]->RegisterMemory(4096, IB_ACCESS_REMOTE_READ);
+    ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(a, 0, 100), b, 0)));
+    Simulator::Schedule(MicroSeconds(5), [&c]() {
+        IbQpAttr attr;
+        attr.state = IbQpState::RTS;
+        attr.accessFlags = IB_ACCESS_LOCAL_WRITE;
+        attr.mask = IB_QP_ACCESS_FLAGS;
+        std::string err;
+        EXPECT_TRUE(c.qp[1]->Modify(attr, &err)) << err;
+    });
+    Simulator::Run();
+    std::vector<IbWorkCompletion> s = Drain(c.scq[0]);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].status, IbWcStatus::REM_INV_REQ_ERR) << IbWcStatusName(s[0].status);
+    EXPECT_EQ(c.qp[0]->GetCounters().timeouts, 1u);
 }
 
 TEST_F(IbRdmaTest, AfterAGoBackALostReadResponseStillBringsTheReadBackAtOnce)
