@@ -233,6 +233,8 @@ IpoibNetDevice::Setup(Ptr<IbHca> hca, Ptr<IbSubnetManager> sm, uint8_t port)
     m_sm = sm;
     m_portNum = port;
     m_port = hca->GetPort(port);
+    m_portCameUp = m_port->IsLinkUp();
+    m_port->AddLinkChangeCallback(MakeCallback(&IpoibNetDevice::PortLinkChanged, this));
     const uint32_t ibMtu = m_port->GetIbMtu();
     if (m_mtu == 0)
     {
@@ -852,10 +854,22 @@ IpoibNetDevice::IsLinkUp() const
 void
 IpoibNetDevice::AddLinkChangeCallback(Callback<void> callback)
 {
-    if (m_port)
+    m_linkChangeCallbacks.ConnectWithoutContext(callback);
+}
+
+void
+IpoibNetDevice::PortLinkChanged()
+{
+    if (!m_port)
     {
-        m_port->AddLinkChangeCallback(callback);
+        return; // disposed of
     }
+    if (!m_portCameUp && m_port->IsLinkUp())
+    {
+        m_portCameUp = true;
+        return;
+    }
+    m_linkChangeCallbacks();
 }
 
 bool

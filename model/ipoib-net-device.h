@@ -285,6 +285,16 @@ class IpoibNetDevice : public NetDevice
      * @param slot its index
      */
     void PostRecvSlot(uint32_t slot);
+    /**
+     * The IB port's link changed: tell the upper layers (ns-3's ARP and ND flush their
+     * caches), except for the port's first training at the start of the run. To them
+     * the device is up from Setup, as a CSMA or point-to-point device is from Attach,
+     * so that ARP and ND entries made before the run stay.
+     */
+    void PortLinkChanged();
+
+    TracedCallback<> m_linkChangeCallbacks; //!< upper layers' link-change callbacks
+    bool m_portCameUp{false};               //!< the port's first link-up has happened
 
     Ptr<Node> m_node;                             //!< node
     uint32_t m_ifIndex;                           //!< interface index
