@@ -173,11 +173,12 @@ IbEthernetSideBySideHelper::Build(const IbTopology& topology)
             m_p2p.SetDeviceAttribute("DataRate", DataRateValue(rate));
             Time delay = NanoSeconds(10);
             Ptr<IbNetDevice> ibPort = ibPortAt(a, p);
-            if (ibPort && ibPort->GetChannel())
+            if (Ptr<IbChannel> cable =
+                    ibPort ? DynamicCast<IbChannel>(ibPort->GetChannel()) : nullptr)
             {
-                TimeValue d;
-                ibPort->GetChannel()->GetAttribute("Delay", d);
-                delay = d.Get();
+                // the first bit's delay: propagation plus the cable's FecLatency (Ethernet
+                // links at these rates correct errors too; the Delay attribute leaves it out)
+                delay = cable->GetDelay();
             }
             m_p2p.SetChannelAttribute("Delay", TimeValue(delay));
             NetDeviceContainer d = m_p2p.Install(ethNode[a], ethNode[b]);

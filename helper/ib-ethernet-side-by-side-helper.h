@@ -69,7 +69,8 @@ struct IbEthernetSideBySide
  * destination and loads the links unevenly (ib-vs-ethernet's all-to-all took 1.046 ms on
  * Ethernet with it, 0.608 ms with the mirrored routes) unless
  * ns3::Ipv4GlobalRouting::RandomEcmpRouting sprays packets over them. Each link runs at the data
- * rate of the IB cable it mirrors (EthernetDataRate overrides it) with the IB cable's delay.
+ * rate of the IB cable it mirrors (EthernetDataRate overrides it) with the IB cable's delay
+ * (propagation plus FecLatency: IbChannel::GetDelay).
  *
  * Addresses: IPoIB interfaces in IbNetwork (default 10.1.0.0/16, one subnet as Linux
  * ib0), Ethernet links in EthNetwork (default 10.2.0.0/16, /30 per link). A flow picks its

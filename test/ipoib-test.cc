@@ -1797,6 +1797,26 @@ RunSideBySide(uint64_t* ibBytes, uint64_t* ethBytes, bool eui64)
 
 } // namespace
 
+TEST_F(IpoibTest, SideBySideLinksTakeTheIbCablesDelayWithItsFecLatency)
+{
+    // Each Ethernet link had the IB cable's Delay attribute, which leaves FecLatency out:
+    // with FEC latency set, every IB hop was slower than its Ethernet mirror.
+    IbHelper::ResetLidAllocation();
+    IbEthernetSideBySideHelper helper;
+    helper.GetIbFabricHelper().GetIbHelper().SetChannelAttribute("FecLatency",
+                                                                 TimeValue(NanoSeconds(100)));
+    IbEthernetSideBySide s = helper.Build(IbTopologyBuilder::FatTree2Level(4, 4));
+    for (uint32_t h = 0; h < s.GetNHosts(); ++h)
+    {
+        Ptr<IbChannel> cable = DynamicCast<IbChannel>(s.ib.HostPort(h)->GetChannel());
+        ASSERT_TRUE(cable);
+        EXPECT_EQ(cable->GetDelay(), cable->GetPropagationDelay() + NanoSeconds(100));
+        TimeValue d;
+        s.ethHostDevices.Get(h)->GetChannel()->GetAttribute("Delay", d);
+        EXPECT_EQ(d.Get(), cable->GetDelay()) << "host " << h;
+    }
+}
+
 TEST_F(IpoibTest, SideBySideRoutersFollowTheIbSwitchesForwardingTables)
 {
     // FatTree2Level(4, 8): 4 leaves of 2 hosts, 2 spines. Every router must send to every
