@@ -166,6 +166,25 @@ IbLftDump::Read(std::istream& is,
     }
     std::vector<bool> seen(nodes.size(), false);
     int32_t current = -1;
+    uint32_t sectionLine = 0;
+    // A section must send the switch's own LID to port 0 (a missing line left it 255: the
+    // switch would drop its management traffic).
+    auto closeSection = [&]() {
+        if (current < 0)
+        {
+            return true;
+        }
+        const uint16_t ownLid = problem.baseLid[current][0];
+        if (tables.lft[current][ownLid] != 0)
+        {
+            return fail("the table of switch '" + nodes[current].name + "' (from line " +
+                        std::to_string(sectionLine) + ") has no entry '" + hex(ownLid, 4) +
+                        " 000' for the switch's own LID; expected its own LID to go to port "
+                        "000 (the switch itself)");
+        }
+        current = -1;
+        return true;
+    };
     std::string line;
     while (std::getline(is, line))
     {
@@ -183,6 +202,11 @@ IbLftDump::Read(std::istream& is,
         const std::string text = line.substr(pos, last - pos + 1);
         if (StartsWith(text, 0, "Unicast lids"))
         {
+            if (!closeSection())
+            {
+                return false;
+            }
+            sectionLine = lineNo;
             const std::size_t g = text.find("guid 0x");
             if (text.find('[') == std::string::npos || text.find(']') == std::string::npos ||
                 text.find("of switch") == std::string::npos || g == std::string::npos)
@@ -297,7 +321,10 @@ IbLftDump::Read(std::istream& is,
             {
                 return fail("malformed trailer '" + text + "'; expected '<n> lids dumped'");
             }
-            current = -1;
+            if (!closeSection())
+            {
+                return false;
+            }
             continue;
         }
         if ((StartsWith(text, 0, "Lid") && text.find("Out") != std::string::npos) ||
@@ -307,6 +334,10 @@ IbLftDump::Read(std::istream& is,
         }
         return fail("unrecognised line '" + text + "'; " + headerForm + ", " + entryForm +
                     " or '<n> lids dumped'");
+    }
+    if (!closeSection())
+    {
+        return false;
     }
     for (uint32_t n = 0; n < nodes.size(); ++n)
     {

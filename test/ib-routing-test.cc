@@ -1109,7 +1109,12 @@ TEST(IbLftDump, MalformedLinesNameFileAndLine)
         {"Unicast lids [0x0-0x2] of switch Lid 1 guid 0x0002c903000000ff ('x'):\n",
          "lfts.dump:1: no switch of the fabric has GUID 0x0002c903000000ff"},
         {header + "0x0002 001\nhello world\n", "lfts.dump:3: unrecognised line 'hello world'"},
-        {header + header, "lfts.dump:2: second table for switch 'sw'"},
+        {header + "0x0001 000\n" + header, "lfts.dump:3: second table for switch 'sw'"},
+        {header + "0x0002 001\n",
+         "lfts.dump:2: the table of switch 'sw' (from line 1) has no entry '0x0001 000' for "
+         "the switch's own LID"},
+        {header + "0x0002 001\n2 lids dumped\n",
+         "lfts.dump:3: the table of switch 'sw' (from line 1) has no entry"},
         {"Unicast lids [0x0-0x2] of switch Lid 2 guid 0x0002c90300000010 ('sw'):\n",
          "lfts.dump:1: switch 'sw' (0x0002c90300000010) is LID 2 in this file but LID 1 in "
          "the fabric"},
