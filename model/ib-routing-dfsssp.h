@@ -20,10 +20,10 @@ namespace ns3
  * Domke et al., "Deadlock-free oblivious routing for arbitrary topologies", 2011).
  *
  * Routing (SSSP): every switch-to-switch channel starts with weight 1. For each CA LID in
- * increasing order, Dijkstra from the LID's switch gives every switch its cheapest next
- * hop (ties: lowest port); then every channel's weight grows by the number of CA ports
- * whose route to that LID crosses it, so later LIDs avoid loaded channels. Switch LIDs
- * take shortest paths and do not change weights.
+ * increasing order, Dijkstra from the LID's switch, restricted to the shortest paths in
+ * switch hops, gives every switch its cheapest next hop among them (ties: lowest port); then every
+ * channel's weight grows by the number of CA ports whose route to that LID crosses it, so later
+ * LIDs avoid loaded channels. Switch LIDs take shortest paths and do not change weights.
  *
  * Deadlock freedom: a route unit is (source, destination LID), the source being a CA (or
  * the set of switches a multi-port CA is cabled to, since the SL is per CA and LID). All

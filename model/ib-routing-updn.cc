@@ -30,13 +30,15 @@ IbUpDownRouting::GetTypeId()
             .SetParent<IbRoutingEngine>()
             .SetGroupName("Infiniband")
             .AddConstructor<IbUpDownRouting>()
-            .AddAttribute("RootGuids",
-                          "Node GUIDs of the root switches, comma-separated hex (for example "
-                          "\"0x0002c90300000011,0x0002c90300000012\"). Empty: detect the roots "
-                          "(highest level if levels are known, else farthest from the CAs).",
-                          StringValue(""),
-                          MakeStringAccessor(&IbUpDownRouting::m_rootGuids),
-                          MakeStringChecker());
+            .AddAttribute(
+                "RootGuids",
+                "Node GUIDs of the root switches, comma-separated hex (for example "
+                "\"0x0002c90300000011,0x0002c90300000012\"). Empty: detect the roots "
+                "(highest level if levels are known, else the most central switches: those that "
+                "reach 90 % of the CA ports in the fewest hops).",
+                StringValue(""),
+                MakeStringAccessor(&IbUpDownRouting::m_rootGuids),
+                MakeStringChecker());
     return tid;
 }
 

@@ -35,9 +35,9 @@ namespace ns3
  *
  * Roots: the RootGuids attribute (comma-separated hex switch GUIDs), or, when empty,
  * detected: the switches of the highest level if every switch has a level, otherwise the
- * switches farthest (in hops) from the nearest CA. If detected roots leave a pair of
- * switches without a legal path (possible with several roots on irregular fabrics), the
- * engine falls back to one root, the first detected one, with which every pair always
+ * most central switches: those that reach 90 % of the CA ports in the fewest hops. If detected
+ * roots leave a pair of switches without a legal path (possible with several roots on irregular
+ * fabrics), the engine falls back to one root, the first detected one, with which every pair always
  * has a path (up to the root, then down).
  */
 class IbUpDownRouting : public IbRoutingEngine
