@@ -235,6 +235,28 @@ IbTopology::Validate(std::string* error) const
             }
         }
     }
+    // In a fabric with switches, the subnet manager routes through them: a CA port cabled
+    // straight to a CA port (another host, or a loopback) would get a LID that no switch
+    // can reach. (Without switches, two CAs or a loopback are a fabric of their own.)
+    if (std::any_of(m_nodes.begin(), m_nodes.end(), [](const Node& n) { return n.type == SWITCH; }))
+    {
+        for (uint32_t i = 0; i < m_nodes.size(); ++i)
+        {
+            for (uint32_t p = 1; p < m_nodes[i].ports.size() && m_nodes[i].type == CA; ++p)
+            {
+                const Port& port = m_nodes[i].ports[p];
+                if (port.peerNode >= 0 && m_nodes[port.peerNode].type == CA)
+                {
+                    return fail("'" + m_nodes[i].name + "' port " + std::to_string(p) +
+                                " is cabled straight to '" + m_nodes[port.peerNode].name +
+                                "' port " + std::to_string(port.peerPort) +
+                                ", in a fabric with switches: that cable is a separate subnet, "
+                                "which this subnet manager cannot reach through its switches; "
+                                "remove it (or simulate that pair as a fabric of its own)");
+                }
+            }
+        }
+    }
     // One connected component. When there are several, the largest is taken for the
     // fabric and the others are named: an isolated host must not make the whole rest of
     // the fabric look like the stray part.

@@ -563,6 +563,31 @@ TEST(IbTopologyValidate, NamesTheNodesOutsideTheLargestPart)
     EXPECT_TRUE(loop.Validate(&error)) << error;
 }
 
+TEST(IbTopologyValidate, ACaCabledStraightToACaBesideSwitchesIsRefused)
+{
+    // Hosts A and B on a switch, and a second cable from A port 2 to B port 2. Before,
+    // the check passed and routing aborted blaming the engine ("left a destination
+    // unreachable"); two hosts back to back without switches stay a fabric.
+    IbTopology t;
+    const uint32_t sw = t.AddSwitch(4, "sw");
+    const uint32_t a = t.AddCa(2, "A");
+    const uint32_t b = t.AddCa(2, "B");
+    ASSERT_TRUE(t.Connect(sw, 1, a, 1, IbLinkRate::EDR, 4));
+    ASSERT_TRUE(t.Connect(sw, 2, b, 1, IbLinkRate::EDR, 4));
+    ASSERT_TRUE(t.Connect(a, 2, b, 2, IbLinkRate::EDR, 4));
+    std::string error;
+    EXPECT_FALSE(t.Validate(&error));
+    EXPECT_EQ(error,
+              "'A' port 2 is cabled straight to 'B' port 2, in a fabric with switches: that "
+              "cable is a separate subnet, which this subnet manager cannot reach through its "
+              "switches; remove it (or simulate that pair as a fabric of its own)");
+    IbTopology pair;
+    const uint32_t x = pair.AddCa(1, "x");
+    const uint32_t y = pair.AddCa(1, "y");
+    ASSERT_TRUE(pair.Connect(x, 1, y, 1, IbLinkRate::EDR, 4));
+    EXPECT_TRUE(pair.Validate(&error)) << error;
+}
+
 TEST(IbNetDiscoverReader, ParsesFullFormat)
 {
     IbTopology t;
