@@ -50,15 +50,22 @@ IbVlArbiter::ParseTable(const std::string& text, std::vector<Entry>& table, std:
         }
         long vl = -1;
         long weight = -1;
+        // blanks around the colon are allowed ("0 : 4")
+        auto trim = [](const std::string& t) {
+            const auto a = t.find_first_not_of(" \t");
+            return a == std::string::npos ? std::string()
+                                          : t.substr(a, t.find_last_not_of(" \t") - a + 1);
+        };
         try
         {
             std::size_t used = 0;
-            vl = std::stol(item.substr(0, colon), &used);
-            if (used != colon)
+            const std::string v = trim(item.substr(0, colon));
+            vl = std::stol(v, &used);
+            if (used != v.size())
             {
                 vl = -1;
             }
-            const std::string w = item.substr(colon + 1);
+            const std::string w = trim(item.substr(colon + 1));
             weight = std::stol(w, &used);
             if (used != w.size())
             {
@@ -227,6 +234,14 @@ IbVlArbiter::Select(uint16_t eligible, const uint16_t* headBlocks)
     if (!(m_lowTurnDue && lowCan))
     {
         const int vl = Pick(m_high, m_highTable.data(), eligible, headBlocks);
+        if (vl >= 0 && !lowCan)
+        {
+            // No low-table VL could send: this packet took no opportunity from one, so
+            // the limit counts from zero again (it bounds high while low waits).
+            m_highBytes = 0;
+            m_lowTurnDue = false;
+            return vl;
+        }
         if (vl >= 0)
         {
             // Capped: with an unbounded limit (255) it would otherwise wrap around.

@@ -174,6 +174,8 @@ TEST(IbVlArbiter, ParsesOpenSmTablesAndRejectsBadOnes)
     EXPECT_EQ(t[1].vl, 1);
     EXPECT_EQ(t[1].weight, 255);
     EXPECT_EQ(IbVlArbiter::FormatTable(t), "0:4,1:255,14:0");
+    ASSERT_TRUE(IbVlArbiter::ParseTable("0 : 4, 1 :255", t, err)) << err; // blanks by ':'
+    EXPECT_EQ(IbVlArbiter::FormatTable(t), "0:4,1:255");
     EXPECT_FALSE(IbVlArbiter::ParseTable("0:256", t, err));
     EXPECT_NE(err.find("weights are 0..255"), std::string::npos) << err;
     EXPECT_FALSE(IbVlArbiter::ParseTable("15:4", t, err));
@@ -245,6 +247,28 @@ TEST(IbVlArbiter, LimitOfHighPriorityLetsLowThrough)
         EXPECT_EQ(a255.Select(0x3, heads), 0);
     }
     EXPECT_EQ(a255.Select(0x2, heads), 1);
+}
+
+TEST(IbVlArbiter, TheLimitCountsOnlyWhileTheLowTableWaits)
+{
+    // Limit 2 (8 KB). High sends for a long time with nothing on the low table; then a
+    // low packet arrives. High still has its whole 8 KB before the low packet goes:
+    // before, the bytes sent while low was idle counted and the low packet went next.
+    const uint16_t heads[16] = {64, 64}; // 4 KB packets
+    IbVlArbiter a;
+    a.SetHighTable({{0, 255}});
+    a.SetLowTable({{1, 255}});
+    a.SetLimitOfHighPriority(2);
+    for (int i = 0; i < 10; ++i)
+    {
+        EXPECT_EQ(a.Select(0x1, heads), 0);
+    }
+    std::vector<int> order;
+    for (int i = 0; i < 6; ++i)
+    {
+        order.push_back(a.Select(0x3, heads));
+    }
+    EXPECT_EQ(order, (std::vector<int>{0, 0, 1, 0, 0, 1}));
 }
 
 TEST(IbVlArbiter, WalksBothTablesInTurnAndRestartOnANewTable)
