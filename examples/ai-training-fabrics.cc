@@ -412,9 +412,33 @@ main(int argc, char* argv[])
     cmd.AddValue("custom-samples", "custom model: samples per epoch", custom.samplesPerEpoch);
     cmd.AddValue("custom-epochs", "custom model: epochs", custom.epochs);
     cmd.AddValue("custom-gpus", "custom model: GPUs", custom.gpus);
+    const ModelRow customDefault = custom;
+    const uint32_t serversDefault = o.servers;
     cmd.Parse(argc, argv);
 
     NS_ABORT_MSG_IF(bucketMb <= 0, "--bucket-mb must be positive");
+    NS_ABORT_MSG_IF(quick && o.servers != serversDefault,
+                    "--quick and --servers both set the number of servers; give one of them");
+    {
+        // The --custom-* options describe the custom model; without it they would be
+        // ignored and the full-scale default run would start.
+        const bool customGiven = customTflops != 0 || custom.params != customDefault.params ||
+                                 custom.bytesPerGrad != customDefault.bytesPerGrad ||
+                                 custom.flopsPerSample != customDefault.flopsPerSample ||
+                                 custom.batchPerGpu != customDefault.batchPerGpu ||
+                                 custom.samplesPerEpoch != customDefault.samplesPerEpoch ||
+                                 custom.epochs != customDefault.epochs ||
+                                 custom.gpus != customDefault.gpus;
+        bool customChosen = false;
+        for (const auto& name : SplitList(models))
+        {
+            customChosen = customChosen || name == "custom";
+        }
+        NS_ABORT_MSG_IF(customGiven && !customChosen,
+                        "--custom-* options describe the custom model, which --models="
+                            << models << " does not include; add custom to --models (for "
+                            << "example --models=custom)");
+    }
     o.bucketBytes = static_cast<uint64_t>(bucketMb * 1024 * 1024);
     o.nvlink = DataRate(nvlink);
     if (quick && o.servers == 0)

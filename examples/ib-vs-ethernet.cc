@@ -68,7 +68,13 @@ main(int argc, char* argv[])
     bool pcap = false;
     double stopS = 1.0;
     std::string flowmonXml;
+#ifdef IB_NS3_CORE_ASSERTS
+    // ns-3 built with asserts (an in-tree debug or default build) asserts in ArpHeader on
+    // IPoIB's 20-byte hardware addresses: ARP works only with Eui64 there.
+    std::string addressMode = "Eui64";
+#else
     std::string addressMode = "Ipoib20";
+#endif
     CommandLine cmd(__FILE__);
     cmd.AddValue("hosts", "number of hosts", hosts);
     cmd.AddValue("radix", "switch radix of the two-level fat tree", radix);
@@ -76,17 +82,25 @@ main(int argc, char* argv[])
     cmd.AddValue("mss", "TCP segment size on both fabrics (1448 fits a 1500-byte MTU)", mss);
     cmd.AddValue("speed", "IB link speed (the Ethernet links get the same data rate)", speed);
     cmd.AddValue("pcap", "write IB and Ethernet pcaps of the hosts' ports", pcap);
-    cmd.AddValue("stop", "simulation stop time in seconds", stopS);
+    cmd.AddValue("stop", "simulation stop time in seconds (positive)", stopS);
     cmd.AddValue("flowmonXml",
                  "write FlowMonitor's per-flow statistics to this XML file",
                  flowmonXml);
     cmd.AddValue("addressMode",
                  "IPoIB hardware address mode (IpoibNetDevice::HardwareAddressMode): Ipoib20 "
-                 "(RFC 4391, 20 bytes) or Eui64 (8 bytes)",
+                 "(RFC 4391, 20 bytes; the default unless ns-3 is built with asserts) or "
+                 "Eui64 (8 bytes)",
                  addressMode);
     cmd.Parse(argc, argv);
     NS_ABORT_MSG_UNLESS(addressMode == "Ipoib20" || addressMode == "Eui64",
                         "--addressMode=" << addressMode << ": use Ipoib20 or Eui64");
+#ifdef IB_NS3_CORE_ASSERTS
+    NS_ABORT_MSG_IF(addressMode == "Ipoib20",
+                    "--addressMode=Ipoib20: this ns-3 is built with asserts, and its ArpHeader "
+                    "asserts on IPoIB's 20-byte hardware addresses; use --addressMode=Eui64 (the "
+                    "default here) or an ns-3 built without asserts (the optimized profile)");
+#endif
+    NS_ABORT_MSG_UNLESS(stopS > 0, "--stop=" << stopS << ": the stop time must be positive");
     // BulkSend's MaxBytes=0 means "no limit": a 0-byte transfer would measure nothing.
     NS_ABORT_MSG_IF(bytes == 0, "--bytes=0: each host must send at least 1 byte");
     NS_ABORT_MSG_IF(hosts < 2, "--hosts=" << hosts << ": the all-to-all needs at least 2 hosts");
