@@ -254,6 +254,14 @@ SharpCollectiveAlgorithm::Setup(Ptr<SharpAggregationManager> am,
     }
     const uint32_t wl = m_tree->window[SharpTree::LLT];
     const uint32_t ws = m_tree->window[SharpTree::SAT];
+    // Each rank posts one receive per slot of both windows on a queue pair of 65536.
+    NS_ABORT_MSG_IF(uint64_t(wl) + ws > 65536,
+                    "SharpCollectiveAlgorithm: the tree's windows, "
+                        << wl << " LLT slots (SharpAggregationNode MaxOutstandingOps) and " << ws
+                        << " SAT slots (BufferSize / MaxStreamingFlows / SatFragmentSize), need "
+                        << wl + ws
+                        << " receive buffers per rank; a rank posts at most 65536: lower "
+                           "MaxOutstandingOps or BufferSize");
     m_recvStride = std::max(satFragment, lltFragment) + kGrhRoom;
     const uint32_t access = IB_ACCESS_LOCAL_WRITE;
     for (uint32_t r = 0; r < m_ranks.size(); ++r)

@@ -376,6 +376,21 @@ TEST_F(SharpTest, LowLatencyFragmentsKeepTheirSizeWhenStreamingOnesAreSmaller)
     EXPECT_EQ(CheckReduce(spec.type, spec.op, in, Ptrs(out), 0, 4096, "llt"), 0u);
 }
 
+TEST_F(SharpTest, WindowsLargerThanARankCanPostAreRefusedNamingTheAttributes)
+{
+    // MaxOutstandingOps 65536 (legal for an AN) and the default SAT window (256 KiB / 2
+    // flows / 4096 = 32) need 65568 receive buffers per rank; the queue pair holds 65536.
+    // Before, the run stopped in PostRecv ("receive queue full"), naming neither.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    SharpHelper sh;
+    sh.SetAggregationNodeAttribute("MaxOutstandingOps", UintegerValue(65536));
+    SharpSetup s;
+    BuildSharp(s, 4, 8, false, sh);
+    EXPECT_DEATH(s.helper.InstallIb(s.fabric),
+                 "65536 LLT slots \\(SharpAggregationNode MaxOutstandingOps\\) and 32 SAT "
+                 "slots .* need 65568 receive buffers per rank");
+}
+
 TEST_F(SharpTest, StreamingAllReduceRunsAtLinkRate)
 {
     SharpSetup s;
