@@ -147,7 +147,24 @@ IbSwitch::GetLid() const
 void
 IbSwitch::SetLft(std::vector<uint8_t> lft)
 {
+    for (std::size_t dlid = 0; dlid < lft.size(); ++dlid)
+    {
+        CheckLftPort(static_cast<uint16_t>(dlid), lft[dlid], "SetLft");
+    }
     m_lft = std::move(lft);
+}
+
+void
+IbSwitch::CheckLftPort(uint16_t dlid, uint8_t port, const char* what) const
+{
+    // (A packet sent to a port the switch does not have would be dropped as if it had no
+    // route, with no word about the table entry.)
+    NS_ABORT_MSG_IF(port != NO_ROUTE && port >= m_ports.size(),
+                    "IbSwitch::" << what << ": LID " << dlid << " goes to port " << unsigned(port)
+                                 << ", but the switch (LID " << m_lid << ") has ports 1.."
+                                 << m_ports.size() - 1
+                                 << " (0 = itself, 255 = no route); add its ports first "
+                                    "(AddPort) or fix the entry");
 }
 
 void
@@ -156,6 +173,7 @@ IbSwitch::SetLftEntry(uint16_t dlid, uint8_t port)
     NS_ABORT_MSG_IF(dlid >= MULTICAST_LID_BASE,
                     "IbSwitch::SetLftEntry: LID 0x" << std::hex << dlid
                                                     << " is multicast; use SetMftEntry");
+    CheckLftPort(dlid, port, "SetLftEntry");
     if (dlid >= m_lft.size())
     {
         m_lft.resize(dlid + 1, NO_ROUTE);

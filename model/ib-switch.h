@@ -189,6 +189,14 @@ class IbSwitch : public Object
     void DoDispose() override;
 
   private:
+    /**
+     * Abort with a message if @p port is neither NO_ROUTE nor one of the switch's ports.
+     * @param dlid the entry's LID
+     * @param port its port
+     * @param what the caller, for the message
+     */
+    void CheckLftPort(uint16_t dlid, uint8_t port, const char* what) const;
+
     /// Switch ports call Receive and TxReady directly (see IbNetDevice::m_switch).
     friend class IbNetDevice;
 

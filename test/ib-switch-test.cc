@@ -418,13 +418,22 @@ TEST_F(IbSwitchTest, AMulticastCopyWhoseSlMapsToVl15IsCountedAsADrop)
     EXPECT_EQ(star.sw->GetPort(1)->GetRxBufferUsed(star.hosts[0]->GetVlForSl(5)), 0u);
 }
 
-TEST_F(IbSwitchTest, AnMftEntryNamingAPortTwiceIsRefused)
+TEST_F(IbSwitchTest, AnMftEntryNamingAPortTwiceAndAnLftEntryForNoPortAreRefused)
 {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     IbHelper ib;
     Star star = MakeStar(ib, 3);
     EXPECT_DEATH(star.sw->SetMftEntry(0xC001, {1, 2, 2}),
                  "MLID 0xc001 names port 2 twice; list each member port once");
+    // An LFT entry for a port the switch does not have: before, its packets were dropped
+    // as if the LID had no route.
+    EXPECT_DEATH(star.sw->SetLftEntry(7, 9),
+                 "SetLftEntry: LID 7 goes to port 9, but the switch \\(LID [0-9]+\\) has ports "
+                 "1..3 \\(0 = itself, 255 = no route\\)");
+    std::vector<uint8_t> lft(8, IbSwitch::NO_ROUTE);
+    lft[5] = 4;
+    EXPECT_DEATH(star.sw->SetLft(lft), "SetLft: LID 5 goes to port 4");
+    star.sw->SetLftEntry(7, IbSwitch::NO_ROUTE); // still fine
 }
 
 TEST_F(IbSwitchTest, PhyTxBeginIsStampedWhenACutThroughPacketReallyStarts)
