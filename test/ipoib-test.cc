@@ -1287,6 +1287,45 @@ TEST_F(IpoibTest, TxQueueSizeLimitsOnlyWaitingPacketsAndOversizedOnesAreNotCount
     EXPECT_EQ(macTxDrop, 1u);
 }
 
+TEST_F(IpoibTest, APacketBeyondTheTxQueueIsDroppedRefusedAndCounted)
+{
+    // One send buffer and room for one waiting packet: of three broadcasts sent at once,
+    // the first is posted, the second waits for the buffer, the third is refused
+    // (Send returns false), traced as MacTxDrop and counted; the first two arrive.
+    IpoibNet n;
+    n.fabricHelper = std::make_unique<IbFabricHelper>();
+    n.fabric = n.fabricHelper->Build(IbTopologyBuilder::FatTree2Level(4, 2));
+    IpoibHelper ipoib;
+    ipoib.SetDeviceAttribute("HardwareAddressMode", EnumValue(IpoibNetDevice::EUI64));
+    ipoib.SetDeviceAttribute("SendBuffers", UintegerValue(1));
+    ipoib.SetDeviceAttribute("TxQueueSize", UintegerValue(1));
+    n.devices = ipoib.Install(n.fabric);
+    Ptr<IpoibNetDevice> dev = DynamicCast<IpoibNetDevice>(n.devices.Get(0));
+    uint64_t drops = 0;
+    dev->TraceConnectWithoutContext("MacTxDrop", MakeCallback(+[](uint64_t* k, Ptr<const Packet>) {
+                                                     ++*k;
+                                                 }).Bind(&drops));
+    uint32_t received = 0;
+    n.devices.Get(1)->SetReceiveCallback(
+        MakeCallback(+[](uint32_t* k, Ptr<NetDevice>, Ptr<const Packet>, uint16_t, const Address&) {
+            ++*k;
+            return true;
+        }).Bind(&received));
+    std::vector<bool> accepted;
+    Simulator::Schedule(MicroSeconds(5), [&]() {
+        for (int i = 0; i < 3; ++i)
+        {
+            accepted.push_back(dev->Send(Create<Packet>(100), dev->GetBroadcast(), 0x0800));
+        }
+    });
+    Simulator::Stop(MicroSeconds(100));
+    Simulator::Run();
+    EXPECT_EQ(accepted, (std::vector<bool>{true, true, false}));
+    EXPECT_EQ(drops, 1u);
+    EXPECT_EQ(dev->GetTxQueueDrops(), 1u);
+    EXPECT_EQ(received, 2u);
+}
+
 TEST_F(IpoibTest, Eui64TcpGoodputAndFlowMonitor)
 {
     IpoibNet n = BuildIpoib(2, true);
