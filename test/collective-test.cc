@@ -397,6 +397,40 @@ TEST_F(CollectiveTest, RanksWhoseHcasDifferInDataModeAreRefusedByName)
                  "mode it was created with");
 }
 
+TEST_F(CollectiveTest, ReduceToTheLastOfSixRanksWithChunksNotAWholeNumberOfElements)
+{
+    // Six ranks (not a power of two), root 5, and ChunkSize 1002, which no 8-byte element
+    // count fills: chunks are rounded down to 125 elements. Every algorithm's reduce must
+    // leave the exact sum at the root.
+    for (const char* algo : {"ring", "tree", "hd", "rd"})
+    {
+        SCOPED_TRACE(algo);
+        IbHelper::ResetLidAllocation();
+        IbSetup s;
+        BuildIb(s, 6);
+        s.helper.SetAlgorithm(algo);
+        s.helper.SetCommunicatorAttribute("ChunkSize", UintegerValue(1002));
+        Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+        CollectiveOpSpec spec;
+        spec.kind = CollectiveKind::REDUCE;
+        spec.root = 5;
+        spec.count = 1001;
+        spec.type = CollectiveDataType::INT64;
+        const Buffers in = MakeInputs(spec.type, spec.op, 6, 1001 * 8, 21);
+        Buffers out = in;
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
+        EXPECT_EQ(CheckReduce(spec.type,
+                              spec.op,
+                              in,
+                              std::vector<const uint8_t*>(6, out[5].data()),
+                              0,
+                              1001 * 8,
+                              "root"),
+                  0u);
+        Simulator::Destroy();
+    }
+}
+
 TEST_F(CollectiveTest, ReduceScatterAllGatherBroadcastBarrier)
 {
     IbSetup s;
