@@ -48,7 +48,7 @@ CollectiveCommunicator::GetTypeId()
             .AddAttribute("FinishedOperations",
                           "Finished operations remembered for GetDuration, GetRankFinishTime "
                           "and GetMessages (0 = all). Older ones are forgotten once their done "
-                          "callback is scheduled, so that a long run (a training job starts "
+                          "callback has run, so that a long run (a training job starts "
                           "one operation per bucket per iteration) keeps bounded memory; "
                           "IsDone stays true for them.",
                           UintegerValue(1024),
@@ -507,19 +507,35 @@ CollectiveCommunicator::CheckFinished(Op& op, uint32_t rank)
         }
         std::vector<RankRun>().swap(op.ranks);
         NS_LOG_INFO("operation " << op.id << " finished in " << (op.end - op.start).As(Time::US));
-        if (!op.done.IsNull())
-        {
-            DoneCallback cb = op.done;
-            const uint32_t id = op.id;
-            const Time d = op.end - op.start;
-            Simulator::ScheduleNow([cb, id, d]() { cb(id, d); });
-        }
-        m_finished.push_back(op.id);
-        if (m_finishedKept != 0 && m_finished.size() > m_finishedKept)
-        {
-            m_ops.erase(m_finished.front());
-            m_finished.pop_front();
-        }
+        // The done callback runs as an event of its own; the operation joins the history
+        // (and may push the oldest out of it) only after it, so that the callback can
+        // always read it.
+        Ptr<CollectiveCommunicator> self(this);
+        DoneCallback cb = op.done;
+        const uint32_t id = op.id;
+        const Time d = op.end - op.start;
+        Simulator::ScheduleNow([self, cb, id, d]() {
+            if (!cb.IsNull())
+            {
+                cb(id, d);
+            }
+            self->Remember(id);
+        });
+    }
+}
+
+void
+CollectiveCommunicator::Remember(uint32_t id)
+{
+    if (m_ops.find(id) == m_ops.end())
+    {
+        return; // disposed of meanwhile
+    }
+    m_finished.push_back(id);
+    while (m_finishedKept != 0 && m_finished.size() > m_finishedKept)
+    {
+        m_ops.erase(m_finished.front());
+        m_finished.pop_front();
     }
 }
 
@@ -532,7 +548,7 @@ CollectiveCommunicator::FindRemembered(uint32_t op, const char* what) const
         return it->second.get();
     }
     // Unfinished operations are never forgotten: a started id that is missing finished.
-    NS_ABORT_MSG_IF(op != 0 && op < m_nextOp,
+    NS_ABORT_MSG_IF(m_transport && op != 0 && op < m_nextOp,
                     "CollectiveCommunicator::" << what << ": operation " << op
                                                << " finished and was forgotten (the communicator "
                                                   "remembers the last "
@@ -549,7 +565,8 @@ CollectiveCommunicator::IsDone(uint32_t op) const
     auto it = m_ops.find(op);
     if (it == m_ops.end())
     {
-        return op != 0 && op < m_nextOp; // forgotten, so finished
+        // forgotten, so finished (unless the communicator was disposed of)
+        return m_transport && op != 0 && op < m_nextOp;
     }
     return it->second->end != Time::Max();
 }

@@ -205,6 +205,12 @@ class CollectiveCommunicator : public Object
     void SendDone(uint32_t opId, uint32_t rank, uint64_t bytes);
 
     /**
+     * An operation's done callback has run: add it to the history of finished operations
+     * and forget the oldest beyond FinishedOperations.
+     * @param id the operation
+     */
+    void Remember(uint32_t id);
+    /**
      * Find a started operation; abort if it finished and was forgotten.
      * @param op an operation id
      * @param what the caller, for the message

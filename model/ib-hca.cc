@@ -249,19 +249,21 @@ IbHca::RegisterMemory(uint64_t addr, uint64_t length, uint32_t access)
                         << std::hex << access << std::dec
                         << " gives remote write or atomic rights without local write; verbs "
                            "refuses this (ibv_reg_mr: EINVAL): add IB_ACCESS_LOCAL_WRITE");
-    // A deregistered region's index is used again (with the next 8-bit tag, so that its
-    // old keys stay invalid), so that a program that registers per operation does not
-    // run out of the 2^24 indices.
+    // A deregistered region's index is used again, so that a program that registers per
+    // operation does not run out of the 2^24 indices, with its previous key's 8-bit tag
+    // plus one: a stale key names nothing until that index has been reused 256 times.
     uint64_t index = m_mrs.size();
+    uint32_t tag = m_keyTag++ & 0xFF;
     if (!m_freeMrs.empty())
     {
-        index = m_freeMrs.back();
+        index = m_freeMrs.back() >> 8;
+        tag = (m_freeMrs.back() + 1) & 0xFF;
         m_freeMrs.pop_back();
     }
     NS_ABORT_MSG_IF(index > 0xFFFFFF,
                     "IbHca::RegisterMemory: keys exhausted: 2^24 - 1 regions are registered at "
                     "once on this HCA; deregister regions no longer used");
-    const uint32_t key = static_cast<uint32_t>((index << 8) | (m_keyTag++ & 0xFF));
+    const uint32_t key = static_cast<uint32_t>((index << 8) | tag);
     Ptr<IbMemoryRegion> mr = CreateObject<IbMemoryRegion>();
     mr->Setup(addr, length, key, access, m_dataMode);
     if (index == m_mrs.size())
@@ -303,7 +305,7 @@ IbHca::DeregisterMemory(Ptr<IbMemoryRegion> mr)
                             << "; deregister it after that work has completed (poll its CQ)");
     }
     m_mrs[mr->GetLkey() >> 8] = nullptr;
-    m_freeMrs.push_back(mr->GetLkey() >> 8);
+    m_freeMrs.push_back(mr->GetLkey());
 }
 
 Ptr<IbMemoryRegion>

@@ -241,7 +241,7 @@ class IbHca : public Object
     std::vector<PortState> m_ports;         //!< index 0 unused
     std::vector<Ptr<IbQueuePair>> m_qps;    //!< by QPN - FIRST_QPN
     std::vector<Ptr<IbMemoryRegion>> m_mrs; //!< by key >> 8 (index 0 unused)
-    std::vector<uint32_t> m_freeMrs;        //!< indices of deregistered regions, to reuse
+    std::vector<uint32_t> m_freeMrs;        //!< keys of deregistered regions (index reused)
     uint32_t m_keyTag;                      //!< low byte of the next key
     uint64_t m_nextAddr;                    //!< next address RegisterMemory(len) uses
     std::vector<uint8_t> m_scratch;         //!< receive copy buffer (data mode)

@@ -2150,9 +2150,15 @@ IbQueuePair::ReceiveDuplicate(const Rx& rx)
         // If the responses of that READ are still being sent, restart them where the
         // requester resumes instead of queueing a second train behind the first, whose
         // packets the requester would all drop as out of sequence.
-        for (Response& r : m_resp)
+        // Only if nothing queued behind it answers an earlier PSN (the replay of an
+        // earlier READ or atomic queued after it): responses leave in PSN order.
+        for (auto it = m_resp.begin(); it != m_resp.end(); ++it)
         {
-            if (r.kind == RESP_READ && ((rx.psn - r.psn) & kPsnMask) < r.npkts)
+            Response& r = *it;
+            if (r.kind == RESP_READ && ((rx.psn - r.psn) & kPsnMask) < r.npkts &&
+                std::none_of(std::next(it), m_resp.end(), [&rx](const Response& later) {
+                    return ((rx.psn - later.psn) & kPsnMask) - 1 < (kPsnMask >> 1);
+                }))
             {
                 r.psn = rx.psn;
                 r.va = rx.va;

@@ -56,16 +56,16 @@ IbVlArbiter::ParseTable(const std::string& text, std::vector<Entry>& table, std:
             return a == std::string::npos ? std::string()
                                           : t.substr(a, t.find_last_not_of(" \t") - a + 1);
         };
+        const std::string v = trim(item.substr(0, colon));
+        const std::string w = trim(item.substr(colon + 1));
         try
         {
             std::size_t used = 0;
-            const std::string v = trim(item.substr(0, colon));
             vl = std::stol(v, &used);
             if (used != v.size())
             {
                 vl = -1;
             }
-            const std::string w = trim(item.substr(colon + 1));
             weight = std::stol(w, &used);
             if (used != w.size())
             {
@@ -80,14 +80,14 @@ IbVlArbiter::ParseTable(const std::string& text, std::vector<Entry>& table, std:
         }
         if (vl < 0 || vl > 14)
         {
-            error = "entry " + std::to_string(position) + " '" + item + "' names VL " +
-                    item.substr(0, colon) + "; data VLs are 0..14";
+            error = "entry " + std::to_string(position) + " '" + item + "' names VL " + v +
+                    "; data VLs are 0..14";
             return false;
         }
         if (weight < 0 || weight > 255)
         {
-            error = "entry " + std::to_string(position) + " '" + item + "' has weight " +
-                    item.substr(colon + 1) + "; weights are 0..255 (units of 64 bytes)";
+            error = "entry " + std::to_string(position) + " '" + item + "' has weight " + w +
+                    "; weights are 0..255 (units of 64 bytes)";
             return false;
         }
         out.push_back({static_cast<uint8_t>(vl), static_cast<uint8_t>(weight)});

@@ -313,9 +313,12 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
                             " port " + std::to_string(hp) + ", whose MTU " + std::to_string(mtu) +
                             " is smaller than the " +
                             std::to_string(std::max(lltFragmentBytes, satFragmentBytes)) +
-                            "-byte fragments; set SharpCollectiveAlgorithm's SatFragmentSize "
-                            "(and LltFragmentSize) to " +
-                            std::to_string(mtu) + " or less");
+                            "-byte fragments; set SharpCollectiveAlgorithm's " +
+                            std::string(satFragmentBytes > mtu && lltFragmentBytes > mtu
+                                            ? "SatFragmentSize and LltFragmentSize"
+                                            : (satFragmentBytes > mtu ? "SatFragmentSize"
+                                                                      : "LltFragmentSize")) +
+                            " to " + std::to_string(mtu) + " or less");
                     }
                 }
             }

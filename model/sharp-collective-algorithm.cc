@@ -325,12 +325,6 @@ SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
     {
         return false; // host-based (Build)
     }
-    if (spec.kind != CollectiveKind::BARRIER && spec.op == CollectiveRedOp::PROD)
-    {
-        // SHARP's ALUs reduce sum, min, max and the bitwise operators, not products.
-        ++m_prodOps;
-        return false;
-    }
     if (!m_tree)
     {
         NS_ABORT_MSG_IF(m_ranks.empty(),
@@ -338,6 +332,12 @@ SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
                         "before the first operation, or let CollectiveHelper do it "
                         "(SetSharpManager)");
         ++m_fallbacks;
+        return false;
+    }
+    if (spec.kind != CollectiveKind::BARRIER && spec.op == CollectiveRedOp::PROD)
+    {
+        // SHARP's ALUs reduce sum, min, max and the bitwise operators, not products.
+        ++m_prodOps;
         return false;
     }
     NS_ABORT_MSG_UNLESS(n == m_ranks.size(),

@@ -1132,16 +1132,6 @@ TEST_F(IpoibTest, Eui64NeighbourDiscoveryResolvesOverIb)
               << " ns analytic\n";
 }
 
-/*
- * ARP over IPoIB in Eui64 mode, which ns-3's ArpHeader accepts also when built with
- * asserts (8-byte hardware addresses): no IB_SKIP_IF_NS3_ARP_ASSERTS. An ARP packet is
- * 8 + 2 x (8 + 4) = 32 bytes (56 with 20-byte addresses). UDP echo from host 0 to host 3
- * as in ArpResolvesOverTheBroadcastGroup: two ARP requests reach every other member,
- * host 0's ARP cache holds host 3's 8-byte address. The first echo's RTT is 4 t1(32) + 2
- * t1(128) (host 3 asks for host 0 too; ARP RequestJitter 0), the 2nd and 3rd echo's
- * 2 t1 of a 128-byte IP packet (EchoRttEqualsTheAnalyticValue); then V4Ping (Ping from
- * ns-3 3.38), whose RTT is 2 t1 of an 84-byte IP packet (PingRttEqualsTheAnalyticValue).
- */
 TEST_F(IpoibTest, ArpEntriesMadeBeforeTheRunStay)
 {
     // The IB ports train at the start of the run. The device passed that link-up on, and
@@ -1179,6 +1169,16 @@ TEST_F(IpoibTest, ArpEntriesMadeBeforeTheRunStay)
     EXPECT_EQ(echo.rtts[0], echoOneWay * 2);
 }
 
+/*
+ * ARP over IPoIB in Eui64 mode, which ns-3's ArpHeader accepts also when built with
+ * asserts (8-byte hardware addresses): no IB_SKIP_IF_NS3_ARP_ASSERTS. An ARP packet is
+ * 8 + 2 x (8 + 4) = 32 bytes (56 with 20-byte addresses). UDP echo from host 0 to host 3
+ * as in ArpResolvesOverTheBroadcastGroup: two ARP requests reach every other member,
+ * host 0's ARP cache holds host 3's 8-byte address. The first echo's RTT is 4 t1(32) + 2
+ * t1(128) (host 3 asks for host 0 too; ARP RequestJitter 0), the 2nd and 3rd echo's
+ * 2 t1 of a 128-byte IP packet (EchoRttEqualsTheAnalyticValue); then V4Ping (Ping from
+ * ns-3 3.38), whose RTT is 2 t1 of an 84-byte IP packet (PingRttEqualsTheAnalyticValue).
+ */
 TEST_F(IpoibTest, Eui64ArpResolvesAndPingRttEqualsTheAnalyticValue)
 {
     IpoibNet n = BuildIpoib(4, true);
