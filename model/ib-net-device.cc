@@ -1351,26 +1351,39 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
     }
     if (m_watched & WATCH_TX_START)
     {
+        IbTxStartListener* filled = nullptr;
         for (IbTxStartListener* l = m_txStartListeners; l != nullptr;)
         {
             IbTxStartListener* next = l->m_nextOnPort; // l may remove itself
-            l->TxStarted(vl);
+            if (l->TxStarted(vl) && filled == nullptr)
+            {
+                filled = l;
+            }
             l = next;
         }
         // Listeners that keep one queue topped up (saturating sources on one VL) fill the
         // slot this packet freed in list order: the first would take every slot and the
-        // others none. The one called first goes last, so that they take turns.
-        IbTxStartListener* first = m_txStartListeners;
-        if (first != nullptr && first->m_nextOnPort != nullptr)
+        // others none. The one that filled it goes last, so that they take turns (moving
+        // the first one instead favoured the first of two sources whenever a third, on
+        // another VL or finished, filled nothing).
+        if (filled != nullptr && filled->m_nextOnPort != nullptr)
         {
-            IbTxStartListener* last = first;
-            while (last->m_nextOnPort != nullptr)
+            IbTxStartListener** link = &m_txStartListeners;
+            while (*link != nullptr && *link != filled)
             {
-                last = last->m_nextOnPort;
+                link = &(*link)->m_nextOnPort;
             }
-            m_txStartListeners = first->m_nextOnPort;
-            first->m_nextOnPort = nullptr;
-            last->m_nextOnPort = first;
+            if (*link == filled) // (not if it removed itself)
+            {
+                *link = filled->m_nextOnPort;
+                IbTxStartListener* last = filled->m_nextOnPort;
+                while (last->m_nextOnPort != nullptr)
+                {
+                    last = last->m_nextOnPort;
+                }
+                last->m_nextOnPort = filled;
+                filled->m_nextOnPort = nullptr;
+            }
         }
     }
     if (item.releasePort != nullptr)

@@ -213,6 +213,13 @@ class IbNetDevice : public NetDevice
      * @return true if the peer has advertised room for such a packet on that VL
      */
     bool HasCreditsFor(uint8_t vl, uint32_t blocks) const;
+
+    /// @return the TxQueueMaxPackets attribute: packets a VL's transmit queue holds
+    uint32_t GetTxQueueMaxPackets() const
+    {
+        return m_txQueueMaxPackets;
+    }
+
     /**
      * The owner (a switch) holds a packet for @p vl that HasCreditsFor refused, with this
      * port's transmit queue for @p vl empty: the VL stalls on credits as if the packet

@@ -73,10 +73,14 @@ class IbRawTrafficApplication : public Application, public IbTxStartListener
     /**
      * Saturating mode: the port started a packet; top up the VL queue if it was ours.
      * @param vl the packet's VL
+     * @return true if a packet was queued
      */
-    void TxStarted(uint8_t vl) override;
-    /// Top up the VL queue to QueueTarget packets (saturating mode).
-    void TopUp();
+    bool TxStarted(uint8_t vl) override;
+    /**
+     * Top up the VL queue to QueueTarget packets (saturating mode).
+     * @return true if a packet was queued
+     */
+    bool TopUp();
     /// @return true once MaxPackets have been sent
     bool Done() const;
     /**
@@ -102,6 +106,8 @@ class IbRawTrafficApplication : public Application, public IbTxStartListener
     bool m_running;                              //!< between start and stop
     bool m_toppingUp{false};                     //!< TopUp is running (not re-entered)
     EventId m_sendEvent;                         //!< rate-mode timer
+    Time m_paceOrigin;                           //!< rate mode: when the first packet was sent
+    uint64_t m_paced{0};                         //!< rate mode: packets sent since then
     TracedCallback<Ptr<const Packet>> m_txTrace; //!< Tx trace
 };
 

@@ -213,7 +213,16 @@ IbTimingWheelScheduler::PrefetchFirst()
 void
 IbTimingWheelScheduler::Insert(const Event& ev)
 {
-    NS_ASSERT_MSG(ev.key.m_ts >= m_base, "an event before the last one removed");
+    // (Checked in every build: such an event would wait in the far heap until the wheel
+    // empties, where MapScheduler runs it next. ns-3 checks negative delays only with
+    // asserts, and the real-time simulator can round "now" below the current event.)
+    NS_ABORT_MSG_IF(ev.key.m_ts < m_base,
+                    "IbTimingWheelScheduler: an event at "
+                        << TimeStep(ev.key.m_ts).As(Time::NS) << ", before the event that ran at "
+                        << TimeStep(m_base).As(Time::NS)
+                        << " (a negative delay, or the real-time simulator's clock rounded "
+                           "down); schedule no event in the past, or use "
+                           "SchedulerType=ns3::MapScheduler");
     // ns-3 numbers events with a 32-bit uid that grows with each one scheduled, and orders
     // and cancels events by it. A fall of more than half the range is its wrap (moving
     // events between schedulers re-inserts them in time order: smaller falls).

@@ -48,8 +48,10 @@ class IbTxStartListener
      * (at the point where it fires PhyTxBegin). The listener may queue packets on the port,
      * and remove itself, but not another listener.
      * @param vl the VL of the packet
+     * @return true if it queued a packet: the port then calls it after the others the
+     *         next time, so that listeners keeping one queue topped up take turns
      */
-    virtual void TxStarted(uint8_t vl) = 0;
+    virtual bool TxStarted(uint8_t vl) = 0;
 
   private:
     friend class IbNetDevice; // keeps the list

@@ -26,6 +26,7 @@
 #include <array>
 #include <gtest/gtest.h>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -1237,9 +1238,10 @@ class RecordingListener : public IbTxStartListener
     {
     }
 
-    void TxStarted(uint8_t vl) override
+    bool TxStarted(uint8_t vl) override
     {
         m_log->push_back(m_name + std::to_string(vl));
+        return true; // as if it had queued a packet: it goes last next time
     }
 
   private:
@@ -1272,7 +1274,7 @@ TEST_F(IbLinkTest, TxStartListenersHearEveryPacketInOrderUntilRemovedOrDestroyed
         EXPECT_TRUE(l.a->SendIbPacket(p));
     };
     // Two packets (VL0, VL1): both listeners each time, taking turns at being first (the
-    // order they registered, then rotated by one after each packet).
+    // order they registered, then the first that queued a packet goes last).
     Simulator::Schedule(MicroSeconds(1), [&]() {
         send(0);
         send(1);
@@ -1290,6 +1292,71 @@ TEST_F(IbLinkTest, TxStartListenersHearEveryPacketInOrderUntilRemovedOrDestroyed
     });
     Simulator::Run();
     EXPECT_EQ(log, (std::vector<std::string>{"a0", "b0", "b1", "a1", "a0"}));
+    Simulator::Destroy();
+}
+
+TEST_F(IbLinkTest, SaturatingSourcesShareAPortEvenBesideASourceThatFillsNothing)
+{
+    // Sources A and B keep VL0 topped up; C, registered first, has finished (MaxPackets 1)
+    // and fills nothing. The port used to move its first listener to the end after every
+    // packet, whether it had filled the slot or not: A got 2/3 of the link and B 1/3. The
+    // one that filled the slot goes last now: half each.
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    std::map<uint32_t, uint64_t> byQp;
+    l.b->TraceConnectWithoutContext("MacRx",
+                                    Callback<void, Ptr<const Packet>>([&byQp](Ptr<const Packet> p) {
+                                        if (Simulator::Now() > MicroSeconds(20))
+                                        {
+                                            std::vector<uint8_t> b(p->GetSize());
+                                            p->CopyData(b.data(), b.size());
+                                            IbPacketParser parser;
+                                            std::string e;
+                                            ASSERT_TRUE(parser.Parse(b.data(), b.size(), &e)) << e;
+                                            ++byQp[parser.m_bth.GetDestQp()];
+                                        }
+                                    }));
+    const uint32_t qps[3] = {0x300, 0x100, 0x200}; // C, A, B
+    for (uint32_t i = 0; i < 3; ++i)
+    {
+        IbRawTrafficHelper traffic(l.b->GetLid());
+        traffic.SetAttribute("DestQp", UintegerValue(qps[i]));
+        if (i == 0)
+        {
+            traffic.SetAttribute("MaxPackets", UintegerValue(1));
+        }
+        traffic.Install(l.a).Start(MicroSeconds(1 + i));
+    }
+    Simulator::Stop(MicroSeconds(420));
+    Simulator::Run();
+    ASSERT_GT(byQp[0x100], 500u); // (400 us at 100 Gb/s: about 1200 packets of 4 KB)
+    EXPECT_NEAR(double(byQp[0x100]) / byQp[0x200], 1.0, 0.01)
+        << byQp[0x100] << " packets from A, " << byQp[0x200] << " from B";
+    EXPECT_EQ(byQp.count(0x300), 0u);
+    Simulator::Destroy();
+}
+
+TEST_F(IbLinkTest, APacedSourceSendsAtItsDataRateExactly)
+{
+    // 252-byte payloads are 278 wire bytes, 44.48 ns at 50 Gb/s. Each gap used to be that
+    // time rounded to the resolution (44 ns) and added up: 1.1 % too fast. Packet k now
+    // leaves at k x 2224 bits / 50 Gb/s after the first: in 100 us, packets 0..2248.
+    IbHelper helper;
+    Link l = MakeLink(helper);
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("PayloadSize", UintegerValue(252));
+    traffic.SetAttribute("DataRate", DataRateValue(DataRate("50Gbps")));
+    ApplicationContainer apps = traffic.Install(l.a);
+    apps.Start(MicroSeconds(1));
+    apps.Stop(MicroSeconds(101));
+    uint64_t sent = 0;
+    apps.Get(0)->TraceConnectWithoutContext(
+        "Tx",
+        Callback<void, Ptr<const Packet>>([&sent](Ptr<const Packet>) { ++sent; }));
+    Simulator::Run();
+    const double wireBits = IbPacket::WireSize(252, 0, false) * 8.0;
+    ASSERT_EQ(wireBits, 2224.0);
+    EXPECT_EQ(sent, static_cast<uint64_t>(100e-6 * 50e9 / wireBits) + 1);
     Simulator::Destroy();
 }
 

