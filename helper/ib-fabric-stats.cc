@@ -142,8 +142,10 @@ IbFabricStats::GetFlows() const
         {
             Ptr<IbRawTrafficApplication> app =
                 DynamicCast<IbRawTrafficApplication>(host->GetApplication(k));
-            // (A flow to a host of another rank is that rank's to report.)
-            if (app && app->GetSlid() != 0 && m_localLids.count(app->GetDlid()) > 0)
+            // (A flow to a host of another rank is that rank's to report; one that had sent
+            // its last packet or stopped before the window is not a flow of the window.)
+            if (app && app->GetSlid() != 0 && app->GetEndTime() > m_start &&
+                m_localLids.count(app->GetDlid()) > 0)
             {
                 Flow& f = all[(uint32_t(app->GetSlid()) << 16) | app->GetDlid()];
                 f.slid = app->GetSlid();

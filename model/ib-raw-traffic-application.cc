@@ -139,6 +139,12 @@ IbRawTrafficApplication::GetDlid() const
     return m_dlid;
 }
 
+Time
+IbRawTrafficApplication::GetEndTime() const
+{
+    return m_endedAt;
+}
+
 bool
 IbRawTrafficApplication::Done() const
 {
@@ -189,6 +195,7 @@ IbRawTrafficApplication::StartApplication()
     m_slid = m_device->GetLid();
     m_running = true;
     m_paced = 0;
+    m_endedAt = Time::Max();
     NS_ABORT_MSG_IF(m_rate.GetBitRate() == 0 && m_queueTarget > m_device->GetTxQueueMaxPackets(),
                     "IbRawTrafficApplication on node "
                         << GetNode()->GetId() << ": QueueTarget=" << m_queueTarget
@@ -222,6 +229,10 @@ IbRawTrafficApplication::StopApplication()
 {
     NS_LOG_FUNCTION(this);
     m_running = false;
+    if (m_endedAt == Time::Max())
+    {
+        m_endedAt = Simulator::Now();
+    }
     m_sendEvent.Cancel();
     if (GetTxStartPort() != nullptr)
     {
@@ -250,6 +261,10 @@ IbRawTrafficApplication::SendOne()
     m_txTrace(p);
     m_psn = (m_psn + 1) & 0xFFFFFF;
     ++m_sent;
+    if (Done())
+    {
+        m_endedAt = Simulator::Now();
+    }
     return true;
 }
 

@@ -58,6 +58,9 @@ class IbRawTrafficApplication : public Application, public IbTxStartListener
     uint16_t GetSlid() const;
     /// @return the Dlid attribute
     uint16_t GetDlid() const;
+    /// @return when it sent its last packet (MaxPackets) or was stopped; Time::Max() while
+    ///         it sends (or before it starts)
+    Time GetEndTime() const;
 
   protected:
     void DoDispose() override;
@@ -106,6 +109,7 @@ class IbRawTrafficApplication : public Application, public IbTxStartListener
     bool m_running;                              //!< between start and stop
     bool m_toppingUp{false};                     //!< TopUp is running (not re-entered)
     EventId m_sendEvent;                         //!< rate-mode timer
+    Time m_endedAt{Time::Max()};                 //!< see GetEndTime
     Time m_paceOrigin;                           //!< rate mode: when the first packet was sent
     uint64_t m_paced{0};                         //!< rate mode: packets sent since then
     TracedCallback<Ptr<const Packet>> m_txTrace; //!< Tx trace

@@ -539,6 +539,27 @@ TEST_F(IbFabricTest, FabricStatsCountFlowsThatDeliveredNothing)
                  "now, at .*50.*us");
 }
 
+TEST_F(IbFabricTest, FabricStatsLeaveOutFlowsThatEndedBeforeTheWindow)
+{
+    // A window from 20 us: host 0's 10 packets (MaxPackets) are sent and delivered by
+    // about 2 us, so it is no flow of the window (before, it was listed as starved, with
+    // 0 Gb/s, pulling down the minimum and Jain's index); host 2's saturating flow is.
+    IbFabric f = IbFabricHelper().Build(IbTopologyBuilder::FatTree2Level(4, 4));
+    IbFabricStats stats;
+    stats.Install(f, MicroSeconds(20));
+    IbRawTrafficHelper done(f.HostPort(1)->GetLid());
+    done.SetAttribute("MaxPackets", UintegerValue(10));
+    done.Install(f.HostPort(0)).Start(MicroSeconds(1));
+    IbRawTrafficHelper saturating(f.HostPort(3)->GetLid());
+    saturating.Install(f.HostPort(2)).Start(MicroSeconds(1));
+    Simulator::Stop(MicroSeconds(50));
+    Simulator::Run();
+    const std::vector<IbFabricStats::Flow> flows = stats.GetFlows();
+    ASSERT_EQ(flows.size(), 1u);
+    EXPECT_EQ(flows[0].dlid, f.HostPort(3)->GetLid());
+    EXPECT_GT(flows[0].packets, 0u);
+}
+
 TEST_F(IbFabricTest, FabricStatsSeeEveryCabledHostPort)
 {
     // A dual-rail host (both ports cabled): a flow to its second port is a flow, and both
