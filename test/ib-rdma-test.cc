@@ -2241,22 +2241,55 @@ TEST_F(IbRdmaTest, RequestsBehindALargeReadWaitForItsLostResponseToComeAgain)
     EXPECT_EQ(c.qp[0]->GetState(), IbQpState::RTS);
 }
 
+namespace
+{
+
+/// Two hosts back to back at MTU 256 in data mode, an RC pair, host 0 losing the first
+/// response of one opcode, and a region on each host (host 1's filled).
+struct ReadLoss
+{
+    Fabric f;                    ///< the hosts
+    Rc c;                        ///< the QPs
+    Ptr<DropFirstOfOpcode> drop; ///< host 0's loss
+    Ptr<IbMemoryRegion> dst;     ///< host 0's region
+    Ptr<IbMemoryRegion> src;     ///< host 1's region
+};
+
+/**
+ * @param lost the response opcode whose first packet host 0 loses
+ * @param bytes the regions' size
+ * @return the setup
+ */
+ReadLoss
+MakeReadLoss(uint8_t lost, uint32_t bytes)
+{
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("DataMode", BooleanValue(true));
+    ReadLoss r;
+    r.f = BackToBack(hh, "EDR", 256);
+    r.c = ConnectPair(r.f);
+    r.drop = CreateObject<DropFirstOfOpcode>(lost);
+    r.f.port[0]->SetReceiveErrorModel(r.drop);
+    const uint32_t acc = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
+    r.dst = r.f.hca[0]->RegisterMemory(bytes, acc);
+    r.src = r.f.hca[1]->RegisterMemory(bytes, acc);
+    Fill(r.src, 5);
+    return r;
+}
+
+} // namespace
+
 TEST_F(IbRdmaTest, ADuplicateReadRestartsTheResponsesStillBeingSent)
 {
     // A 64 KiB READ at MTU 256 (256 responses) loses its second response. The requester
     // asks again from that PSN while the responder is still sending: the responder
     // restarts there. Before, it queued a second train behind the first, whose remaining
     // ~250 packets the requester dropped as out of sequence: about 510 responses for 256.
-    IbHcaHelper hh;
-    hh.SetHcaAttribute("DataMode", BooleanValue(true));
-    Fabric f = BackToBack(hh, "EDR", 256);
-    Rc c = ConnectPair(f);
-    auto drop = CreateObject<DropFirstOfOpcode>(IbOpcode::RC_RDMA_READ_RESPONSE_MIDDLE);
-    f.port[0]->SetReceiveErrorModel(drop);
-    const uint32_t acc = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
-    Ptr<IbMemoryRegion> dst = f.hca[0]->RegisterMemory(65536, acc);
-    Ptr<IbMemoryRegion> src = f.hca[1]->RegisterMemory(65536, acc);
-    Fill(src, 5);
+    ReadLoss r = MakeReadLoss(IbOpcode::RC_RDMA_READ_RESPONSE_MIDDLE, 65536);
+    Rc& c = r.c;
+    Ptr<DropFirstOfOpcode> drop = r.drop;
+    Ptr<IbMemoryRegion> dst = r.dst;
+    Ptr<IbMemoryRegion> src = r.src;
     ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(dst, 0, 65536), src, 0)));
     Simulator::Run();
     EXPECT_EQ(drop->Dropped(), 1u);
@@ -2280,16 +2313,11 @@ TEST_F(IbRdmaTest, ARestartedReadDoesNotOvertakeTheReplayOfAnEarlierOne)
     // so A's replay is queued behind B's; B's request again must not restart B ahead of
     // A's replay (the requester would drop B's restarted train as out of sequence and wait
     // for the ACK timeout, about 67 ms, to ask for B once more).
-    IbHcaHelper hh;
-    hh.SetHcaAttribute("DataMode", BooleanValue(true));
-    Fabric f = BackToBack(hh, "EDR", 256);
-    Rc c = ConnectPair(f);
-    auto drop = CreateObject<DropFirstOfOpcode>(IbOpcode::RC_RDMA_READ_RESPONSE_LAST);
-    f.port[0]->SetReceiveErrorModel(drop);
-    const uint32_t acc = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
-    Ptr<IbMemoryRegion> dst = f.hca[0]->RegisterMemory(8192, acc);
-    Ptr<IbMemoryRegion> src = f.hca[1]->RegisterMemory(8192, acc);
-    Fill(src, 9);
+    ReadLoss r = MakeReadLoss(IbOpcode::RC_RDMA_READ_RESPONSE_LAST, 8192);
+    Rc& c = r.c;
+    Ptr<DropFirstOfOpcode> drop = r.drop;
+    Ptr<IbMemoryRegion> dst = r.dst;
+    Ptr<IbMemoryRegion> src = r.src;
     ASSERT_TRUE(c.qp[0]->PostSend(Wr(1, IbWrOpcode::RDMA_READ, Sge(dst, 0, 4096), src, 0)));
     ASSERT_TRUE(c.qp[0]->PostSend(Wr(2, IbWrOpcode::RDMA_READ, Sge(dst, 4096, 4096), src, 4096)));
     Simulator::Stop(MicroSeconds(100)); // both complete well before the ACK timeout

@@ -722,6 +722,45 @@ TEST(IbRouting, FtreeRefusesNonFatTrees)
     EXPECT_NE(derived.find("give every switch its level"), std::string::npos) << derived;
 }
 
+namespace
+{
+
+/**
+ * Expect every shift permutation of @p cas (host i to host i + s) to cross each channel at
+ * most once.
+ * @param p the problem
+ * @param tables its tables
+ * @param cas the hosts, in order
+ */
+void
+ExpectShiftsCongestionFree(const IbRoutingProblem& p,
+                           const IbRoutingTables& tables,
+                           const std::vector<uint32_t>& cas)
+{
+    const uint32_t n = cas.size();
+    for (uint32_t s = 1; s < n; ++s)
+    {
+        std::map<std::pair<uint32_t, uint8_t>, uint32_t> load;
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            std::vector<std::pair<uint32_t, uint8_t>> channels;
+            ASSERT_GE(RouteLength(p, tables, cas[i], p.baseLid[cas[(i + s) % n]][1], &channels), 0);
+            for (const auto& c : channels)
+            {
+                ++load[c];
+            }
+        }
+        uint32_t worst = 0;
+        for (const auto& [c, l] : load)
+        {
+            worst = std::max(worst, l);
+        }
+        EXPECT_EQ(worst, 1u) << "shift " << s;
+    }
+}
+
+} // namespace
+
 TEST(IbRouting, FtreeShiftPermutationsAreCongestionFree)
 {
     for (const auto& [k, n] : std::vector<std::pair<uint32_t, uint32_t>>{{2, 3}, {4, 2}, {3, 3}})
@@ -730,28 +769,7 @@ TEST(IbRouting, FtreeShiftPermutationsAreCongestionFree)
         IbTopology t = KaryNTree(k, n, n % 2 == 1);
         const IbRoutingProblem p = IbLidAssigner::Assign(t, 0, 1);
         const IbRoutingTables tables = RouteOk("ftree", p);
-        const auto cas = CasOf(t);
-        const uint32_t N = cas.size();
-        for (uint32_t s = 1; s < N; ++s)
-        {
-            std::map<std::pair<uint32_t, uint8_t>, uint32_t> load;
-            for (uint32_t i = 0; i < N; ++i)
-            {
-                std::vector<std::pair<uint32_t, uint8_t>> channels;
-                ASSERT_GE(RouteLength(p, tables, cas[i], p.baseLid[cas[(i + s) % N]][1], &channels),
-                          0);
-                for (const auto& c : channels)
-                {
-                    ++load[c];
-                }
-            }
-            uint32_t worst = 0;
-            for (const auto& [c, l] : load)
-            {
-                worst = std::max(worst, l);
-            }
-            EXPECT_EQ(worst, 1u) << "shift " << s;
-        }
+        ExpectShiftsCongestionFree(p, tables, CasOf(t));
     }
 }
 
@@ -781,27 +799,7 @@ TEST(IbRouting, FtreeSpreadsShiftsOverInterleavedParallelCables)
         }
     }
     const IbRoutingProblem p = IbLidAssigner::Assign(t, 0, 1);
-    const IbRoutingTables tables = RouteOk("ftree", p);
-    for (uint32_t s = 1; s < 8; ++s)
-    {
-        std::map<std::pair<uint32_t, uint8_t>, uint32_t> load;
-        for (uint32_t i = 0; i < 8; ++i)
-        {
-            std::vector<std::pair<uint32_t, uint8_t>> channels;
-            ASSERT_GE(RouteLength(p, tables, hosts[i], p.baseLid[hosts[(i + s) % 8]][1], &channels),
-                      0);
-            for (const auto& c : channels)
-            {
-                ++load[c];
-            }
-        }
-        uint32_t worst = 0;
-        for (const auto& [c, l] : load)
-        {
-            worst = std::max(worst, l);
-        }
-        EXPECT_EQ(worst, 1u) << "shift " << s;
-    }
+    ExpectShiftsCongestionFree(p, RouteOk("ftree", p), hosts);
 }
 
 TEST(IbRouting, FtreeOnBuilderFabrics)
