@@ -512,6 +512,7 @@ CollectiveCommunicator::CheckFinished(Op& op, uint32_t rank)
         // always read it.
         Ptr<CollectiveCommunicator> self(this);
         DoneCallback cb = op.done;
+        op.done = DoneCallback(); // (the event holds it: no cycle through a Ptr it binds)
         const uint32_t id = op.id;
         const Time d = op.end - op.start;
         Simulator::ScheduleNow([self, cb, id, d]() {

@@ -1366,14 +1366,16 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
         // others none. The one that filled it goes last, so that they take turns (moving
         // the first one instead favoured the first of two sources whenever a third, on
         // another VL or finished, filled nothing).
-        if (filled != nullptr && filled->m_nextOnPort != nullptr)
+        if (filled != nullptr)
         {
+            // Found by address before anything of it is read: it may have removed (even
+            // destroyed) itself.
             IbTxStartListener** link = &m_txStartListeners;
             while (*link != nullptr && *link != filled)
             {
                 link = &(*link)->m_nextOnPort;
             }
-            if (*link == filled) // (not if it removed itself)
+            if (*link == filled && filled->m_nextOnPort != nullptr)
             {
                 *link = filled->m_nextOnPort;
                 IbTxStartListener* last = filled->m_nextOnPort;

@@ -18,6 +18,8 @@
 #include "ns3/trace-source-accessor.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -195,7 +197,10 @@ IbRawTrafficApplication::StartApplication()
     m_slid = m_device->GetLid();
     m_running = true;
     m_paced = 0;
-    m_endedAt = Time::Max();
+    if (!Done())
+    {
+        m_endedAt = Time::Max();
+    }
     NS_ABORT_MSG_IF(m_rate.GetBitRate() == 0 && m_queueTarget > m_device->GetTxQueueMaxPackets(),
                     "IbRawTrafficApplication on node "
                         << GetNode()->GetId() << ": QueueTarget=" << m_queueTarget
@@ -304,21 +309,26 @@ IbRawTrafficApplication::SendTimer()
     {
         return;
     }
-    if (m_paced == 0)
+    // Packet k leaves k x wire bytes / DataRate after the first, computed whole each time:
+    // one packet's time rounded to the time resolution and added up drifted (22.24 ns
+    // rounded to 22 at 100 Gb/s and 252-byte payloads: 1.1 % too fast). A DataRate or
+    // PayloadSize changed mid-run starts the count again from now.
+    const uint32_t wire = IbPacket::WireSize(m_payloadSize, 0, false);
+    if (m_paced == 0 || m_pacedRate != m_rate || m_pacedWire != wire)
     {
         m_paceOrigin = Simulator::Now();
+        m_paced = 0;
+        m_pacedRate = m_rate;
+        m_pacedWire = wire;
     }
     SendOne();
     ++m_paced;
-    // Packet k leaves k x wire bytes / DataRate after the first, computed whole each time:
-    // one packet's time rounded to the time resolution and added up drifted (22.24 ns
-    // rounded to 22 at 100 Gb/s and 252-byte payloads: 1.1 % too fast).
-    const uint32_t wire = IbPacket::WireSize(m_payloadSize, 0, false);
     const int64x64_t seconds = int64x64_t(static_cast<int64_t>(m_paced * wire * 8)) /
                                int64x64_t(static_cast<int64_t>(m_rate.GetBitRate()));
     const Time next = m_paceOrigin + Time::From(seconds * Seconds(1).GetTimeStep());
-    m_sendEvent =
-        Simulator::Schedule(next - Simulator::Now(), &IbRawTrafficApplication::SendTimer, this);
+    m_sendEvent = Simulator::Schedule(std::max(next - Simulator::Now(), Time(0)),
+                                      &IbRawTrafficApplication::SendTimer,
+                                      this);
 }
 
 } // namespace ns3

@@ -58,8 +58,8 @@ class IbRawTrafficApplication : public Application, public IbTxStartListener
     uint16_t GetSlid() const;
     /// @return the Dlid attribute
     uint16_t GetDlid() const;
-    /// @return when it sent its last packet (MaxPackets) or was stopped; Time::Max() while
-    ///         it sends (or before it starts)
+    /// @return when it queued its last packet (MaxPackets) on the port or was stopped;
+    ///         Time::Max() while it sends (or before it starts)
     Time GetEndTime() const;
 
   protected:
@@ -112,6 +112,8 @@ class IbRawTrafficApplication : public Application, public IbTxStartListener
     Time m_endedAt{Time::Max()};                 //!< see GetEndTime
     Time m_paceOrigin;                           //!< rate mode: when the first packet was sent
     uint64_t m_paced{0};                         //!< rate mode: packets sent since then
+    DataRate m_pacedRate;                        //!< rate mode: the DataRate they were paced at
+    uint32_t m_pacedWire{0};                     //!< rate mode: their wire size
     TracedCallback<Ptr<const Packet>> m_txTrace; //!< Tx trace
 };
 
