@@ -68,10 +68,21 @@ IbTrafficPattern::RandomPermutation(uint32_t n, uint32_t seed)
     return flows;
 }
 
+void
+IbTrafficPattern::CheckHosts(uint32_t n, const char* pattern)
+{
+    // (Without it, all-to-all and incast over one host were no flows at all, silently.)
+    NS_ABORT_MSG_IF(n < 2,
+                    "IbTrafficPattern::" << pattern << ": " << n
+                                         << " host(s); a traffic pattern needs at least 2 (a "
+                                            "host sends to other hosts only)");
+}
+
 std::vector<IbTrafficPattern::Flow>
 IbTrafficPattern::Shift(uint32_t n, uint32_t shift)
 {
-    NS_ABORT_MSG_IF(n < 2 || shift % n == 0,
+    CheckHosts(n, "Shift");
+    NS_ABORT_MSG_IF(shift % n == 0,
                     "IbTrafficPattern::Shift: shift " << shift << " over " << n
                                                       << " hosts sends hosts to themselves");
     std::vector<Flow> flows;
@@ -85,6 +96,7 @@ IbTrafficPattern::Shift(uint32_t n, uint32_t shift)
 std::vector<IbTrafficPattern::Flow>
 IbTrafficPattern::AllToAll(uint32_t n)
 {
+    CheckHosts(n, "AllToAll");
     std::vector<Flow> flows;
     for (uint32_t i = 0; i < n; ++i)
     {
@@ -102,6 +114,7 @@ IbTrafficPattern::AllToAll(uint32_t n)
 std::vector<IbTrafficPattern::Flow>
 IbTrafficPattern::Incast(uint32_t n, uint32_t sink)
 {
+    CheckHosts(n, "Incast");
     NS_ABORT_MSG_IF(sink >= n, "IbTrafficPattern::Incast: sink " << sink << " of " << n);
     std::vector<Flow> flows;
     for (uint32_t i = 0; i < n; ++i)

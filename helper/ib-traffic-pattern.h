@@ -80,6 +80,14 @@ class IbTrafficPattern
     static ApplicationContainer InstallRawFlows(const IbFabric& fabric,
                                                 const std::vector<Flow>& flows,
                                                 const ObjectFactory& attributes);
+
+  private:
+    /**
+     * Abort with a message naming @p pattern if @p n is less than 2 hosts.
+     * @param n hosts
+     * @param pattern the pattern's name, for the message
+     */
+    static void CheckHosts(uint32_t n, const char* pattern);
 };
 
 } // namespace ns3

@@ -765,6 +765,19 @@ TEST(IbHelperLids, FabricsTakeNoAutomaticLids)
     Simulator::Destroy();
 }
 
+TEST(IbTrafficPatternDraws, APatternOverFewerThanTwoHostsIsRefused)
+{
+    // All-to-all and incast over one host were no flows, silently; shift said "sends hosts
+    // to themselves".
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(IbTrafficPattern::AllToAll(1),
+                 "AllToAll: 1 host\\(s\\); a traffic pattern needs at least 2");
+    EXPECT_DEATH(IbTrafficPattern::Incast(1, 0), "Incast: 1 host\\(s\\)");
+    EXPECT_DEATH(IbTrafficPattern::ByName("shift", 1, 1), "Shift: 1 host\\(s\\)");
+    EXPECT_EQ(IbTrafficPattern::AllToAll(2).size(), 2u);
+    EXPECT_EQ(IbTrafficPattern::Incast(3, 2).size(), 2u);
+}
+
 TEST(IbTrafficPatternDraws, ARandomPermutationIsTheSameOnEveryStandardLibrary)
 {
     // std::mt19937 seeded with 1 gives 1791095845, 4282876139, 3093770124, 4005303368
