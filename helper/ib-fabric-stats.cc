@@ -57,10 +57,7 @@ IbFabricStats::Install(const IbFabric& fabric, Time start)
                 continue;
             }
             d->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&IbFabricStats::OnRx, this));
-            for (uint32_t l = 0; l < (1u << d->GetLmc()); ++l)
-            {
-                m_localLids.insert(d->GetLid() + l);
-            }
+            m_hostPorts.push_back(d);
             m_ports.push_back(d);
             m_portNames.push_back(name(d));
         }
@@ -134,6 +131,15 @@ std::vector<IbFabricStats::Flow>
 IbFabricStats::GetFlows() const
 {
     std::map<uint32_t, Flow> all = m_flows;
+    // The LIDs are read now, not at Install: the subnet manager may assign them later.
+    std::set<uint16_t> localLids;
+    for (const auto& d : m_hostPorts)
+    {
+        for (uint32_t l = 0; l < (1u << d->GetLmc()); ++l)
+        {
+            localLids.insert(d->GetLid() + l);
+        }
+    }
     // A flow that delivered nothing (starved, blocked) is a flow too: with zero counts.
     for (uint32_t i = 0; i < m_hosts.GetN(); ++i)
     {
@@ -145,7 +151,7 @@ IbFabricStats::GetFlows() const
             // (A flow to a host of another rank is that rank's to report; one that had sent
             // its last packet or stopped before the window is not a flow of the window.)
             if (app && app->GetSlid() != 0 && app->GetEndTime() > m_start &&
-                m_localLids.count(app->GetDlid()) > 0)
+                localLids.count(app->GetDlid()) > 0)
             {
                 Flow& f = all[(uint32_t(app->GetSlid()) << 16) | app->GetDlid()];
                 f.slid = app->GetSlid();

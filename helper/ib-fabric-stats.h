@@ -103,14 +103,14 @@ class IbFabricStats
      */
     double WindowSeconds(Time stop) const;
 
-    std::map<uint32_t, Flow> m_flows;      //!< (slid << 16 | dlid) -> flow
-    NodeContainer m_hosts;                 //!< the fabric's hosts on this rank (their flows)
-    std::set<uint16_t> m_localLids;        //!< the LIDs of those hosts' ports
-    std::vector<Ptr<IbNetDevice>> m_ports; //!< every port
-    std::vector<std::string> m_portNames;  //!< their names
-    std::vector<double> m_startBytes;      //!< bytes on the wire at the window's start
-    std::vector<double> m_startCapacity;   //!< GetWireCapacityBits at the window's start
-    Time m_start;                          //!< window start
+    std::map<uint32_t, Flow> m_flows;          //!< (slid << 16 | dlid) -> flow
+    NodeContainer m_hosts;                     //!< the fabric's hosts on this rank (their flows)
+    std::vector<Ptr<IbNetDevice>> m_hostPorts; //!< those hosts' cabled ports
+    std::vector<Ptr<IbNetDevice>> m_ports;     //!< every port
+    std::vector<std::string> m_portNames;      //!< their names
+    std::vector<double> m_startBytes;          //!< bytes on the wire at the window's start
+    std::vector<double> m_startCapacity;       //!< GetWireCapacityBits at the window's start
+    Time m_start;                              //!< window start
 };
 
 } // namespace ns3

@@ -560,6 +560,30 @@ TEST_F(IbFabricTest, FabricStatsLeaveOutFlowsThatEndedBeforeTheWindow)
     EXPECT_GT(flows[0].packets, 0u);
 }
 
+TEST_F(IbFabricTest, FabricStatsReadTheLidsWhenTheyAreAsked)
+{
+    // Installed before the subnet manager has numbered the ports: the LIDs used to be read
+    // then (all 0), so a flow that delivered nothing was never listed.
+    const IbTopology t = IbTopologyBuilder::FatTree2Level(4, 4);
+    IbFabric f = IbFabricHelper().Build(t, false);
+    IbFabricStats stats;
+    stats.Install(f, Seconds(0));
+    f.subnetManager = CreateObject<IbSubnetManager>();
+    f.subnetManager->Configure(t, f.nodeOf);
+    Ptr<RateErrorModel> lossy = CreateObject<RateErrorModel>();
+    lossy->SetAttribute("ErrorRate", DoubleValue(1.0));
+    lossy->SetAttribute("ErrorUnit", EnumValue(RateErrorModel::ERROR_UNIT_PACKET));
+    f.HostPort(1)->SetReceiveErrorModel(lossy);
+    IbRawTrafficHelper traffic(f.HostPort(1)->GetLid());
+    traffic.Install(f.HostPort(0)).Start(MicroSeconds(1));
+    Simulator::Stop(MicroSeconds(20));
+    Simulator::Run();
+    const std::vector<IbFabricStats::Flow> flows = stats.GetFlows();
+    ASSERT_EQ(flows.size(), 1u);
+    EXPECT_EQ(flows[0].dlid, f.HostPort(1)->GetLid());
+    EXPECT_EQ(flows[0].packets, 0u);
+}
+
 TEST_F(IbFabricTest, FabricStatsSeeEveryCabledHostPort)
 {
     // A dual-rail host (both ports cabled): a flow to its second port is a flow, and both
