@@ -72,6 +72,7 @@ CollectiveIbTransport::CollectiveIbTransport()
 
 CollectiveIbTransport::~CollectiveIbTransport()
 {
+    ReleaseEndpoints(); // (a transport dropped without Dispose)
     // the completion queues live on with their HCAs: make them forget this object
     for (auto& cq : m_scq)
     {
@@ -310,9 +311,38 @@ CollectiveIbTransport::RecvDone(uint32_t rank, const IbWorkCompletion& wc)
 }
 
 void
+CollectiveIbTransport::ReleaseEndpoints()
+{
+    // The HCAs keep what they handed out: give the queue pairs and the regions (in data
+    // mode, 2 x SlotSize x RecvSlots bytes per connected pair and direction) back, so that
+    // communicators built and dropped one after another on a fabric do not pile them up.
+    // (After Simulator::Destroy the HCAs have already let them go.)
+    for (auto& [key, ep] : m_endpoints)
+    {
+        Ptr<IbHca> hca = ep.self < m_hcas.size() ? m_hcas[ep.self] : nullptr;
+        if (!hca)
+        {
+            continue;
+        }
+        if (ep.qp && hca->GetQp(ep.qp->GetQpNum()) == ep.qp)
+        {
+            hca->DestroyQp(ep.qp);
+        }
+        for (const Ptr<IbMemoryRegion>& mr : {ep.sendMr, ep.recvMr})
+        {
+            if (mr && hca->GetMemoryRegion(mr->GetLkey()) == mr)
+            {
+                hca->DeregisterMemory(mr);
+            }
+        }
+    }
+    m_endpoints.clear();
+}
+
+void
 CollectiveIbTransport::DoDispose()
 {
-    m_endpoints.clear();
+    ReleaseEndpoints();
     for (auto& cq : m_scq)
     {
         cq->SetCompletionCallback(MakeNullCallback<void, const IbWorkCompletion&>());

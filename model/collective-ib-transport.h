@@ -79,6 +79,9 @@ class CollectiveIbTransport : public CollectiveTransport
     void DoDispose() override;
 
   private:
+    /// Destroy the queue pairs and deregister the regions of every endpoint on its HCA.
+    void ReleaseEndpoints();
+
     /// A message being sent.
     struct OutMsg
     {

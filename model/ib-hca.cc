@@ -229,6 +229,17 @@ IbHca::CreateQp(IbQpType type,
     return qp;
 }
 
+void
+IbHca::DestroyQp(Ptr<IbQueuePair> qp)
+{
+    NS_ABORT_MSG_UNLESS(qp && GetQp(qp->GetQpNum()) == qp,
+                        "IbHca::DestroyQp: the queue pair is not a live QP of this HCA");
+    NS_LOG_LOGIC("QP " << qp->GetQpNum() << " destroyed");
+    Deactivate(PeekPointer(qp));
+    m_qps[qp->GetQpNum() - FIRST_QPN] = nullptr;
+    qp->Dispose();
+}
+
 Ptr<IbQueuePair>
 IbHca::GetQp(uint32_t qpn) const
 {
@@ -425,7 +436,7 @@ IbHca::Receive(uint8_t port, Ptr<IbNetDevice> dev, Ptr<Packet> packet, uint8_t v
         return;
     }
     const uint32_t qpn = (static_cast<uint32_t>(h[13]) << 16) | (h[14] << 8) | h[15];
-    if (qpn < FIRST_QPN || qpn - FIRST_QPN >= m_qps.size())
+    if (qpn < FIRST_QPN || qpn - FIRST_QPN >= m_qps.size() || !m_qps[qpn - FIRST_QPN])
     {
         NS_LOG_LOGIC("no QP " << qpn << ": dropped");
         ++m_unknownDrops;

@@ -22,6 +22,7 @@
 #include "ns3/ib-helper.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
+#include "ns3/ib-queue-pair.h"
 #include "ns3/ib-switch.h"
 #include "ns3/ib-topology-builder.h"
 #include "ns3/internet-module.h"
@@ -341,6 +342,56 @@ TEST_F(CollectiveTest, FinishedOperationsBoundsWhatTheCommunicatorRemembers)
     }
     Simulator::Run();
     EXPECT_EQ(read, std::vector<Time>(3, Time(0)));
+}
+
+TEST_F(CollectiveTest, ADroppedCommunicatorGivesItsQueuePairsAndRegionsBack)
+{
+    // The HCAs kept the queue pairs and the data-mode regions (2 x 64 KiB x 16 per
+    // connected pair and direction) of every communicator ever installed. Dropped (or
+    // disposed of), a communicator now destroys them; another one runs on the same hosts.
+    IbSetup s;
+    BuildIb(s, 4);
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::ALLREDUCE;
+    spec.count = 1024;
+    spec.type = CollectiveDataType::FLOAT32;
+    const Buffers in = MakeInputs(spec.type, spec.op, 4, 4096, 3);
+    std::vector<std::pair<Ptr<IbHca>, uint32_t>> qps;
+    {
+        Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+        Buffers out = in;
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
+        Ptr<CollectiveIbTransport> t = DynamicCast<CollectiveIbTransport>(comm->GetTransport());
+        ASSERT_TRUE(t);
+        for (uint32_t a = 0; a < 4; ++a)
+        {
+            for (uint32_t b = 0; b < 4; ++b)
+            {
+                if (Ptr<IbQueuePair> qp = t->GetQueuePair(a, b))
+                {
+                    qps.emplace_back(s.fabric.hosts.Get(a)->GetObject<IbHca>(), qp->GetQpNum());
+                }
+            }
+        }
+        ASSERT_EQ(qps.size(), t->GetNQueuePairs());
+        ASSERT_GE(qps.size(), 8u); // the ring's neighbours, both ways
+        for (const auto& [hca, qpn] : qps)
+        {
+            EXPECT_TRUE(hca->GetQp(qpn));
+        }
+    }
+    for (const auto& [hca, qpn] : qps)
+    {
+        EXPECT_FALSE(hca->GetQp(qpn)) << "QP " << qpn;
+    }
+    Ptr<CollectiveCommunicator> again = s.helper.InstallIb(s.fabric);
+    Buffers out = in;
+    ASSERT_NE(CollectiveHelper::Run(again, spec, &out), Time::Max());
+    for (uint32_t r = 0; r < 4; ++r)
+    {
+        std::vector<const uint8_t*> res(4, out[r].data());
+        EXPECT_EQ(CheckReduce(spec.type, spec.op, in, res, 0, 4096, "again"), 0u);
+    }
 }
 
 TEST_F(CollectiveTest, StartChecksTheRootAndOnlyAReductionsOperator)
