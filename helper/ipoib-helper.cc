@@ -70,11 +70,7 @@ IpoibHelper::Install(const IbFabric& fabric) const
         NS_ABORT_MSG_UNLESS(hca->IsDataMode(),
                             "IpoibHelper::Install: the IbHca of node "
                                 << node->GetId() << " has DataMode=false; IPoIB needs true");
-        uint32_t next = IbHca::FIRST_QPN;
-        while (hca->GetQp(next))
-        {
-            ++next;
-        }
+        uint32_t next = hca->GetNextQpn();
         groupQpn = std::max(groupQpn, next);
         hcas.push_back(hca);
     }
@@ -83,11 +79,7 @@ IpoibHelper::Install(const IbFabric& fabric) const
     for (uint32_t i = 0; i < hcas.size(); ++i)
     {
         Ptr<IbHca> hca = hcas[i];
-        uint32_t next = IbHca::FIRST_QPN;
-        while (hca->GetQp(next))
-        {
-            ++next;
-        }
+        uint32_t next = hca->GetNextQpn();
         if (next < groupQpn)
         {
             // Placeholder QPs (left in RESET) so that the IPoIB QP gets the group QPN.

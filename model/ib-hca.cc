@@ -229,6 +229,12 @@ IbHca::CreateQp(IbQpType type,
     return qp;
 }
 
+uint32_t
+IbHca::GetNextQpn() const
+{
+    return FIRST_QPN + static_cast<uint32_t>(m_qps.size());
+}
+
 void
 IbHca::DestroyQp(Ptr<IbQueuePair> qp)
 {

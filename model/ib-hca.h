@@ -100,12 +100,16 @@ class IbHca : public Object
                               uint32_t maxSendWr = 1024,
                               uint32_t maxRecvWr = 1024);
     /**
-     * Destroy a queue pair (ibv_destroy_qp): its outstanding work goes without completions,
-     * packets for its number are dropped as for an unknown QP (GetUnknownDrops), and the
-     * number is not given to another QP. Aborts if @p qp is not a live QP of this HCA.
+     * Destroy a queue pair (ibv_destroy_qp): its outstanding work goes without completions
+     * (completions already on their way to a CQ still arrive), packets for its number are
+     * dropped as for an unknown QP (GetUnknownDrops), and the number is not given to
+     * another QP. Aborts if @p qp is not a live QP of this HCA.
      * @param qp the queue pair
      */
     void DestroyQp(Ptr<IbQueuePair> qp);
+    /// @return the number the next CreateQp gives (QP numbers are consecutive and never
+    ///         reused, destroyed ones included)
+    uint32_t GetNextQpn() const;
     /**
      * @param qpn a QP number
      * @return the queue pair, or nullptr (none, or destroyed)
