@@ -20,6 +20,7 @@
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-helper.h"
+#include "ns3/ib-memory-region.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-queue-pair.h"
@@ -358,8 +359,11 @@ TEST_F(CollectiveTest, ADroppedCommunicatorGivesItsQueuePairsAndRegionsBack)
     spec.type = CollectiveDataType::FLOAT32;
     const Buffers in = MakeInputs(spec.type, spec.op, 4, 4096, 3);
     std::vector<std::pair<Ptr<IbHca>, uint32_t>> qps;
+    Ptr<IbHca> hca0;
+    uint32_t probe = 0;
     {
         Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+        hca0 = s.fabric.hosts.Get(0)->GetObject<IbHca>();
         Buffers out = in;
         ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max());
         Ptr<CollectiveIbTransport> t = DynamicCast<CollectiveIbTransport>(comm->GetTransport());
@@ -374,6 +378,7 @@ TEST_F(CollectiveTest, ADroppedCommunicatorGivesItsQueuePairsAndRegionsBack)
                 }
             }
         }
+        probe = hca0->RegisterMemory(64, IB_ACCESS_LOCAL_WRITE)->GetLkey() >> 8;
         ASSERT_EQ(qps.size(), t->GetNQueuePairs());
         ASSERT_GE(qps.size(), 8u); // the ring's neighbours, both ways
         for (const auto& [hca, qpn] : qps)
@@ -385,6 +390,9 @@ TEST_F(CollectiveTest, ADroppedCommunicatorGivesItsQueuePairsAndRegionsBack)
     {
         EXPECT_FALSE(hca->GetQp(qpn)) << "QP " << qpn;
     }
+    // Its regions were deregistered: a new region on host 0 takes one of their indices,
+    // below the index of the probe registered after them (and still registered).
+    EXPECT_LT(hca0->RegisterMemory(64, IB_ACCESS_LOCAL_WRITE)->GetLkey() >> 8, probe);
     Ptr<CollectiveCommunicator> again = s.helper.InstallIb(s.fabric);
     Buffers out = in;
     ASSERT_NE(CollectiveHelper::Run(again, spec, &out), Time::Max());
