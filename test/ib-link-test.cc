@@ -1340,47 +1340,41 @@ TEST_F(IbLinkTest, APacedSourceSendsAtItsDataRateExactly)
     // 252-byte payloads are 278 wire bytes, 44.48 ns at 50 Gb/s. Each gap used to be that
     // time rounded to the resolution (44 ns) and added up: 1.1 % too fast. Packet k now
     // leaves at k x 2224 bits / 50 Gb/s after the first: in 100 us, packets 0..2248.
+    // Run from 1 to 101 us, optionally changing the rate at 51 us; returns packets sent.
     IbHelper helper;
-    Link l = MakeLink(helper);
-    IbRawTrafficHelper traffic(l.b->GetLid());
-    traffic.SetAttribute("PayloadSize", UintegerValue(252));
-    traffic.SetAttribute("DataRate", DataRateValue(DataRate("50Gbps")));
-    ApplicationContainer apps = traffic.Install(l.a);
-    apps.Start(MicroSeconds(1));
-    apps.Stop(MicroSeconds(101));
-    uint64_t sent = 0;
-    apps.Get(0)->TraceConnectWithoutContext(
-        "Tx",
-        Callback<void, Ptr<const Packet>>([&sent](Ptr<const Packet>) { ++sent; }));
-    Simulator::Run();
+    auto run = [&helper](const char* changeTo) {
+        Link l = MakeLink(helper);
+        IbRawTrafficHelper traffic(l.b->GetLid());
+        traffic.SetAttribute("PayloadSize", UintegerValue(252));
+        traffic.SetAttribute("DataRate", DataRateValue(DataRate("50Gbps")));
+        ApplicationContainer apps = traffic.Install(l.a);
+        apps.Start(MicroSeconds(1));
+        apps.Stop(MicroSeconds(101));
+        uint64_t sent = 0;
+        apps.Get(0)->TraceConnectWithoutContext(
+            "Tx",
+            Callback<void, Ptr<const Packet>>([&sent](Ptr<const Packet>) { ++sent; }));
+        if (changeTo != nullptr)
+        {
+            Simulator::Schedule(MicroSeconds(51), [&apps, changeTo]() {
+                apps.Get(0)->SetAttribute("DataRate", DataRateValue(DataRate(changeTo)));
+            });
+        }
+        Simulator::Run();
+        Simulator::Destroy();
+        return sent;
+    };
     const double wireBits = IbPacket::WireSize(252, 0, false) * 8.0;
     ASSERT_EQ(wireBits, 2224.0);
-    EXPECT_EQ(sent, static_cast<uint64_t>(100e-6 * 50e9 / wireBits) + 1);
-    Simulator::Destroy();
+    EXPECT_EQ(run(nullptr), static_cast<uint64_t>(100e-6 * 50e9 / wireBits) + 1);
 
     // DataRate halved at 51 us: the pace starts again at the next packet (due at
     // 1 us + 1125 x 44.48 ns), 88.96 ns apart; counted from the first packet at the new
     // rate, the source was silent until 101 us.
-    Link m = MakeLink(helper);
-    IbRawTrafficHelper again(m.b->GetLid());
-    again.SetAttribute("PayloadSize", UintegerValue(252));
-    again.SetAttribute("DataRate", DataRateValue(DataRate("50Gbps")));
-    ApplicationContainer app2 = again.Install(m.a);
-    app2.Start(MicroSeconds(1));
-    app2.Stop(MicroSeconds(101));
-    uint64_t sent2 = 0;
-    app2.Get(0)->TraceConnectWithoutContext(
-        "Tx",
-        Callback<void, Ptr<const Packet>>([&sent2](Ptr<const Packet>) { ++sent2; }));
-    Simulator::Schedule(MicroSeconds(51), [&app2]() {
-        app2.Get(0)->SetAttribute("DataRate", DataRateValue(DataRate("25Gbps")));
-    });
-    Simulator::Run();
     const uint64_t before = static_cast<uint64_t>(50e-6 * 50e9 / wireBits) + 1;
     const double restart = 1e-6 + before * wireBits / 50e9;
     const uint64_t after = static_cast<uint64_t>((101e-6 - restart) * 25e9 / wireBits) + 1;
-    EXPECT_NEAR(double(sent2), double(before + after), 1.0);
-    Simulator::Destroy();
+    EXPECT_NEAR(double(run("25Gbps")), double(before + after), 1.0);
 }
 
 TEST(IbLinkUserErrors, ATxStartListenerIsOnOnePortAtATime)
