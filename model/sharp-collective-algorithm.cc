@@ -96,25 +96,58 @@ SharpCollectiveAlgorithm::SharpCollectiveAlgorithm()
 {
 }
 
-SharpCollectiveAlgorithm::~SharpCollectiveAlgorithm() = default;
+SharpCollectiveAlgorithm::~SharpCollectiveAlgorithm()
+{
+    Release(); // (dropped without Dispose, as a communicator drops its algorithm)
+}
 
 void
-SharpCollectiveAlgorithm::DoDispose()
+SharpCollectiveAlgorithm::Release()
 {
+    // The receive CQs would call this object back; the HCAs keep the queue pairs and
+    // regions, and the aggregation manager the tree (and a streaming flow on each of its
+    // switches while a streaming operation is in flight), unless they are given back: a
+    // dropped communicator's tree counted against MaxTrees for the rest of the run.
     for (auto& r : m_ranks)
     {
         if (r.rcq)
         {
             r.rcq->SetCompletionCallback(MakeNullCallback<void, const IbWorkCompletion&>());
         }
+        if (!r.hca)
+        {
+            continue;
+        }
+        if (r.qp && r.hca->GetQp(r.qp->GetQpNum()) == r.qp)
+        {
+            r.hca->DestroyQp(r.qp);
+        }
+        for (const Ptr<IbMemoryRegion>& mr : {r.sendMr, r.recvMr})
+        {
+            if (mr && r.hca->GetMemoryRegion(mr->GetLkey()) == mr)
+            {
+                r.hca->DeregisterMemory(mr);
+            }
+        }
     }
     m_ranks.clear();
     if (m_am && m_tree)
     {
+        if (m_satOps > 0)
+        {
+            m_am->ReleaseStreaming(m_tree);
+            m_satOps = 0;
+        }
         m_am->DestroyTree(m_tree);
     }
     m_tree = nullptr;
     m_am = nullptr;
+}
+
+void
+SharpCollectiveAlgorithm::DoDispose()
+{
+    Release();
     m_fallback = nullptr;
     m_ops[0].clear();
     m_ops[1].clear();

@@ -100,6 +100,9 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     void BuildAllReduce(const Ctx& c, uint64_t bytes) const override;
 
   private:
+    /// Give back the queue pairs, regions, tree and streaming flow (Dispose, destructor).
+    void Release();
+
     /// An operation in the network.
     struct Op
     {

@@ -19,6 +19,7 @@
 #include "ns3/ib-helper.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
+#include "ns3/ib-queue-pair.h"
 #include "ns3/ib-switch.h"
 #include "ns3/ib-topology-builder.h"
 #include "ns3/network-module.h"
@@ -530,6 +531,35 @@ TEST_F(SharpTest, ASpineWithoutAggregationNodeIsNamed)
                                   "), which has no SHARP aggregation node") != std::string::npos;
     }
     EXPECT_TRUE(named) << why;
+}
+
+TEST_F(SharpTest, ADroppedCommunicatorGivesItsTreeBack)
+{
+    // One tree per switch (MaxTrees 1): a dropped SHARP communicator's tree stayed with the
+    // aggregation nodes for the rest of the run, so the next communicator on those hosts
+    // was refused its tree; its queue pairs stayed with the HCAs.
+    SharpHelper sh;
+    sh.SetAggregationNodeAttribute("MaxTrees", UintegerValue(1));
+    SharpSetup s;
+    BuildSharp(s, 4, 8, true, sh);
+    CollectiveOpSpec spec;
+    spec.count = 64;
+    uint32_t qpn = 0;
+    {
+        Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+        ASSERT_TRUE(Sharp(comm)->GetTree()) << Sharp(comm)->GetRefusal();
+        ASSERT_NE(CollectiveHelper::Run(comm, spec), Time::Max());
+        qpn = s.fabric.hosts.Get(0)->GetObject<IbHca>()->GetNextQpn() - 1;
+        ASSERT_TRUE(s.fabric.hosts.Get(0)->GetObject<IbHca>()->GetQp(qpn));
+    }
+    EXPECT_FALSE(s.fabric.hosts.Get(0)->GetObject<IbHca>()->GetQp(qpn));
+    Ptr<CollectiveCommunicator> again = s.helper.InstallIb(s.fabric);
+    ASSERT_TRUE(Sharp(again)->GetTree()) << Sharp(again)->GetRefusal();
+    const Buffers in = MakeInputs(spec.type, spec.op, 8, 256, 4);
+    Buffers out = in;
+    ASSERT_NE(CollectiveHelper::Run(again, spec, &out), Time::Max());
+    EXPECT_EQ(CheckReduce(spec.type, spec.op, in, Ptrs(out), 0, 256, "again"), 0u);
+    EXPECT_EQ(Sharp(again)->GetInNetworkOps(), 1u);
 }
 
 TEST_F(SharpTest, StreamingFlowsAreOnePerCommunicatorAndRunOutAcrossThem)
