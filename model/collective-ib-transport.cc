@@ -320,20 +320,9 @@ CollectiveIbTransport::ReleaseEndpoints()
     for (auto& [key, ep] : m_endpoints)
     {
         Ptr<IbHca> hca = ep.self < m_hcas.size() ? m_hcas[ep.self] : nullptr;
-        if (!hca)
+        if (hca)
         {
-            continue;
-        }
-        if (ep.qp && hca->GetQp(ep.qp->GetQpNum()) == ep.qp)
-        {
-            hca->DestroyQp(ep.qp);
-        }
-        for (const Ptr<IbMemoryRegion>& mr : {ep.sendMr, ep.recvMr})
-        {
-            if (mr && hca->GetMemoryRegion(mr->GetLkey()) == mr)
-            {
-                hca->DeregisterMemory(mr);
-            }
+            hca->Release(ep.qp, {ep.sendMr, ep.recvMr});
         }
     }
     m_endpoints.clear();

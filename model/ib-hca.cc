@@ -229,6 +229,22 @@ IbHca::CreateQp(IbQpType type,
     return qp;
 }
 
+void
+IbHca::Release(Ptr<IbQueuePair> qp, std::initializer_list<Ptr<IbMemoryRegion>> regions)
+{
+    if (qp && GetQp(qp->GetQpNum()) == qp)
+    {
+        DestroyQp(qp);
+    }
+    for (const Ptr<IbMemoryRegion>& mr : regions)
+    {
+        if (mr && LookupMr(mr->GetLkey()) == PeekPointer(mr))
+        {
+            DeregisterMemory(mr);
+        }
+    }
+}
+
 uint32_t
 IbHca::GetNextQpn() const
 {

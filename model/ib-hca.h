@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace ns3
@@ -107,6 +108,15 @@ class IbHca : public Object
      * @param qp the queue pair
      */
     void DestroyQp(Ptr<IbQueuePair> qp);
+    /**
+     * Give back what a user of the HCA holds: destroy @p qp if it is still a live QP of
+     * this HCA, and deregister each of @p regions still registered here. What is gone
+     * already (destroyed, deregistered, or let go when the HCA was disposed of at
+     * Simulator::Destroy) is skipped, so that destructors may call it at any time.
+     * @param qp a queue pair (may be null)
+     * @param regions memory regions (entries may be null)
+     */
+    void Release(Ptr<IbQueuePair> qp, std::initializer_list<Ptr<IbMemoryRegion>> regions);
     /// @return the number the next CreateQp gives (QP numbers are consecutive and never
     ///         reused, destroyed ones included)
     uint32_t GetNextQpn() const;

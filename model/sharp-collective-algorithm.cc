@@ -114,20 +114,9 @@ SharpCollectiveAlgorithm::Release()
         {
             r.rcq->SetCompletionCallback(MakeNullCallback<void, const IbWorkCompletion&>());
         }
-        if (!r.hca)
+        if (r.hca)
         {
-            continue;
-        }
-        if (r.qp && r.hca->GetQp(r.qp->GetQpNum()) == r.qp)
-        {
-            r.hca->DestroyQp(r.qp);
-        }
-        for (const Ptr<IbMemoryRegion>& mr : {r.sendMr, r.recvMr})
-        {
-            if (mr && r.hca->GetMemoryRegion(mr->GetLkey()) == mr)
-            {
-                r.hca->DeregisterMemory(mr);
-            }
+            r.hca->Release(r.qp, {r.sendMr, r.recvMr});
         }
     }
     m_ranks.clear();
