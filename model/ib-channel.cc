@@ -328,10 +328,12 @@ IbChannel::Direction::Launch(Time delay, InFlight&& item)
                                  << "); do not shorten a cable's Delay or Length, or a "
                                     "switch's latency, while packets are on it");
     lastArrival = at;
+    const uint8_t vl = item.linkPacket ? IbFlowControlHeader::VlOf(item.head) : item.head >> 28;
     Push(std::move(item));
     Ref(); // the scheduler's reference, dropped after the event ran
-    // Arrive reads the receiving port's first lines: on a large fabric, long out of the cache.
-    IbTimingWheelScheduler::PrefetchHint(dst, 2);
+    // Arrive reads the receiving port's first lines and the VL's: on a large fabric, long
+    // out of the cache.
+    IbTimingWheelScheduler::PrefetchHint(dst, 2, &dst->m_vl[vl & 15]);
     Simulator::ScheduleWithContext(context, delay, this);
 }
 

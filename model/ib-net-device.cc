@@ -1390,8 +1390,16 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
     }
     if (item.releasePort != nullptr)
     {
-        // TransmitComplete releases the packet's input buffer on that port.
-        IbTimingWheelScheduler::PrefetchHint(item.releasePort, 2);
+        // TransmitComplete reads this port's first three lines and releases the packet's
+        // input buffer on that port.
+        IbTimingWheelScheduler::PrefetchHint(this, 3);
+        IbTimingWheelScheduler::PrefetchAlso(item.releasePort,
+                                             1,
+                                             &item.releasePort->m_vl[item.releaseVl].rx);
+    }
+    else
+    {
+        IbTimingWheelScheduler::PrefetchHint(this, 3);
     }
     Simulator::Schedule(txEnd, m_txCompleteEvent);
     // The packet stays with the port until the end of serialization only for PhyTxEnd,

@@ -187,7 +187,7 @@ IbTimingWheelScheduler::Refill()
     while (m_heapFirst < limit)
     {
         const Event ev = m_far->RemoveNext();
-        Append(ev.key.m_ts, Slot{ev.impl, 0, ev.key.m_uid, ev.key.m_context});
+        Append(ev.key.m_ts, Slot{ev.impl, 0, 0, ev.key.m_uid, ev.key.m_context});
         UpdateHeapFirst();
     }
 }
@@ -203,11 +203,9 @@ IbTimingWheelScheduler::PrefetchFirst()
     NS_ASSERT(b.head != kNone && b.first < (b.head == b.tail ? b.end : CHUNK_SLOTS));
     const Slot& next = m_pool[b.head].slot[b.first];
     __builtin_prefetch(next.impl);
-    const uintptr_t line = next.hint & ~uintptr_t{63};
-    for (uintptr_t i = 0; i < (next.hint & 63); ++i)
-    {
-        __builtin_prefetch(reinterpret_cast<const void*>(line + 64 * i));
-    }
+    __builtin_prefetch(reinterpret_cast<const char*>(next.impl) + 39);
+    Prefetch(next.hint);
+    Prefetch(next.hint2);
 }
 
 void
@@ -235,9 +233,12 @@ IbTimingWheelScheduler::Insert(const Event& ev)
     m_lastUid = ev.key.m_uid;
     if (ev.key.m_ts - m_base < SPAN)
     {
-        Append(
-            ev.key.m_ts,
-            Slot{ev.impl, m_hint.load(std::memory_order_relaxed), ev.key.m_uid, ev.key.m_context});
+        Append(ev.key.m_ts,
+               Slot{ev.impl,
+                    m_hint.load(std::memory_order_relaxed),
+                    m_hint2.load(std::memory_order_relaxed),
+                    ev.key.m_uid,
+                    ev.key.m_context});
     }
     else
     {
@@ -248,6 +249,7 @@ IbTimingWheelScheduler::Insert(const Event& ev)
         }
     }
     m_hint.store(0, std::memory_order_relaxed);
+    m_hint2.store(0, std::memory_order_relaxed);
 }
 
 bool

@@ -89,36 +89,93 @@ class IbTimingWheelScheduler : public Scheduler
      * never faults: a stale or wrong hint costs memory bandwidth, never a result.
      * @param address the first byte
      * @param lines how many cache lines from the one holding @p address (at most 63)
+     * @param also one more line to fetch, in the same object further on (a per-VL member,
+     *        say), or null; dropped if it is not within 4 MB after @p address
      */
-    static void PrefetchHint(const void* address, uint32_t lines)
+    static void PrefetchHint(const void* address, uint32_t lines, const void* also = nullptr)
     {
-        NS_ABORT_MSG_IF(lines > 63,
-                        "IbTimingWheelScheduler::PrefetchHint: " << lines << " lines; at most 63");
-        m_hint.store((reinterpret_cast<uintptr_t>(address) & ~uintptr_t{63}) | lines,
-                     std::memory_order_relaxed);
+        m_hint.store(Encode(address, lines, also), std::memory_order_relaxed);
+        m_hint2.store(0, std::memory_order_relaxed);
+    }
+
+    /**
+     * Name a second piece of memory for the same event, after PrefetchHint: one the handler
+     * reaches through the first (the input port whose buffer a transmission releases).
+     * @param address the first byte
+     * @param lines how many cache lines from the one holding @p address (at most 63)
+     * @param also one more line, as for PrefetchHint, or null
+     */
+    static void PrefetchAlso(const void* address, uint32_t lines, const void* also = nullptr)
+    {
+        m_hint2.store(Encode(address, lines, also), std::memory_order_relaxed);
     }
 
   private:
+    /**
+     * A hint as stored: the line address (bits 6 to 47: user-space addresses on x86-64 and
+     * AArch64 are below 2^48), the line count (bits 0 to 5) and the extra line's distance
+     * in lines from the first (bits 48 to 63; 0: none).
+     * @param address the first byte
+     * @param lines cache lines from the one holding it
+     * @param also the extra line, or null
+     * @return the encoded hint
+     */
+    static uintptr_t Encode(const void* address, uint32_t lines, const void* also)
+    {
+        NS_ABORT_MSG_IF(lines > 63,
+                        "IbTimingWheelScheduler::PrefetchHint: " << lines << " lines; at most 63");
+        const uint64_t line = reinterpret_cast<uintptr_t>(address) & ~uint64_t{63};
+        if ((line >> 48) != 0)
+        {
+            return 0; // (no such user-space address on today's 64-bit systems)
+        }
+        uint64_t far = 0;
+        if (also != nullptr && reinterpret_cast<uintptr_t>(also) >= line)
+        {
+            far = (reinterpret_cast<uintptr_t>(also) - line) / 64;
+            far = far < 0x10000 ? far : 0;
+        }
+        return line | lines | (far << 48);
+    }
+
+    /**
+     * Prefetch what a stored hint names.
+     * @param hint the hint (Encode), or 0
+     */
+    static void Prefetch(uint64_t hint)
+    {
+        const uint64_t line = hint & 0x0000FFFFFFFFFFC0;
+        for (uint64_t i = 0; i < (hint & 63); ++i)
+        {
+            __builtin_prefetch(reinterpret_cast<const void*>(line + 64 * i));
+        }
+        if ((hint >> 48) != 0)
+        {
+            __builtin_prefetch(reinterpret_cast<const void*>(line + 64 * (hint >> 48)));
+        }
+    }
+
     /// An event in a bucket; its time is the bucket's.
     struct Slot
     {
         EventImpl* impl;  //!< the event
-        uintptr_t hint;   //!< PrefetchHint: line address | line count, or 0
+        uint64_t hint;    //!< PrefetchHint (Encode), or 0
+        uint64_t hint2;   //!< PrefetchAlso (Encode), or 0
         uint32_t uid;     //!< its uid
         uint32_t context; //!< its context
     };
 
-    /// Slots per chunk: a chunk is two cache lines.
-    static constexpr uint32_t CHUNK_SLOTS = 5;
+    /// Slots per chunk: a chunk is four cache lines.
+    static constexpr uint32_t CHUNK_SLOTS = 7;
 
     /// A bucket's events are a list of chunks, from a pool shared by all buckets.
     struct alignas(64) Chunk
     {
-        Slot slot[CHUNK_SLOTS]; //!< the events, oldest first
         uint32_t next;          //!< the next chunk of the bucket, or of the free list
+        Slot slot[CHUNK_SLOTS]; //!< the events, oldest first
     };
 
-    static_assert(sizeof(Slot) == 24 && sizeof(Chunk) == 128, "a chunk is two cache lines");
+    static_assert(sizeof(Slot) == 32 && sizeof(Chunk) == 256, "a chunk is four cache lines");
 
     /// The events of one time step: chunks head .. tail, none when the bucket is empty.
     struct Bucket
@@ -181,7 +238,9 @@ class IbTimingWheelScheduler : public Scheduler
 
     /// The hint for the next Insert (PrefetchHint). Atomic because the real-time simulator
     /// inserts from other threads too; relaxed: a hint on the wrong event changes no result.
-    static inline std::atomic<uintptr_t> m_hint{0};
+    static inline std::atomic<uint64_t> m_hint{0};
+    /// The second hint for the next Insert, or 0.
+    static inline std::atomic<uint64_t> m_hint2{0};
 
     uint64_t m_base{0};                   //!< the wheel holds events due in [m_base, m_base + SPAN)
     uint64_t m_wheelFirst;                //!< the time of the wheel's first event; max if empty

@@ -33,7 +33,8 @@ namespace
  * give the same events in the same order. Times: mostly a few steps ahead (many ties),
  * some beyond the timing wheel's span, a few very far; phases that fill and phases that
  * drain, so that the wheel empties and moves on to the heap's first event. Half the
- * inserts come with a prefetch hint (IbTimingWheelScheduler::PrefetchHint).
+ * inserts come with a prefetch hint (IbTimingWheelScheduler::PrefetchHint), half of those
+ * with a second (PrefetchAlso).
  */
 void
 CheckOrderAgainstMapScheduler(const std::string& type)
@@ -70,11 +71,25 @@ CheckOrderAgainstMapScheduler(const std::string& type)
             if (rng() % 2 == 0)
             {
                 // Hints cannot change the order, whatever they name: this only shows
-                // that random addresses (most mapped to nothing) of up to 63 lines,
-                // for events near and far, are harmless.
-                IbTimingWheelScheduler::PrefetchHint(
-                    reinterpret_cast<const void*>(static_cast<uintptr_t>(rng() % (1ull << 46))),
-                    static_cast<uint32_t>(rng() % 64));
+                // that random addresses (most mapped to nothing; some above 2^48, which
+                // no hint can name; extra lines before, near and far beyond the first)
+                // of up to 63 lines, for events near and far, are harmless.
+                const auto number = [&rng]() {
+                    return static_cast<uintptr_t>(rng() % 8 == 0 ? rng() : rng() % (1ull << 46));
+                };
+                const uintptr_t first = number();
+                const uintptr_t also = rng() % 3 == 0   ? 0
+                                       : rng() % 2 == 0 ? first + rng() % 4096
+                                                        : number();
+                IbTimingWheelScheduler::PrefetchHint(reinterpret_cast<const void*>(first),
+                                                     static_cast<uint32_t>(rng() % 64),
+                                                     reinterpret_cast<const void*>(also));
+                if (rng() % 2 == 0)
+                {
+                    IbTimingWheelScheduler::PrefetchAlso(reinterpret_cast<const void*>(number()),
+                                                         static_cast<uint32_t>(rng() % 64),
+                                                         reinterpret_cast<const void*>(number()));
+                }
             }
             heap->Insert(ev);
             map->Insert(ev);
