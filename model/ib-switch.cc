@@ -444,6 +444,7 @@ IbSwitch::Forward(uint8_t inPort,
         Drop(inPort, owned.Release(), vl, blocks);
         return;
     }
+    m_ports[out]->PrefetchForSend(vl);
     uint8_t outVl = vl;
     if (vl != IbNetDevice::VL15)
     {
