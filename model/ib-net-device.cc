@@ -1316,6 +1316,8 @@ IbNetDevice::TrySend()
 void
 IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
 {
+    // The direction the packet leaves on: read at the end, asked for now.
+    __builtin_prefetch(m_txDir);
     TxVl& t = m_vl[vl].tx;
     const TxItem& item = m_txCurrent;
     if (vl != VL15)
