@@ -113,30 +113,31 @@ class IbTimingWheelScheduler : public Scheduler
   private:
     /**
      * A hint as stored: the line address (bits 6 to 47: user-space addresses on x86-64 and
-     * AArch64 are below 2^48), the line count (bits 0 to 5) and the extra line's distance
-     * in lines from the first (bits 48 to 63; 0: none).
+     * AArch64 are below 2^48; higher bits are dropped, which costs a useless prefetch at
+     * worst), the line count (bits 0 to 5) and the extra line's distance in lines from the
+     * first (bits 48 to 63; 0: none).
      * @param address the first byte
      * @param lines cache lines from the one holding it
      * @param also the extra line, or null
      * @return the encoded hint
      */
-    static uintptr_t Encode(const void* address, uint32_t lines, const void* also)
+    static uint64_t Encode(const void* address, uint32_t lines, const void* also)
     {
         NS_ABORT_MSG_IF(lines > 63,
                         "IbTimingWheelScheduler::PrefetchHint: " << lines << " lines; at most 63");
-        const uint64_t line = reinterpret_cast<uintptr_t>(address) & ~uint64_t{63};
-        if ((line >> 48) != 0)
+        const uint64_t line = reinterpret_cast<uintptr_t>(address) & kLineBits;
+        if (also == nullptr)
         {
-            return 0; // (no such user-space address on today's 64-bit systems)
+            return line | lines;
         }
-        uint64_t far = 0;
-        if (also != nullptr && reinterpret_cast<uintptr_t>(also) >= line)
-        {
-            far = (reinterpret_cast<uintptr_t>(also) - line) / 64;
-            far = far < 0x10000 ? far : 0;
-        }
-        return line | lines | (far << 48);
+        // Before the first line or 4 MB or more after it: a distance of 2^16 lines or more
+        // (unsigned), left out.
+        const uint64_t far = (reinterpret_cast<uintptr_t>(also) - line) / 64;
+        return line | lines | (far < 0x10000 ? far << 48 : 0);
     }
+
+    /// The bits of a hint that hold the line address.
+    static constexpr uint64_t kLineBits = 0x0000FFFFFFFFFFC0;
 
     /**
      * Prefetch what a stored hint names.
@@ -144,7 +145,7 @@ class IbTimingWheelScheduler : public Scheduler
      */
     static void Prefetch(uint64_t hint)
     {
-        const uint64_t line = hint & 0x0000FFFFFFFFFFC0;
+        const uint64_t line = hint & kLineBits;
         for (uint64_t i = 0; i < (hint & 63); ++i)
         {
             __builtin_prefetch(reinterpret_cast<const void*>(line + 64 * i));
