@@ -47,9 +47,10 @@ class IbHeapScheduler;
  *
  * Events run one after another, each waiting for the memory it reads; on a large fabric
  * most of that memory (the receiving port, the input port whose buffer a transmission
- * releases) is no longer in the cache. Whoever schedules an event can name, with PrefetchHint, the
- * cache lines its handler will read first; when that event becomes the next one, RemoveNext
- * prefetches them (and the event object itself), so that they load while the current event runs.
+ * releases) is no longer in the cache. Whoever schedules an event can name, with PrefetchHint
+ * and PrefetchAlso, the cache lines its handler will read first (in up to two objects); when
+ * that event becomes the next one, RemoveNext prefetches them (and the event object itself),
+ * so that they load while the current event runs.
  * Hints change no result: they are not read otherwise, and other schedulers ignore them.
  *
  * Select it before the simulation starts:
