@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
 #include <tuple>
 
 namespace ns3
@@ -67,7 +68,8 @@ SharpAggregationManager::GetTypeId()
 }
 
 SharpAggregationManager::SharpAggregationManager()
-    : m_nTrees(0)
+    : m_nTrees(0),
+      m_nextId(0)
 {
 }
 
@@ -327,14 +329,23 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
 
     // The tree.
     Ptr<SharpTree> tree = Create<SharpTree>();
-    uint32_t id = 0;
-    while (id < m_idUsed.size() && m_idUsed[id])
+    // Ids go round, from the one after the last given: a destroyed tree's id comes back
+    // last, so that packets still on their way to it (a communicator dropped in the middle
+    // of an operation) find no tree rather than a new one with the same id.
+    uint32_t id = kMaxTrees;
+    for (uint32_t k = 0; k < kMaxTrees; ++k)
     {
-        ++id;
+        const uint32_t candidate = (m_nextId + k) % kMaxTrees;
+        if (candidate >= m_idUsed.size() || !m_idUsed[candidate])
+        {
+            id = candidate;
+            break;
+        }
     }
-    if (id >= 0xFFFF)
+    if (id == kMaxTrees)
     {
-        return refuse("out of SHARP tree ids");
+        return refuse("out of SHARP tree ids (" + std::to_string(kMaxTrees) +
+                      " trees alive); destroy trees that are no longer used");
     }
     tree->id = static_cast<uint16_t>(id);
     tree->dataMode = hcas[0]->IsDataMode();
@@ -468,6 +479,7 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
         m_idUsed.resize(id + 1, false);
     }
     m_idUsed[id] = true;
+    m_nextId = (id + 1) % kMaxTrees;
     ++m_rootedTrees[bestRoot];
     ++m_nTrees;
     NS_LOG_INFO("SHARP tree " << id << ": " << n << " hosts, " << tree->ans.size()

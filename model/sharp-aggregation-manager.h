@@ -107,6 +107,10 @@ class SharpAggregationManager : public Object
     std::vector<uint32_t> m_rootedTrees;          //!< per node: trees rooted there
     std::vector<bool> m_idUsed;                   //!< tree ids in use
     uint32_t m_nTrees;                            //!< trees alive
+    uint32_t m_nextId;                            //!< where the search for a free id starts
+
+    /// Tree ids are 0 .. kMaxTrees - 1 (the aggregation nodes' QPNs are QPN_BASE + id).
+    static constexpr uint32_t kMaxTrees = 0xFFFF;
 };
 
 } // namespace ns3

@@ -545,9 +545,11 @@ TEST_F(SharpTest, ADroppedCommunicatorGivesItsTreeBack)
     CollectiveOpSpec spec;
     spec.count = 64;
     uint32_t qpn = 0;
+    uint16_t firstId = 0;
     {
         Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
         ASSERT_TRUE(Sharp(comm)->GetTree()) << Sharp(comm)->GetRefusal();
+        firstId = Sharp(comm)->GetTree()->id;
         ASSERT_NE(CollectiveHelper::Run(comm, spec), Time::Max());
         qpn = s.fabric.hosts.Get(0)->GetObject<IbHca>()->GetNextQpn() - 1;
         ASSERT_TRUE(s.fabric.hosts.Get(0)->GetObject<IbHca>()->GetQp(qpn));
@@ -555,6 +557,9 @@ TEST_F(SharpTest, ADroppedCommunicatorGivesItsTreeBack)
     EXPECT_FALSE(s.fabric.hosts.Get(0)->GetObject<IbHca>()->GetQp(qpn));
     Ptr<CollectiveCommunicator> again = s.helper.InstallIb(s.fabric);
     ASSERT_TRUE(Sharp(again)->GetTree()) << Sharp(again)->GetRefusal();
+    // Not the destroyed tree's id: packets still on their way to that tree (had it been
+    // dropped in the middle of an operation) would land in the new tree's slots.
+    EXPECT_NE(Sharp(again)->GetTree()->id, firstId);
     const Buffers in = MakeInputs(spec.type, spec.op, 8, 256, 4);
     Buffers out = in;
     ASSERT_NE(CollectiveHelper::Run(again, spec, &out), Time::Max());
