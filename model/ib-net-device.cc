@@ -1316,7 +1316,7 @@ IbNetDevice::TrySend()
 void
 IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
 {
-    // The direction the packet leaves on: read at the end, asked for now.
+    // The direction the packet leaves on: asked for now, written at the end (Launch).
     __builtin_prefetch(m_txDir);
     TxVl& t = m_vl[vl].tx;
     const TxItem& item = m_txCurrent;
@@ -1393,11 +1393,22 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
     if (item.releasePort != nullptr)
     {
         // TransmitComplete reads this port's first three lines and releases the packet's
-        // input buffer on that port.
+        // input buffer on that port (its first line and the VL's), or on a multicast
+        // copy's shared record.
+        const uintptr_t release = reinterpret_cast<uintptr_t>(item.releasePort);
         IbTimingWheelScheduler::PrefetchHint(this, 3);
-        IbTimingWheelScheduler::PrefetchAlso(item.releasePort,
-                                             1,
-                                             &item.releasePort->m_vl[item.releaseVl].rx);
+        if (release & 1)
+        {
+            IbTimingWheelScheduler::PrefetchAlso(
+                reinterpret_cast<const void*>(release & ~uintptr_t{1}),
+                1);
+        }
+        else
+        {
+            IbTimingWheelScheduler::PrefetchAlso(item.releasePort,
+                                                 1,
+                                                 &item.releasePort->m_vl[item.releaseVl].rx);
+        }
     }
     else
     {

@@ -87,15 +87,17 @@ class IbTimingWheelScheduler : public Scheduler
      * whatever its scheduler) reads first. This scheduler prefetches it when that event
      * becomes the next one to run; other schedulers never read it, and a hint for an
      * event that goes to the heap (due SPAN steps or more ahead) is dropped. A prefetch
-     * never faults: a stale or wrong hint costs memory bandwidth, never a result.
+     * never faults: a stale or wrong hint costs memory bandwidth, never a result. It also
+     * drops a PrefetchAlso made before it.
      * @param address the first byte
      * @param lines how many cache lines from the one holding @p address (at most 63)
      * @param also one more line to fetch, in the same object further on (a per-VL member,
-     *        say), or null; dropped if it is not within 4 MB after @p address
+     *        say), or null; dropped unless it is 1 to 65,535 lines after the line holding
+     *        @p address (so within 4 MB)
      */
     static void PrefetchHint(const void* address, uint32_t lines, const void* also = nullptr)
     {
-        m_hint.store(Encode(address, lines, also), std::memory_order_relaxed);
+        m_hint.store(EncodeHint(address, lines, also), std::memory_order_relaxed);
         m_hint2.store(0, std::memory_order_relaxed);
     }
 
@@ -108,24 +110,25 @@ class IbTimingWheelScheduler : public Scheduler
      */
     static void PrefetchAlso(const void* address, uint32_t lines, const void* also = nullptr)
     {
-        m_hint2.store(Encode(address, lines, also), std::memory_order_relaxed);
+        m_hint2.store(EncodeHint(address, lines, also), std::memory_order_relaxed);
     }
 
-  private:
     /**
-     * A hint as stored: the line address (bits 6 to 47: user-space addresses on x86-64 and
-     * AArch64 are below 2^48; higher bits are dropped, which costs a useless prefetch at
-     * worst), the line count (bits 0 to 5) and the extra line's distance in lines from the
-     * first (bits 48 to 63; 0: none).
+     * A hint as stored with an event: the line address in bits 6 to 47 (higher bits of
+     * @p address are dropped: user-space addresses on today's x86-64 and AArch64 systems
+     * are below 2^48 unless a program asks for more, and a wrong hint costs a useless
+     * prefetch at worst), the line count in bits 0 to 5 and the extra line's distance in
+     * lines from the first in bits 48 to 63 (0: none). Public for tests.
      * @param address the first byte
-     * @param lines cache lines from the one holding it
+     * @param lines cache lines from the one holding it (at most 63)
      * @param also the extra line, or null
      * @return the encoded hint
      */
-    static uint64_t Encode(const void* address, uint32_t lines, const void* also)
+    static uint64_t EncodeHint(const void* address, uint32_t lines, const void* also)
     {
-        NS_ABORT_MSG_IF(lines > 63,
-                        "IbTimingWheelScheduler::PrefetchHint: " << lines << " lines; at most 63");
+        NS_ABORT_MSG_IF(
+            lines > 63,
+            "IbTimingWheelScheduler::PrefetchHint/PrefetchAlso: " << lines << " lines; at most 63");
         const uint64_t line = reinterpret_cast<uintptr_t>(address) & kLineBits;
         if (also == nullptr)
         {
@@ -137,23 +140,51 @@ class IbTimingWheelScheduler : public Scheduler
         return line | lines | (far < 0x10000 ? far << 48 : 0);
     }
 
+    /**
+     * @param hint a hint (EncodeHint)
+     * @return the address of its first line
+     */
+    static uint64_t HintFirstLine(uint64_t hint)
+    {
+        return hint & kLineBits;
+    }
+
+    /**
+     * @param hint a hint (EncodeHint)
+     * @return the number of lines from its first
+     */
+    static uint32_t HintLineCount(uint64_t hint)
+    {
+        return static_cast<uint32_t>(hint & 63);
+    }
+
+    /**
+     * @param hint a hint (EncodeHint)
+     * @return the address of its extra line, or 0 if it has none
+     */
+    static uint64_t HintExtraLine(uint64_t hint)
+    {
+        return (hint >> 48) != 0 ? HintFirstLine(hint) + 64 * (hint >> 48) : 0;
+    }
+
+  private:
     /// The bits of a hint that hold the line address.
     static constexpr uint64_t kLineBits = 0x0000FFFFFFFFFFC0;
 
     /**
      * Prefetch what a stored hint names.
-     * @param hint the hint (Encode), or 0
+     * @param hint the hint (EncodeHint), or 0
      */
     static void Prefetch(uint64_t hint)
     {
-        const uint64_t line = hint & kLineBits;
-        for (uint64_t i = 0; i < (hint & 63); ++i)
+        const uint64_t line = HintFirstLine(hint);
+        for (uint64_t i = 0; i < HintLineCount(hint); ++i)
         {
             __builtin_prefetch(reinterpret_cast<const void*>(line + 64 * i));
         }
-        if ((hint >> 48) != 0)
+        if (const uint64_t extra = HintExtraLine(hint); extra != 0)
         {
-            __builtin_prefetch(reinterpret_cast<const void*>(line + 64 * (hint >> 48)));
+            __builtin_prefetch(reinterpret_cast<const void*>(extra));
         }
     }
 
@@ -161,8 +192,8 @@ class IbTimingWheelScheduler : public Scheduler
     struct Slot
     {
         EventImpl* impl;  //!< the event
-        uint64_t hint;    //!< PrefetchHint (Encode), or 0
-        uint64_t hint2;   //!< PrefetchAlso (Encode), or 0
+        uint64_t hint;    //!< PrefetchHint (EncodeHint), or 0
+        uint64_t hint2;   //!< PrefetchAlso (EncodeHint), or 0
         uint32_t uid;     //!< its uid
         uint32_t context; //!< its context
     };
@@ -226,7 +257,9 @@ class IbTimingWheelScheduler : public Scheduler
      * Move the heap's events due before m_base + SPAN into the wheel.
      */
     void Refill();
-    /// Prefetch the wheel's first event (the next to run) and the memory of its hint.
+    /// Prefetch the wheel's first event (the next to run): the event object's first two
+    /// lines (where ns-3's member-function events keep the object and the function) and
+    /// what its hints name.
     void PrefetchFirst();
 
     /**

@@ -197,6 +197,39 @@ TEST(IbTimingWheelScheduler, StopsOnAnEventBeforeTheOneThatRan)
         "IbTimingWheelScheduler: an event at .*, before the event that ran at");
 }
 
+TEST(IbTimingWheelScheduler, PrefetchHintsKeepTheirLines)
+{
+    // What RemoveNext prefetches is decoded from the 64-bit hint stored with the event:
+    // the first line, the count and one extra line up to 65,535 lines further on.
+    using W = IbTimingWheelScheduler;
+    const uintptr_t a = 0x7f12345640; // a line
+    const auto at = [](uintptr_t x) { return reinterpret_cast<const void*>(x); };
+    uint64_t h = W::EncodeHint(at(a + 10), 3, nullptr);
+    EXPECT_EQ(W::HintFirstLine(h), a);
+    EXPECT_EQ(W::HintLineCount(h), 3u);
+    EXPECT_EQ(W::HintExtraLine(h), 0u);
+    // A port's per-VL line, 512 bytes or more in.
+    h = W::EncodeHint(at(a + 10), 2, at(a + 512 + 5));
+    EXPECT_EQ(W::HintFirstLine(h), a);
+    EXPECT_EQ(W::HintLineCount(h), 2u);
+    EXPECT_EQ(W::HintExtraLine(h), a + 512);
+    EXPECT_EQ(W::HintExtraLine(W::EncodeHint(at(a), 63, at(a + 64 * 0xFFFF + 63))),
+              a + 64 * 0xFFFF);
+    EXPECT_EQ(W::HintLineCount(W::EncodeHint(at(a), 63, at(a + 64 * 0xFFFF))), 63u);
+    // None: in the first line, 4 MB or more beyond it, before it.
+    EXPECT_EQ(W::HintExtraLine(W::EncodeHint(at(a), 1, at(a + 20))), 0u);
+    EXPECT_EQ(W::HintExtraLine(W::EncodeHint(at(a), 1, at(a + 64 * 0x10000))), 0u);
+    EXPECT_EQ(W::HintExtraLine(W::EncodeHint(at(a + 64), 1, at(a))), 0u);
+    EXPECT_EQ(W::EncodeHint(at(a), 1, at(a)), W::EncodeHint(at(a), 1, nullptr));
+    // Bits above 47 of the address are dropped, not spread into the count or the extra line.
+    h = W::EncodeHint(at((uintptr_t{1} << 50) | a), 4, nullptr);
+    EXPECT_EQ(W::HintFirstLine(h), a);
+    EXPECT_EQ(W::HintLineCount(h), 4u);
+    EXPECT_EQ(W::HintExtraLine(h), 0u);
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(W::PrefetchAlso(at(a), 64), "PrefetchHint/PrefetchAlso: 64 lines; at most 63");
+}
+
 TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderAtTheWheelsEdges)
 {
     Ptr<Scheduler> wheel = CreateObject<IbTimingWheelScheduler>();
@@ -234,13 +267,14 @@ TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderAtTheWheelsEdges)
     EXPECT_EQ(next(), 63u);
     EXPECT_EQ(next(), 63 + span - 1);
     EXPECT_EQ(next(), 63 + span);
-    // More events on one step than the chunk pool first holds (256 chunks of 5), ties
+    // More events on one step than the chunk pool first holds (256 chunks of 7), ties
     // through the heap and directly, and removals from a bucket of many chunks whose
     // first chunk is partly taken.
     const uint64_t base = 63 + span;
     const Scheduler::Event farTie = insert(base + span + 5);
     std::vector<Scheduler::Event> burst;
-    for (int i = 0; i < 2000; ++i)
+    constexpr uint32_t kBurst = 4000; // 256 x 7 = 1,792 slots, and again as many
+    for (uint32_t i = 0; i < kBurst; ++i)
     {
         burst.push_back(insert(base + 100));
     }
@@ -249,7 +283,7 @@ TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderAtTheWheelsEdges)
     EXPECT_EQ(next(), base + 100);
     EXPECT_EQ(next(), base + 100);
     EXPECT_EQ(next(), base + 100);
-    for (const Scheduler::Event& gone : {burst[3], burst[1000], burst[1999]})
+    for (const Scheduler::Event& gone : {burst[3], burst[kBurst / 2], burst[kBurst - 1]})
     {
         wheel->Remove(gone);
         map->Remove(gone);
@@ -265,7 +299,7 @@ TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderAtTheWheelsEdges)
         ++drained;
     }
     EXPECT_TRUE(wheel->IsEmpty());
-    EXPECT_EQ(drained, 2000u - 3 - 3 + 1 + 1);
+    EXPECT_EQ(drained, kBurst - 3 - 3 + 1 + 1);
 }
 
 namespace
