@@ -44,7 +44,7 @@ IbRawTrafficApplication::GetTypeId()
                           "Service level (the port maps it to a VL).",
                           UintegerValue(0),
                           MakeUintegerAccessor(&IbRawTrafficApplication::m_sl),
-                          MakeIbUintegerChecker<uint8_t>("IbRawTrafficApplication", "Sl", 0, 14))
+                          MakeIbUintegerChecker<uint8_t>("IbRawTrafficApplication", "Sl", 0, 15))
             .AddAttribute("PayloadSize",
                           "Payload bytes per packet (at most the port's MTU).",
                           UintegerValue(4096),

@@ -1041,6 +1041,26 @@ TEST_F(IbLinkTest, TwoVlsWithWeights3To1ShareTheLink3To1)
     EXPECT_NEAR(total / 100e9, 1.0, 0.005);
 }
 
+TEST_F(IbLinkTest, RawTrafficOnSl15TakesTheVlTheTableGivesIt)
+{
+    // SL15 is an ordinary service level (only VL15 is the management lane): the raw
+    // source refused it.
+    IbHelper helper;
+    helper.SetDeviceAttribute("NumDataVls", UintegerValue(2));
+    helper.SetDeviceAttribute("SlToVlTable", StringValue("0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1"));
+    Link l = MakeLink(helper);
+    RxStats rx;
+    l.b->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&CountRx, &rx));
+    IbRawTrafficHelper traffic(l.b->GetLid());
+    traffic.SetAttribute("Sl", UintegerValue(15));
+    traffic.SetAttribute("MaxPackets", UintegerValue(10));
+    traffic.Install(l.a).Start(MicroSeconds(1));
+    Simulator::Run();
+    EXPECT_EQ(rx.total, 10u);
+    EXPECT_EQ(rx.packets[1], 10u);
+    EXPECT_EQ(rx.packets[0], 0u);
+}
+
 TEST_F(IbLinkTest, CorruptedPacketsAreDroppedCountedAndCreditsReturn)
 {
     IbHelper helper;
