@@ -96,8 +96,8 @@ TEST(IbAttributes, AValueOutOfRangeIsRefusedWithTheRangeToUse)
     // As a typed value, through a string (Config and the command line), and as a time.
     EXPECT_DEATH(CreateObject<IbNetDevice>()->SetAttribute("VlBufferSize", UintegerValue(10)),
                  "IbNetDevice attribute VlBufferSize=10 is out of range; use 64 or more\\.");
-    EXPECT_DEATH(Config::SetDefault("ns3::IbRawTrafficApplication::Sl", StringValue("15")),
-                 "IbRawTrafficApplication attribute Sl=15 is out of range; use 0 to 14");
+    EXPECT_DEATH(Config::SetDefault("ns3::IbRawTrafficApplication::Sl", StringValue("16")),
+                 "IbRawTrafficApplication attribute Sl=16 is out of range; use 0 to 15");
     EXPECT_DEATH(CreateObject<IbHca>()->SetAttribute("PortQueueDepth", UintegerValue(65)),
                  "IbHca attribute PortQueueDepth=65 is out of range; use 1 to 64\\.");
     EXPECT_DEATH(
