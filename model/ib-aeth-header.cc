@@ -4,7 +4,7 @@
 
 #include "ib-aeth-header.h"
 
-#include "ns3/assert.h"
+#include "ns3/abort.h"
 #include "ns3/log.h"
 
 namespace ns3
@@ -138,7 +138,9 @@ IbAethHeader::GetSyndrome() const
 void
 IbAethHeader::SetMsn(uint32_t msn)
 {
-    NS_ASSERT_MSG(msn <= 0xFFFFFF, "AETH MSN " << msn << " out of range 0..16777215 (24 bits)");
+    NS_ABORT_MSG_UNLESS(msn <= 0xFFFFFF,
+                        "IbAethHeader::SetMsn: AETH MSN " << msn
+                                                          << " out of range 0..16777215 (24 bits)");
     m_msn = msn;
 }
 
@@ -199,15 +201,18 @@ IbAethHeader::IsNakSyndrome(uint8_t syndrome)
 uint8_t
 IbAethHeader::AckSyndrome(uint8_t creditCount)
 {
-    NS_ASSERT_MSG(creditCount <= 31, "AETH credit count " << +creditCount << " out of range 0..31");
+    NS_ABORT_MSG_UNLESS(creditCount <= 31,
+                        "IbAethHeader::AckSyndrome: AETH credit count " << +creditCount
+                                                                        << " out of range 0..31");
     return SYNDROME_CLASS_ACK | creditCount;
 }
 
 uint8_t
 IbAethHeader::RnrNakSyndrome(uint8_t rnrTimerCode)
 {
-    NS_ASSERT_MSG(rnrTimerCode <= 31,
-                  "AETH RNR timer code " << +rnrTimerCode << " out of range 0..31");
+    NS_ABORT_MSG_UNLESS(rnrTimerCode <= 31,
+                        "IbAethHeader::RnrNakSyndrome: AETH RNR timer code "
+                            << +rnrTimerCode << " out of range 0..31");
     return SYNDROME_CLASS_RNR_NAK | rnrTimerCode;
 }
 

@@ -4,7 +4,7 @@
 
 #include "ib-bth-header.h"
 
-#include "ns3/assert.h"
+#include "ns3/abort.h"
 #include "ns3/log.h"
 
 #include <iomanip>
@@ -143,7 +143,8 @@ IbBthHeader::GetMigReq() const
 void
 IbBthHeader::SetPadCnt(uint8_t padCnt)
 {
-    NS_ASSERT_MSG(padCnt <= 3, "BTH PadCnt " << +padCnt << " out of range 0..3");
+    NS_ABORT_MSG_UNLESS(padCnt <= 3,
+                        "IbBthHeader::SetPadCnt: BTH PadCnt " << +padCnt << " out of range 0..3");
     m_padCnt = padCnt;
 }
 
@@ -156,7 +157,8 @@ IbBthHeader::GetPadCnt() const
 void
 IbBthHeader::SetTVer(uint8_t tver)
 {
-    NS_ASSERT_MSG(tver <= 15, "BTH TVer " << +tver << " out of range 0..15");
+    NS_ABORT_MSG_UNLESS(tver <= 15,
+                        "IbBthHeader::SetTVer: BTH TVer " << +tver << " out of range 0..15");
     m_tver = tver;
 }
 
@@ -205,8 +207,9 @@ IbBthHeader::GetBecn() const
 void
 IbBthHeader::SetDestQp(uint32_t destQp)
 {
-    NS_ASSERT_MSG(destQp <= 0xFFFFFF,
-                  "BTH DestQP " << destQp << " out of range 0..16777215 (24 bits)");
+    NS_ABORT_MSG_UNLESS(destQp <= 0xFFFFFF,
+                        "IbBthHeader::SetDestQp: BTH DestQP "
+                            << destQp << " out of range 0..16777215 (24 bits)");
     m_destQp = destQp;
 }
 
@@ -231,7 +234,9 @@ IbBthHeader::GetAckReq() const
 void
 IbBthHeader::SetPsn(uint32_t psn)
 {
-    NS_ASSERT_MSG(psn <= 0xFFFFFF, "BTH PSN " << psn << " out of range 0..16777215 (24 bits)");
+    NS_ABORT_MSG_UNLESS(psn <= 0xFFFFFF,
+                        "IbBthHeader::SetPsn: BTH PSN " << psn
+                                                        << " out of range 0..16777215 (24 bits)");
     m_psn = psn;
 }
 

@@ -4,7 +4,7 @@
 
 #include "ib-deth-header.h"
 
-#include "ns3/assert.h"
+#include "ns3/abort.h"
 #include "ns3/log.h"
 
 #include <iomanip>
@@ -90,8 +90,9 @@ IbDethHeader::GetQKey() const
 void
 IbDethHeader::SetSrcQp(uint32_t srcQp)
 {
-    NS_ASSERT_MSG(srcQp <= 0xFFFFFF,
-                  "DETH SrcQP " << srcQp << " out of range 0..16777215 (24 bits)");
+    NS_ABORT_MSG_UNLESS(srcQp <= 0xFFFFFF,
+                        "IbDethHeader::SetSrcQp: DETH SrcQP "
+                            << srcQp << " out of range 0..16777215 (24 bits)");
     m_srcQp = srcQp;
 }
 

@@ -6,7 +6,7 @@
 
 #include "ib-crc.h"
 
-#include "ns3/assert.h"
+#include "ns3/abort.h"
 #include "ns3/log.h"
 
 #include <iomanip>
@@ -119,7 +119,9 @@ IbFlowControlHeader::Print(std::ostream& os) const
 void
 IbFlowControlHeader::SetOp(uint8_t op)
 {
-    NS_ASSERT_MSG(op <= 15, "Flow-control Op " << +op << " out of range 0..15");
+    NS_ABORT_MSG_UNLESS(op <= 15,
+                        "IbFlowControlHeader::SetOp: Flow-control Op " << +op
+                                                                       << " out of range 0..15");
     m_op = op;
     m_lpcrcReceived = false;
 }
@@ -133,7 +135,9 @@ IbFlowControlHeader::GetOp() const
 void
 IbFlowControlHeader::SetFctbs(uint16_t fctbs)
 {
-    NS_ASSERT_MSG(fctbs <= 0x0FFF, "Flow-control FCTBS " << fctbs << " out of range 0..4095");
+    NS_ABORT_MSG_UNLESS(fctbs <= 0x0FFF,
+                        "IbFlowControlHeader::SetFctbs: Flow-control FCTBS "
+                            << fctbs << " out of range 0..4095");
     m_fctbs = fctbs;
     m_lpcrcReceived = false;
 }
@@ -147,7 +151,9 @@ IbFlowControlHeader::GetFctbs() const
 void
 IbFlowControlHeader::SetVl(uint8_t vl)
 {
-    NS_ASSERT_MSG(vl <= 15, "Flow-control VL " << +vl << " out of range 0..15");
+    NS_ABORT_MSG_UNLESS(vl <= 15,
+                        "IbFlowControlHeader::SetVl: Flow-control VL " << +vl
+                                                                       << " out of range 0..15");
     m_vl = vl;
     m_lpcrcReceived = false;
 }
@@ -161,7 +167,9 @@ IbFlowControlHeader::GetVl() const
 void
 IbFlowControlHeader::SetFccl(uint16_t fccl)
 {
-    NS_ASSERT_MSG(fccl <= 0x0FFF, "Flow-control FCCL " << fccl << " out of range 0..4095");
+    NS_ABORT_MSG_UNLESS(fccl <= 0x0FFF,
+                        "IbFlowControlHeader::SetFccl: Flow-control FCCL "
+                            << fccl << " out of range 0..4095");
     m_fccl = fccl;
     m_lpcrcReceived = false;
 }

@@ -4,7 +4,7 @@
 
 #include "ib-grh-header.h"
 
-#include "ns3/assert.h"
+#include "ns3/abort.h"
 #include "ns3/log.h"
 
 namespace ns3
@@ -100,7 +100,8 @@ IbGrhHeader::Print(std::ostream& os) const
 void
 IbGrhHeader::SetIpVer(uint8_t ipVer)
 {
-    NS_ASSERT_MSG(ipVer <= 15, "GRH IPVer " << +ipVer << " out of range 0..15");
+    NS_ABORT_MSG_UNLESS(ipVer <= 15,
+                        "IbGrhHeader::SetIpVer: GRH IPVer " << +ipVer << " out of range 0..15");
     m_ipVer = ipVer;
 }
 
@@ -125,8 +126,9 @@ IbGrhHeader::GetTrafficClass() const
 void
 IbGrhHeader::SetFlowLabel(uint32_t flowLabel)
 {
-    NS_ASSERT_MSG(flowLabel <= 0xFFFFF,
-                  "GRH FlowLabel " << flowLabel << " out of range 0..1048575 (20 bits)");
+    NS_ABORT_MSG_UNLESS(flowLabel <= 0xFFFFF,
+                        "IbGrhHeader::SetFlowLabel: GRH FlowLabel "
+                            << flowLabel << " out of range 0..1048575 (20 bits)");
     m_flowLabel = flowLabel;
 }
 

@@ -4,7 +4,7 @@
 
 #include "ib-lrh-header.h"
 
-#include "ns3/assert.h"
+#include "ns3/abort.h"
 #include "ns3/log.h"
 
 namespace ns3
@@ -88,7 +88,7 @@ IbLrhHeader::Print(std::ostream& os) const
 void
 IbLrhHeader::SetVl(uint8_t vl)
 {
-    NS_ASSERT_MSG(vl <= 15, "LRH VL " << +vl << " out of range 0..15");
+    NS_ABORT_MSG_UNLESS(vl <= 15, "IbLrhHeader::SetVl: LRH VL " << +vl << " out of range 0..15");
     m_vl = vl;
 }
 
@@ -101,7 +101,8 @@ IbLrhHeader::GetVl() const
 void
 IbLrhHeader::SetLinkVersion(uint8_t lver)
 {
-    NS_ASSERT_MSG(lver <= 15, "LRH LVer " << +lver << " out of range 0..15");
+    NS_ABORT_MSG_UNLESS(lver <= 15,
+                        "IbLrhHeader::SetLinkVersion: LRH LVer " << +lver << " out of range 0..15");
     m_lver = lver;
 }
 
@@ -114,7 +115,7 @@ IbLrhHeader::GetLinkVersion() const
 void
 IbLrhHeader::SetSl(uint8_t sl)
 {
-    NS_ASSERT_MSG(sl <= 15, "LRH SL " << +sl << " out of range 0..15");
+    NS_ABORT_MSG_UNLESS(sl <= 15, "IbLrhHeader::SetSl: LRH SL " << +sl << " out of range 0..15");
     m_sl = sl;
 }
 
@@ -127,7 +128,7 @@ IbLrhHeader::GetSl() const
 void
 IbLrhHeader::SetLnh(uint8_t lnh)
 {
-    NS_ASSERT_MSG(lnh <= 3, "LRH LNH " << +lnh << " out of range 0..3");
+    NS_ABORT_MSG_UNLESS(lnh <= 3, "IbLrhHeader::SetLnh: LRH LNH " << +lnh << " out of range 0..3");
     m_lnh = lnh;
 }
 
@@ -152,7 +153,9 @@ IbLrhHeader::GetDlid() const
 void
 IbLrhHeader::SetPktLen(uint16_t pktLen)
 {
-    NS_ASSERT_MSG(pktLen <= 0x07FF, "LRH PktLen " << pktLen << " out of range 0..2047 (words)");
+    NS_ABORT_MSG_UNLESS(pktLen <= 0x07FF,
+                        "IbLrhHeader::SetPktLen: LRH PktLen " << pktLen
+                                                              << " out of range 0..2047 (words)");
     m_pktLen = pktLen;
 }
 

@@ -1002,23 +1002,47 @@ TEST(IbWireFormat, AethSyndromeClasses)
     EXPECT_FALSE(IbAethHeader::IsNakSyndrome(0x40));
 }
 
-#ifdef NS3_ASSERT_ENABLE
-TEST(IbWireFormat, SettersAssertRange)
+TEST(IbWireFormat, SettersRefuseValuesTheirFieldsCannotHoldInEveryBuild)
 {
+    // Checked with asserts only before: a release build truncated the value into the
+    // field and wrote a different header than the one asked for.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
     IbLrhHeader lrh;
-    EXPECT_DEATH(lrh.SetVl(16), "VL");
-    EXPECT_DEATH(lrh.SetLnh(4), "LNH");
-    EXPECT_DEATH(lrh.SetPktLen(2048), "PktLen");
+    EXPECT_DEATH(lrh.SetVl(16), "IbLrhHeader::SetVl: LRH VL 16 out of range 0\\.\\.15");
+    EXPECT_DEATH(lrh.SetLinkVersion(16), "IbLrhHeader::SetLinkVersion: LRH LVer 16");
+    EXPECT_DEATH(lrh.SetSl(16), "IbLrhHeader::SetSl: LRH SL 16");
+    EXPECT_DEATH(lrh.SetLnh(4), "IbLrhHeader::SetLnh: LRH LNH 4");
+    EXPECT_DEATH(lrh.SetPktLen(2048), "IbLrhHeader::SetPktLen: LRH PktLen 2048");
     IbBthHeader bth;
-    EXPECT_DEATH(bth.SetPadCnt(4), "PadCnt");
-    EXPECT_DEATH(bth.SetDestQp(1U << 24), "DestQP");
-    EXPECT_DEATH(bth.SetPsn(1U << 24), "PSN");
+    EXPECT_DEATH(bth.SetPadCnt(4), "IbBthHeader::SetPadCnt: BTH PadCnt 4");
+    EXPECT_DEATH(bth.SetTVer(16), "IbBthHeader::SetTVer: BTH TVer 16");
+    EXPECT_DEATH(bth.SetDestQp(1U << 24), "IbBthHeader::SetDestQp: BTH DestQP 16777216");
+    EXPECT_DEATH(bth.SetPsn(1U << 24), "IbBthHeader::SetPsn: BTH PSN 16777216");
+    IbAethHeader aeth;
+    EXPECT_DEATH(aeth.SetMsn(1U << 24), "IbAethHeader::SetMsn: AETH MSN 16777216");
+    EXPECT_DEATH(IbAethHeader::AckSyndrome(32), "IbAethHeader::AckSyndrome: AETH credit count 32");
+    EXPECT_DEATH(IbAethHeader::RnrNakSyndrome(32),
+                 "IbAethHeader::RnrNakSyndrome: AETH RNR timer code 32");
+    IbDethHeader deth;
+    EXPECT_DEATH(deth.SetSrcQp(1U << 24), "IbDethHeader::SetSrcQp: DETH SrcQP 16777216");
     IbGrhHeader grh;
-    EXPECT_DEATH(grh.SetFlowLabel(1U << 20), "FlowLabel");
+    EXPECT_DEATH(grh.SetIpVer(16), "IbGrhHeader::SetIpVer: GRH IPVer 16");
+    EXPECT_DEATH(grh.SetFlowLabel(1U << 20), "IbGrhHeader::SetFlowLabel: GRH FlowLabel 1048576");
     IbFlowControlHeader fc;
-    EXPECT_DEATH(fc.SetFctbs(4096), "FCTBS");
+    EXPECT_DEATH(fc.SetOp(16), "IbFlowControlHeader::SetOp: Flow-control Op 16");
+    EXPECT_DEATH(fc.SetFctbs(4096), "IbFlowControlHeader::SetFctbs: Flow-control FCTBS 4096");
+    EXPECT_DEATH(fc.SetVl(16), "IbFlowControlHeader::SetVl: Flow-control VL 16");
+    EXPECT_DEATH(fc.SetFccl(4096), "IbFlowControlHeader::SetFccl: Flow-control FCCL 4096");
+    // The largest values fit.
+    lrh.SetVl(15);
+    lrh.SetPktLen(2047);
+    bth.SetPsn(0xFFFFFF);
+    fc.SetFccl(4095);
+    EXPECT_EQ(lrh.GetVl(), 15);
+    EXPECT_EQ(lrh.GetPktLen(), 2047);
+    EXPECT_EQ(bth.GetPsn(), 0xFFFFFFu);
+    EXPECT_EQ(fc.GetFccl(), 4095);
 }
-#endif
 
 TEST(IbWireFormat, GoldenHeadersReserializeToCapturedBytes)
 {
