@@ -279,7 +279,7 @@ void
 IbChannel::TransmitFlowControl(const IbFlowControlHeader& fc, Ptr<IbNetDevice> src, Time txEnd)
 {
     NS_LOG_FUNCTION(this << src << txEnd);
-    m_dir[(src == m_devices[0]) ? 1 : 0]->SendFlowControl(fc, txEnd);
+    m_dir[(src == m_devices[0]) ? 1 : 0]->SendFlowControl(fc.GetFirstWord(), txEnd);
 }
 
 Ptr<Packet>
@@ -306,12 +306,12 @@ IbChannel::Direction::SendData(IbOwnedPacket packet,
 }
 
 void
-IbChannel::Direction::SendFlowControl(const IbFlowControlHeader& fc, Time txEnd)
+IbChannel::Direction::SendFlowControl(uint32_t word, Time txEnd)
 {
     // Only the fields cross; Arrive builds the packet if the receiver's FlowControlRx
     // trace is connected then.
     InFlight item;
-    item.head = fc.GetFirstWord();
+    item.head = word;
     item.linkPacket = true;
     Launch(txEnd + arrivalDelay, std::move(item));
 }

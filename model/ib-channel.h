@@ -182,10 +182,10 @@ class IbChannel : public Channel
         /**
          * Put flow-control fields on this direction (what IbChannel::TransmitFlowControl
          * does for a plain cable).
-         * @param fc the fields
+         * @param word the fields: the packet's first word (IbFlowControlHeader::FirstWordOf)
          * @param txEnd time from now at which its last bit is on the wire
          */
-        void SendFlowControl(const IbFlowControlHeader& fc, Time txEnd);
+        void SendFlowControl(uint32_t word, Time txEnd);
         /**
          * Put @p item on this direction; it arrives @p delay from now.
          * @param delay time from now

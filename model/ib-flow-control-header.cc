@@ -53,9 +53,7 @@ IbFlowControlHeader::GetSerializedSize() const
 uint32_t
 IbFlowControlHeader::GetFirstWord() const
 {
-    return (static_cast<uint32_t>(m_op & 0xF) << 28) |
-           (static_cast<uint32_t>(m_fctbs & 0xFFF) << 16) |
-           (static_cast<uint32_t>(m_vl & 0xF) << 12) | (m_fccl & 0xFFFu);
+    return FirstWordOf(m_op, m_fctbs, m_vl, m_fccl);
 }
 
 void

@@ -125,6 +125,22 @@ class IbFlowControlHeader : public Header
      */
     uint32_t GetFirstWord() const;
 
+    /**
+     * The first word of a flow-control packet with these fields (each kept to its width,
+     * as GetFirstWord does), without a header object: what the model sends per packet.
+     * @param op the Op
+     * @param fctbs the FCTBS
+     * @param vl the VL
+     * @param fccl the FCCL
+     * @return the word
+     */
+    static uint32_t FirstWordOf(uint8_t op, uint16_t fctbs, uint8_t vl, uint16_t fccl)
+    {
+        return (static_cast<uint32_t>(op & 0xF) << 28) |
+               (static_cast<uint32_t>(fctbs & 0xFFF) << 16) |
+               (static_cast<uint32_t>(vl & 0xF) << 12) | (fccl & 0xFFFu);
+    }
+
     /// @param word a first word (GetFirstWord) @return its Op
     static uint8_t OpOf(uint32_t word)
     {

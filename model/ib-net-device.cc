@@ -1503,28 +1503,30 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
 {
     NS_LOG_FUNCTION(this << unsigned(vl) << unsigned(op));
     NS_ASSERT(!m_txBusy);
-    IbFlowControlHeader fc;
-    fc.SetOp(op);
-    fc.SetFctbs(m_vl[vl].tx.fctbs);
-    fc.SetVl(vl);
-    fc.SetFccl(ComputeFccl(vl));
+    const uint16_t fctbs = m_vl[vl].tx.fctbs;
+    const uint16_t fccl = ComputeFccl(vl);
     const Time now = Simulator::Now();
     const bool backToBack = m_txFreeAt >= now;
     const Time start = backToBack ? m_txFreeAt : now;
-    m_txFreeAt = start + SerializationTime(fc.GetSerializedSize(), backToBack);
+    m_txFreeAt = start + SerializationTime(IbFlowControlHeader::SIZE, backToBack);
     m_vl[vl].rx.freedBlocks = 0;
     m_vl[vl].rx.lastFcSent = now;
     ++m_fcSent;
+    if (!(m_watched & WATCH_FC_TX) && m_txDir != nullptr)
+    {
+        // Only the fields cross the cable (IbChannel::Direction::Arrive): no header object.
+        m_txDir->SendFlowControl(IbFlowControlHeader::FirstWordOf(op, fctbs, vl, fccl),
+                                 m_txFreeAt - now);
+        return;
+    }
+    IbFlowControlHeader fc;
+    fc.SetOp(op);
+    fc.SetFctbs(fctbs);
+    fc.SetVl(vl);
+    fc.SetFccl(fccl);
     if (!(m_watched & WATCH_FC_TX))
     {
-        if (m_txDir != nullptr)
-        {
-            m_txDir->SendFlowControl(fc, m_txFreeAt - now);
-        }
-        else
-        {
-            m_channel->TransmitFlowControl(fc, this, m_txFreeAt - now);
-        }
+        m_channel->TransmitFlowControl(fc, this, m_txFreeAt - now);
         return;
     }
     Ptr<Packet> p = IbChannel::MakeFlowControlPacket(fc);
