@@ -1505,6 +1505,7 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
     NS_ASSERT(!m_txBusy);
     const uint16_t fctbs = m_vl[vl].tx.fctbs;
     const uint16_t fccl = ComputeFccl(vl);
+    NS_ASSERT(fctbs <= 0xFFF && fccl <= 0xFFF && vl <= 15 && op <= 15); // (FirstWordOf masks)
     const Time now = Simulator::Now();
     const bool backToBack = m_txFreeAt >= now;
     const Time start = backToBack ? m_txFreeAt : now;

@@ -68,8 +68,7 @@ SharpAggregationManager::GetTypeId()
 }
 
 SharpAggregationManager::SharpAggregationManager()
-    : m_nTrees(0),
-      m_nextId(0)
+    : m_nTrees(0)
 {
 }
 
@@ -329,25 +328,27 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
 
     // The tree.
     Ptr<SharpTree> tree = Create<SharpTree>();
-    // Ids go round, from the one after the last given: a destroyed tree's id comes back
-    // last, so that packets still on their way to it (a communicator dropped in the middle
-    // of an operation) find no tree rather than a new one with the same id.
-    uint32_t id = kMaxTrees;
-    for (uint32_t k = 0; k < kMaxTrees; ++k)
+    uint32_t id = 0;
+    while (id < m_idUsed.size() && m_idUsed[id])
     {
-        const uint32_t candidate = (m_nextId + k) % kMaxTrees;
-        if (candidate >= m_idUsed.size() || !m_idUsed[candidate])
-        {
-            id = candidate;
-            break;
-        }
+        ++id;
     }
-    if (id == kMaxTrees)
+    if (id >= kMaxTrees)
     {
         return refuse("out of SHARP tree ids (" + std::to_string(kMaxTrees) +
                       " trees alive); destroy trees that are no longer used");
     }
+    if (id >= m_idUsed.size())
+    {
+        m_idUsed.resize(id + 1, false);
+        m_idGeneration.resize(id + 1, 0);
+    }
     tree->id = static_cast<uint16_t>(id);
+    // The lowest free id, with the next of 16 generations in the QPN: packets still on their
+    // way to a destroyed tree with this id (a communicator dropped in the middle of an
+    // operation) carry the old QPN, which names no tree, rather than reaching the new one.
+    tree->qpn = SharpTree::QPN_BASE + (uint32_t{m_idGeneration[id]} << 16) + id;
+    m_idGeneration[id] = (m_idGeneration[id] + 1) & 0xF;
     tree->dataMode = hcas[0]->IsDataMode();
     tree->fragmentBytes = {lltFragmentBytes, satFragmentBytes};
     std::vector<int32_t> pos(nAn, -1); // AN index -> position in tree->ans
@@ -409,7 +410,7 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
         Ptr<IbSwitch> psw = m_ans[p]->GetSwitch();
         SharpAggregationNode::Child c;
         c.lid = m_ans[i]->GetSwitch()->GetLid();
-        c.qpn = SharpTree::QPN_BASE + id;
+        c.qpn = tree->qpn;
         c.outPort = psw->GetLftEntry(c.lid);
         c.host = false;
         childIndexAtParent[i] = roles[p].children.size();
@@ -437,9 +438,22 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
         }
         Ptr<IbSwitch> sw = m_ans[i]->GetSwitch();
         SharpAggregationNode::Role& role = roles[i];
+        // The node injects its packets as from port 0; VL15 is the management lane, which
+        // carries no SHARP traffic (hosts refuse such an SL for their own packets).
+        const auto vl15 = [&](uint8_t port) {
+            return refuse("switch LID " + std::to_string(sw->GetLid()) + " maps SHARP's SL " +
+                          std::to_string(sl) + " to VL15 from port 0 to port " +
+                          std::to_string(port) +
+                          " (IbSwitch::SetSl2Vl or the port's SlToVlTable); map it to a data "
+                          "VL or give SharpCollectiveAlgorithm::ServiceLevel another SL");
+        };
         if (role.parentLid != 0)
         {
             role.parentVl = sw->GetSl2Vl(0, role.parentPort, sl);
+            if (role.parentVl == IbNetDevice::VL15)
+            {
+                return vl15(role.parentPort);
+            }
         }
         uint16_t maxLid = 0;
         for (auto& c : role.children)
@@ -450,6 +464,10 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
                               " has no route to its SHARP child LID " + std::to_string(c.lid));
             }
             c.outVl = sw->GetSl2Vl(0, c.outPort, sl);
+            if (c.outVl == IbNetDevice::VL15)
+            {
+                return vl15(c.outPort);
+            }
             maxLid = std::max(maxLid, c.lid);
         }
         role.childOfLid.assign(maxLid + 1, -1);
@@ -474,12 +492,7 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
             m_ans[i]->AddTree(tree, std::move(roles[i]), sl);
         }
     }
-    if (id >= m_idUsed.size())
-    {
-        m_idUsed.resize(id + 1, false);
-    }
     m_idUsed[id] = true;
-    m_nextId = (id + 1) % kMaxTrees;
     ++m_rootedTrees[bestRoot];
     ++m_nTrees;
     NS_LOG_INFO("SHARP tree " << id << ": " << n << " hosts, " << tree->ans.size()

@@ -106,10 +106,10 @@ class SharpAggregationManager : public Object
     std::vector<Ptr<SharpAggregationNode>> m_ans; //!< known nodes
     std::vector<uint32_t> m_rootedTrees;          //!< per node: trees rooted there
     std::vector<bool> m_idUsed;                   //!< tree ids in use
+    std::vector<uint8_t> m_idGeneration;          //!< per id: the next tree's QPN generation
     uint32_t m_nTrees;                            //!< trees alive
-    uint32_t m_nextId;                            //!< where the search for a free id starts
 
-    /// Tree ids are 0 .. kMaxTrees - 1 (the aggregation nodes' QPNs are QPN_BASE + id).
+    /// Tree ids are 0 .. kMaxTrees - 1 (SharpTree::qpn).
     static constexpr uint32_t kMaxTrees = 0xFFFF;
 };
 

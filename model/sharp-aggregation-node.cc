@@ -110,7 +110,8 @@ SharpAggregationNode::SharpAggregationNode()
       m_activeFlows(0),
       m_contributions(0),
       m_aggregations(0),
-      m_packetsSent(0)
+      m_packetsSent(0),
+      m_unknownDrops(0)
 {
     NS_LOG_FUNCTION(this);
 }
@@ -254,6 +255,12 @@ SharpAggregationNode::GetPacketsSent() const
     return m_packetsSent;
 }
 
+uint64_t
+SharpAggregationNode::GetUnknownDrops() const
+{
+    return m_unknownDrops;
+}
+
 void
 SharpAggregationNode::Receive(Ptr<Packet> packet, uint8_t inPort, Time tail)
 {
@@ -266,11 +273,14 @@ SharpAggregationNode::Receive(Ptr<Packet> packet, uint8_t inPort, Time tail)
     uint8_t h[kHeaders];
     packet->CopyData(h, kHeaders);
     const uint32_t destQp = (uint32_t(h[13]) << 16) | (h[14] << 8) | h[15];
-    const uint32_t id = destQp - SharpTree::QPN_BASE;
+    const uint32_t id = (destQp - SharpTree::QPN_BASE) & 0xFFFF;
     if (h[8] != IbOpcode::UD_SEND_ONLY_WITH_IMMEDIATE || destQp < SharpTree::QPN_BASE ||
-        id >= m_trees.size() || !m_trees[id])
+        id >= m_trees.size() || !m_trees[id] || m_trees[id]->tree->qpn != destQp)
     {
+        // (A QPN of an earlier tree with this id: its packets were on their way when that
+        // tree was destroyed.)
         NS_LOG_LOGIC("not SHARP traffic of a tree on this switch (QPN " << destQp << "): dropped");
+        ++m_unknownDrops;
         return;
     }
     TreeState& ts = *m_trees[id];
@@ -342,18 +352,19 @@ SharpAggregationNode::Receive(Ptr<Packet> packet, uint8_t inPort, Time tail)
         Simulator::Schedule(m_aluFree + m_latency - Simulator::Now(),
                             &SharpAggregationNode::Aggregated,
                             this,
-                            static_cast<uint16_t>(id),
+                            destQp,
                             ch,
                             slotIdx);
     }
 }
 
 void
-SharpAggregationNode::Aggregated(uint16_t id, uint8_t ch, uint32_t slotIdx)
+SharpAggregationNode::Aggregated(uint32_t qpn, uint8_t ch, uint32_t slotIdx)
 {
-    if (id >= m_trees.size() || !m_trees[id])
+    const uint32_t id = (qpn - SharpTree::QPN_BASE) & 0xFFFF;
+    if (id >= m_trees.size() || !m_trees[id] || m_trees[id]->tree->qpn != qpn)
     {
-        return; // the tree was destroyed meanwhile
+        return; // the tree was destroyed meanwhile (and its id perhaps given to another)
     }
     TreeState& ts = *m_trees[id];
     Slot& slot = ts.slots[ch][slotIdx];
@@ -369,7 +380,7 @@ SharpAggregationNode::Aggregated(uint16_t id, uint8_t ch, uint32_t slotIdx)
     const uint32_t imm = (ch == SharpTree::SAT ? SharpTree::IMM_SAT : 0) | slot.seq;
     Emit(ts,
          ts.role.parentLid,
-         SharpTree::QPN_BASE + id,
+         ts.tree->qpn,
          imm,
          data,
          slot.frag.bytes,
@@ -438,7 +449,7 @@ SharpAggregationNode::Emit(const TreeState& ts,
     p->AddHeader(immh);
     IbDethHeader deth;
     deth.SetQKey(SharpTree::QKEY);
-    deth.SetSrcQp(SharpTree::QPN_BASE + ts.tree->id);
+    deth.SetSrcQp(ts.tree->qpn);
     p->AddHeader(deth);
     IbLrhHeader lrh;
     lrh.SetVl(vl);

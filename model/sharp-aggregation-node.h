@@ -70,7 +70,7 @@ class SharpTree : public SimpleRefCount<SharpTree>
         SAT = 1  ///< streaming aggregation (large messages)
     };
 
-    /// QPN of the aggregation nodes' endpoint of tree @c id is QPN_BASE + id.
+    /// QPNs of the aggregation nodes' endpoints: QPN_BASE + (generation << 16) + id (qpn).
     static constexpr uint32_t QPN_BASE = 0xA00000;
     /// Q_Key of SHARP traffic.
     static constexpr uint32_t QKEY = 0x53485250; // "SHRP"
@@ -81,7 +81,10 @@ class SharpTree : public SimpleRefCount<SharpTree>
     /// Immediate data: sequence-number bits.
     static constexpr uint32_t IMM_SEQ_MASK = 0x3FFFFFFFu;
 
-    uint16_t id{0};                                  ///< tree id (QPN_BASE + id)
+    uint16_t id{0}; ///< tree id, the lowest free one
+    /// The aggregation nodes' QPN for this tree: QPN_BASE + (generation << 16) + id, the
+    /// generation (0 to 15) counting the trees that had this id before
+    uint32_t qpn{QPN_BASE};
     bool dataMode{false};                            ///< fragments carry real bytes
     std::array<uint32_t, 2> window{{1, 1}};          ///< slots per channel
     std::array<uint32_t, 2> fragmentBytes{{256, 0}}; ///< largest fragment per channel
@@ -138,7 +141,7 @@ class SharpAggregationNode : public Object
     struct Child
     {
         uint16_t lid{0};    ///< its LID (host port, or child switch)
-        uint32_t qpn{0};    ///< its QPN (host's UD QP, or QPN_BASE + tree id)
+        uint32_t qpn{0};    ///< its QPN (host's UD QP, or the tree's SharpTree::qpn)
         uint8_t outPort{0}; ///< the port the LFT routes its LID to
         uint8_t outVl{0};   ///< the VL of SHARP's SL on that port
         bool host{false};   ///< a host (true) or an aggregation node
@@ -194,6 +197,11 @@ class SharpAggregationNode : public Object
     uint64_t GetAggregations() const;
     /// @return packets sent (up and down)
     uint64_t GetPacketsSent() const;
+    /// @return packets for the switch's LID dropped because they name no tree of this
+    ///         node: other traffic to the switch, or packets still on their way to a
+    ///         tree destroyed before they arrived (its QPN's generation is not the
+    ///         current tree's)
+    uint64_t GetUnknownDrops() const;
 
     /**
      * TracedCallback signature of the Aggregated trace.
@@ -235,11 +243,11 @@ class SharpAggregationNode : public Object
     void Receive(Ptr<Packet> packet, uint8_t inPort, Time tail);
     /**
      * All contributions of a slot are in and reduced: send it up (or down at the root).
-     * @param id tree id
+     * @param qpn the tree's QPN (SharpTree::qpn: its id and generation)
      * @param ch channel
      * @param slot slot index
      */
-    void Aggregated(uint16_t id, uint8_t ch, uint32_t slot);
+    void Aggregated(uint32_t qpn, uint8_t ch, uint32_t slot);
     /**
      * Copy a result to every child and free its slot.
      * @param ts the tree
@@ -294,6 +302,7 @@ class SharpAggregationNode : public Object
     uint64_t m_contributions;                        //!< contributions taken
     uint64_t m_aggregations;                         //!< slots completed
     uint64_t m_packetsSent;                          //!< packets emitted
+    uint64_t m_unknownDrops;                         //!< packets for no tree of this node
     TracedCallback<uint16_t, uint32_t, uint32_t> m_aggregatedTrace; //!< Aggregated
 };
 

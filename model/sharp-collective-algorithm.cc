@@ -77,7 +77,7 @@ SharpCollectiveAlgorithm::GetTypeId()
                 "Service level of SHARP packets.",
                 UintegerValue(0),
                 MakeUintegerAccessor(&SharpCollectiveAlgorithm::m_sl),
-                MakeIbUintegerChecker<uint8_t>("SharpCollectiveAlgorithm", "ServiceLevel", 0, 14));
+                MakeIbUintegerChecker<uint8_t>("SharpCollectiveAlgorithm", "ServiceLevel", 0, 15));
     return tid;
 }
 
@@ -481,7 +481,7 @@ SharpCollectiveAlgorithm::Issue(uint32_t r, uint8_t ch)
         wr.immData = (ch == SharpTree::SAT ? SharpTree::IMM_SAT : 0) | seq;
         wr.udDlid = m_tree->leafLid[r];
         wr.udSl = m_sl;
-        wr.udRemoteQpn = SharpTree::QPN_BASE + m_tree->id;
+        wr.udRemoteQpn = m_tree->qpn;
         wr.udRemoteQkey = SharpTree::QKEY;
         std::string err;
         NS_ABORT_MSG_UNLESS(rk.qp->PostSend(wr, &err), "SharpCollectiveAlgorithm: " << err);

@@ -545,11 +545,9 @@ TEST_F(SharpTest, ADroppedCommunicatorGivesItsTreeBack)
     CollectiveOpSpec spec;
     spec.count = 64;
     uint32_t qpn = 0;
-    uint16_t firstId = 0;
     {
         Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
         ASSERT_TRUE(Sharp(comm)->GetTree()) << Sharp(comm)->GetRefusal();
-        firstId = Sharp(comm)->GetTree()->id;
         ASSERT_NE(CollectiveHelper::Run(comm, spec), Time::Max());
         qpn = s.fabric.hosts.Get(0)->GetObject<IbHca>()->GetNextQpn() - 1;
         ASSERT_TRUE(s.fabric.hosts.Get(0)->GetObject<IbHca>()->GetQp(qpn));
@@ -557,14 +555,84 @@ TEST_F(SharpTest, ADroppedCommunicatorGivesItsTreeBack)
     EXPECT_FALSE(s.fabric.hosts.Get(0)->GetObject<IbHca>()->GetQp(qpn));
     Ptr<CollectiveCommunicator> again = s.helper.InstallIb(s.fabric);
     ASSERT_TRUE(Sharp(again)->GetTree()) << Sharp(again)->GetRefusal();
-    // Not the destroyed tree's id: packets still on their way to that tree (had it been
-    // dropped in the middle of an operation) would land in the new tree's slots.
-    EXPECT_NE(Sharp(again)->GetTree()->id, firstId);
     const Buffers in = MakeInputs(spec.type, spec.op, 8, 256, 4);
     Buffers out = in;
     ASSERT_NE(CollectiveHelper::Run(again, spec, &out), Time::Max());
     EXPECT_EQ(CheckReduce(spec.type, spec.op, in, Ptrs(out), 0, 256, "again"), 0u);
     EXPECT_EQ(Sharp(again)->GetInNetworkOps(), 1u);
+}
+
+TEST_F(SharpTest, PacketsForATreeDroppedMidOperationDoNotReachTheNextTreeWithItsId)
+{
+    // A communicator dropped while its allreduce streams: its hosts' packets still on
+    // the wire arrive after the next communicator's tree took the same id (MaxTrees 1:
+    // the lowest free one). They carry the old tree's QPN and are dropped; before, they
+    // were reduced into the new tree's slots.
+    SharpHelper sh;
+    sh.SetAggregationNodeAttribute("MaxTrees", UintegerValue(1));
+    SharpSetup s;
+    BuildSharp(s, 4, 8, true, sh);
+    CollectiveOpSpec spec;
+    spec.count = 64 * 1024;
+    const Buffers firstIn = MakeInputs(spec.type, spec.op, 8, spec.count * 4, 7);
+    Buffers firstOut = firstIn;
+    Ptr<CollectiveCommunicator> first = s.helper.InstallIb(s.fabric);
+    ASSERT_TRUE(Sharp(first)->GetTree()) << Sharp(first)->GetRefusal();
+    const uint16_t id = Sharp(first)->GetTree()->id;
+    const uint32_t firstQpn = Sharp(first)->GetTree()->qpn;
+    first->Start(spec, &firstOut, CollectiveCommunicator::DoneCallback());
+    const Buffers in = MakeInputs(spec.type, spec.op, 8, spec.count * 4, 8);
+    Buffers out = in;
+    Ptr<CollectiveCommunicator> again;
+    uint32_t op = 0;
+    Simulator::Schedule(MicroSeconds(5), [&]() {
+        first = nullptr;
+        again = s.helper.InstallIb(s.fabric);
+        ASSERT_TRUE(Sharp(again)->GetTree()) << Sharp(again)->GetRefusal();
+        op = again->Start(spec, &out, CollectiveCommunicator::DoneCallback());
+    });
+    Simulator::Stop(Seconds(1));
+    Simulator::Run();
+    ASSERT_TRUE(again);
+    EXPECT_EQ(Sharp(again)->GetTree()->id, id);
+    EXPECT_NE(Sharp(again)->GetTree()->qpn, firstQpn);
+    ASSERT_TRUE(again->IsDone(op));
+    EXPECT_EQ(CheckReduce(spec.type, spec.op, in, Ptrs(out), 0, spec.count * 4, "again"), 0u);
+    uint64_t stale = 0;
+    for (uint32_t i = 0; i < s.fabric.switches.GetN(); ++i)
+    {
+        stale += s.fabric.switches.Get(i)->GetObject<SharpAggregationNode>()->GetUnknownDrops();
+    }
+    EXPECT_GT(stale, 0u);
+}
+
+TEST_F(SharpTest, ATreeWhoseSlMapsToVl15OnASwitchIsRefusedNamingIt)
+{
+    // SL15 is an ordinary SL (ServiceLevel took 0..14); a switch table that sends it to
+    // the management lane VL15 refuses the tree, naming the switch and the port (the node
+    // sent its packets on VL15 before).
+    SharpSetup s;
+    BuildSharp(s, 4, 8);
+    Ptr<IbSwitch> sw = s.fabric.switches.Get(0)->GetObject<IbSwitch>();
+    std::array<uint8_t, 16> table{};
+    table[15] = IbNetDevice::VL15;
+    for (uint8_t p = 1; p <= sw->GetNPorts(); ++p)
+    {
+        sw->SetSl2Vl(0, p, table);
+    }
+    s.helper.SetAlgorithmAttribute("ServiceLevel", UintegerValue(15));
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    EXPECT_FALSE(Sharp(comm)->GetTree());
+    EXPECT_NE(Sharp(comm)->GetRefusal().find("switch LID " + std::to_string(sw->GetLid()) +
+                                             " maps SHARP's SL 15 to VL15 from port 0 to port"),
+              std::string::npos)
+        << Sharp(comm)->GetRefusal();
+    // SL15 with the default tables (SL mod data VLs): the tree is made.
+    SharpSetup t;
+    BuildSharp(t, 4, 8);
+    t.helper.SetAlgorithmAttribute("ServiceLevel", UintegerValue(15));
+    Ptr<CollectiveCommunicator> ok = t.helper.InstallIb(t.fabric);
+    EXPECT_TRUE(Sharp(ok)->GetTree()) << Sharp(ok)->GetRefusal();
 }
 
 TEST_F(SharpTest, StreamingFlowsAreOnePerCommunicatorAndRunOutAcrossThem)
