@@ -369,7 +369,7 @@ SharpAggregationNode::Aggregated(uint32_t qpn, uint8_t ch, uint32_t slotIdx)
     TreeState& ts = *m_trees[id];
     Slot& slot = ts.slots[ch][slotIdx];
     ++m_aggregations;
-    m_aggregatedTrace(id, slot.seq, slot.frag.bytes);
+    m_aggregatedTrace(static_cast<uint16_t>(id), slot.seq, slot.frag.bytes);
     const uint8_t* data = ts.tree->dataMode && slot.frag.bytes > 0 ? slot.acc.data() : nullptr;
     if (ts.role.parentLid == 0)
     {
