@@ -171,6 +171,13 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
             return refuse("the leaf switch " + NodeLabel(peer->GetNode()) + " of rank " +
                           std::to_string(r) + " has no SHARP aggregation node");
         }
+        if (port->GetVlForSl(sl) == IbNetDevice::VL15)
+        {
+            return refuse("rank " + std::to_string(r) + " (host " + NodeLabel(port->GetNode()) +
+                          ") maps SHARP's SL " + std::to_string(sl) +
+                          " to VL15 (its port's SlToVlTable); map it to a data VL or give "
+                          "SharpCollectiveAlgorithm::ServiceLevel another SL");
+        }
     }
     std::vector<bool> isLeaf(m_ans.size(), false);
     for (int32_t l : leaf)
@@ -329,7 +336,7 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
     // The tree.
     Ptr<SharpTree> tree = Create<SharpTree>();
     uint32_t id = 0;
-    while (id < m_idUsed.size() && m_idUsed[id])
+    while (id < m_liveQpn.size() && m_liveQpn[id] != 0)
     {
         ++id;
     }
@@ -338,17 +345,17 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
         return refuse("out of SHARP tree ids (" + std::to_string(kMaxTrees) +
                       " trees alive); destroy trees that are no longer used");
     }
-    if (id >= m_idUsed.size())
+    if (id >= m_liveQpn.size())
     {
-        m_idUsed.resize(id + 1, false);
+        m_liveQpn.resize(id + 1, 0);
         m_idGeneration.resize(id + 1, 0);
     }
     tree->id = static_cast<uint16_t>(id);
     // The lowest free id, with the next of 16 generations in the QPN: packets still on their
     // way to a destroyed tree with this id (a communicator dropped in the middle of an
     // operation) carry the old QPN, which names no tree, rather than reaching the new one.
+    // (The generation moves on once the tree is made, below.)
     tree->qpn = SharpTree::QPN_BASE + (uint32_t{m_idGeneration[id]} << 16) + id;
-    m_idGeneration[id] = (m_idGeneration[id] + 1) & 0xF;
     tree->dataMode = hcas[0]->IsDataMode();
     tree->fragmentBytes = {lltFragmentBytes, satFragmentBytes};
     std::vector<int32_t> pos(nAn, -1); // AN index -> position in tree->ans
@@ -492,7 +499,8 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
             m_ans[i]->AddTree(tree, std::move(roles[i]), sl);
         }
     }
-    m_idUsed[id] = true;
+    m_liveQpn[id] = tree->qpn;
+    m_idGeneration[id] = (m_idGeneration[id] + 1) & 0xF;
     ++m_rootedTrees[bestRoot];
     ++m_nTrees;
     NS_LOG_INFO("SHARP tree " << id << ": " << n << " hosts, " << tree->ans.size()
@@ -505,7 +513,8 @@ SharpAggregationManager::CreateTree(const std::vector<Ptr<IbHca>>& hcas,
 void
 SharpAggregationManager::DestroyTree(Ptr<SharpTree> tree)
 {
-    if (!tree || tree->id >= m_idUsed.size() || !m_idUsed[tree->id])
+    // (Not the tree now holding its id: this one was destroyed before.)
+    if (!tree || tree->id >= m_liveQpn.size() || m_liveQpn[tree->id] != tree->qpn)
     {
         return;
     }
@@ -523,7 +532,7 @@ SharpAggregationManager::DestroyTree(Ptr<SharpTree> tree)
             }
         }
     }
-    m_idUsed[tree->id] = false;
+    m_liveQpn[tree->id] = 0;
     --m_nTrees;
     tree->ans.clear();
 }

@@ -79,7 +79,8 @@ class SharpAggregationManager : public Object
                               uint8_t sl,
                               std::string* error);
     /**
-     * Free a tree's entries on its aggregation nodes.
+     * Free a tree's entries on its aggregation nodes. A tree destroyed before (whose id
+     * another tree may hold now) is left alone.
      * @param tree the tree
      */
     void DestroyTree(Ptr<SharpTree> tree);
@@ -105,7 +106,7 @@ class SharpAggregationManager : public Object
   private:
     std::vector<Ptr<SharpAggregationNode>> m_ans; //!< known nodes
     std::vector<uint32_t> m_rootedTrees;          //!< per node: trees rooted there
-    std::vector<bool> m_idUsed;                   //!< tree ids in use
+    std::vector<uint32_t> m_liveQpn;              //!< per id: the live tree's QPN, or 0
     std::vector<uint8_t> m_idGeneration;          //!< per id: the next tree's QPN generation
     uint32_t m_nTrees;                            //!< trees alive
 

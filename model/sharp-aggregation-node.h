@@ -83,7 +83,9 @@ class SharpTree : public SimpleRefCount<SharpTree>
 
     uint16_t id{0}; ///< tree id, the lowest free one
     /// The aggregation nodes' QPN for this tree: QPN_BASE + (generation << 16) + id, the
-    /// generation (0 to 15) counting the trees that had this id before
+    /// generation (0 to 15) counting, modulo 16, the trees made with this id before (so a
+    /// packet for an old tree is taken for the new one only if it stayed in flight while
+    /// the id was given 16 times)
     uint32_t qpn{QPN_BASE};
     bool dataMode{false};                            ///< fragments carry real bytes
     std::array<uint32_t, 2> window{{1, 1}};          ///< slots per channel

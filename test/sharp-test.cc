@@ -28,6 +28,7 @@
 #include "ns3/sharp-helper.h"
 
 #include <gtest/gtest.h>
+#include <regex>
 
 using namespace ns3;
 using namespace ns3::ibtest;
@@ -593,7 +594,7 @@ TEST_F(SharpTest, PacketsForATreeDroppedMidOperationDoNotReachTheNextTreeWithIts
     });
     Simulator::Stop(Seconds(1));
     Simulator::Run();
-    ASSERT_TRUE(again);
+    ASSERT_TRUE(again && Sharp(again)->GetTree());
     EXPECT_EQ(Sharp(again)->GetTree()->id, id);
     EXPECT_NE(Sharp(again)->GetTree()->qpn, firstQpn);
     ASSERT_TRUE(again->IsDone(op));
@@ -606,27 +607,98 @@ TEST_F(SharpTest, PacketsForATreeDroppedMidOperationDoNotReachTheNextTreeWithIts
     EXPECT_GT(stale, 0u);
 }
 
-TEST_F(SharpTest, ATreeWhoseSlMapsToVl15OnASwitchIsRefusedNamingIt)
+TEST_F(SharpTest, DestroyingADestroyedTreeAgainLeavesTheTreeNowHoldingItsId)
 {
-    // SL15 is an ordinary SL (ServiceLevel took 0..14); a switch table that sends it to
-    // the management lane VL15 refuses the tree, naming the switch and the port (the node
-    // sent its packets on VL15 before).
     SharpSetup s;
     BuildSharp(s, 4, 8);
-    Ptr<IbSwitch> sw = s.fabric.switches.Get(0)->GetObject<IbSwitch>();
+    Ptr<SharpTree> old;
+    {
+        Ptr<CollectiveCommunicator> first = s.helper.InstallIb(s.fabric);
+        old = Sharp(first)->GetTree();
+        ASSERT_TRUE(old) << Sharp(first)->GetRefusal();
+    }
+    EXPECT_EQ(s.am->GetNTrees(), 0u);
+    Ptr<CollectiveCommunicator> now = s.helper.InstallIb(s.fabric);
+    ASSERT_TRUE(Sharp(now)->GetTree()) << Sharp(now)->GetRefusal();
+    ASSERT_EQ(Sharp(now)->GetTree()->id, old->id);
+    EXPECT_NE(Sharp(now)->GetTree()->qpn, old->qpn);
+    // A second destroy through a stale pointer freed the new tree's id: the next tree took
+    // it too, and its nodes aborted on a tree added twice.
+    s.am->DestroyTree(old);
+    EXPECT_EQ(s.am->GetNTrees(), 1u);
+    Ptr<CollectiveCommunicator> third = s.helper.InstallIb(s.fabric);
+    ASSERT_TRUE(Sharp(third)->GetTree()) << Sharp(third)->GetRefusal();
+    EXPECT_NE(Sharp(third)->GetTree()->id, old->id);
+    CollectiveOpSpec spec;
+    spec.count = 256;
+    const Buffers in = MakeInputs(spec.type, spec.op, 8, spec.count * 4, 9);
+    Buffers out = in;
+    ASSERT_NE(CollectiveHelper::Run(now, spec, &out), Time::Max());
+    EXPECT_EQ(CheckReduce(spec.type, spec.op, in, Ptrs(out), 0, spec.count * 4, "now"), 0u);
+    EXPECT_EQ(Sharp(now)->GetInNetworkOps(), 1u);
+}
+
+TEST_F(SharpTest, ATreeWhoseSlMapsToVl15OnASwitchIsRefusedNamingIt)
+{
+    // SL15 is an ordinary SL (ServiceLevel took 0..14); a table that sends it to the
+    // management lane VL15 refuses the tree, naming the switch and the port, on a hop up
+    // (a leaf), on a hop down (the spines) and at a host (the node sent its packets on
+    // VL15, and a host aborted in PostSend).
     std::array<uint8_t, 16> table{};
     table[15] = IbNetDevice::VL15;
-    for (uint8_t p = 1; p <= sw->GetNPorts(); ++p)
-    {
-        sw->SetSl2Vl(0, p, table);
-    }
-    s.helper.SetAlgorithmAttribute("ServiceLevel", UintegerValue(15));
-    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
-    EXPECT_FALSE(Sharp(comm)->GetTree());
-    EXPECT_NE(Sharp(comm)->GetRefusal().find("switch LID " + std::to_string(sw->GetLid()) +
-                                             " maps SHARP's SL 15 to VL15 from port 0 to port"),
+    const auto refusal = [&table](const std::vector<uint32_t>& switches, bool host) {
+        SharpSetup s;
+        BuildSharp(s, 4, 8);
+        for (uint32_t i : switches)
+        {
+            Ptr<IbSwitch> sw = s.fabric.switches.Get(i)->GetObject<IbSwitch>();
+            for (uint8_t p = 1; p <= sw->GetNPorts(); ++p)
+            {
+                sw->SetSl2Vl(0, p, table);
+            }
+        }
+        if (host)
+        {
+            Ptr<Node> h = s.fabric.hosts.Get(3);
+            for (uint32_t d = 0; d < h->GetNDevices(); ++d)
+            {
+                if (Ptr<IbNetDevice> port = DynamicCast<IbNetDevice>(h->GetDevice(d)))
+                {
+                    port->SetAttribute("SlToVlTable",
+                                       StringValue("0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,15"));
+                }
+            }
+        }
+        s.helper.SetAlgorithmAttribute("ServiceLevel", UintegerValue(15));
+        Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+        EXPECT_FALSE(Sharp(comm)->GetTree());
+        std::vector<uint16_t> lids;
+        for (uint32_t i : switches)
+        {
+            lids.push_back(s.fabric.switches.Get(i)->GetObject<IbSwitch>()->GetLid());
+        }
+        return std::make_pair(Sharp(comm)->GetRefusal(), lids);
+    };
+    // Leaf 0 (the switches are leaves 0-3, then spines 4 and 5): its hop up.
+    auto [leafWhy, leafLid] = refusal({0}, false);
+    EXPECT_TRUE(std::regex_search(leafWhy,
+                                  std::regex("switch LID " + std::to_string(leafLid[0]) +
+                                             " maps SHARP's SL 15 to VL15 from port 0 to port "
+                                             "[34] ")))
+        << leafWhy;
+    // Both spines: whichever is the root, its hops down to the leaves.
+    auto [spineWhy, spineLids] = refusal({4, 5}, false);
+    EXPECT_TRUE(std::regex_search(spineWhy,
+                                  std::regex("switch LID (" + std::to_string(spineLids[0]) + "|" +
+                                             std::to_string(spineLids[1]) +
+                                             ") maps SHARP's SL 15 to VL15 from port 0 to port "
+                                             "[1-4] ")))
+        << spineWhy;
+    auto [hostWhy, none] = refusal({}, true);
+    EXPECT_NE(hostWhy.find("rank 3 (host"), std::string::npos) << hostWhy;
+    EXPECT_NE(hostWhy.find("maps SHARP's SL 15 to VL15 (its port's SlToVlTable)"),
               std::string::npos)
-        << Sharp(comm)->GetRefusal();
+        << hostWhy;
     // SL15 with the default tables (SL mod data VLs): the tree is made.
     SharpSetup t;
     BuildSharp(t, 4, 8);
