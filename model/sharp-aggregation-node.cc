@@ -156,6 +156,13 @@ SharpAggregationNode::AddTree(Ptr<SharpTree> tree, Role role, uint8_t sl)
     NS_ABORT_MSG_IF(m_nTrees >= m_maxTrees,
                     "SharpAggregationNode: switch LID " << m_switch->GetLid() << " already has "
                                                         << m_maxTrees << " trees (MaxTrees)");
+    NS_ABORT_MSG_UNLESS(tree->qpn >= SharpTree::QPN_BASE &&
+                            tree->qpn < SharpTree::QPN_BASE + 0x100000 &&
+                            ((tree->qpn - SharpTree::QPN_BASE) & 0xFFFF) == tree->id,
+                        "SharpAggregationNode: tree " << tree->id << " has QPN 0x" << std::hex
+                                                      << tree->qpn << std::dec
+                                                      << ", not QPN_BASE + (generation << 16) + "
+                                                         "id; SharpAggregationManager sets it");
     if (tree->id >= m_trees.size())
     {
         m_trees.resize(tree->id + 1);

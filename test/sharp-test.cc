@@ -638,6 +638,23 @@ TEST_F(SharpTest, DestroyingADestroyedTreeAgainLeavesTheTreeNowHoldingItsId)
     EXPECT_EQ(Sharp(now)->GetInNetworkOps(), 1u);
 }
 
+TEST_F(SharpTest, ATreeWhoseQpnDoesNotNameItsIdIsRefusedByTheNode)
+{
+    // A tree made by hand with id 3 and the default QPN (id 0's): every packet for it
+    // would be dropped as for no tree.
+    SharpSetup s;
+    BuildSharp(s, 4, 8);
+    Ptr<SharpTree> tree = Create<SharpTree>();
+    tree->id = 3;
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(s.fabric.switches.Get(0)->GetObject<SharpAggregationNode>()->AddTree(
+                     tree,
+                     SharpAggregationNode::Role(),
+                     0),
+                 "SharpAggregationNode: tree 3 has QPN 0xa00000, not QPN_BASE \\+ "
+                 "\\(generation << 16\\) \\+ id");
+}
+
 TEST_F(SharpTest, ATreeWhoseSlMapsToVl15OnASwitchIsRefusedNamingIt)
 {
     // SL15 is an ordinary SL (ServiceLevel took 0..14); a table that sends it to the
