@@ -1390,13 +1390,13 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
             }
         }
     }
+    // TransmitComplete reads this port's first three lines and releases the packet's input
+    // buffer on the port it came in by (its first line and the VL's), or on a multicast
+    // copy's shared record.
+    IbTimingWheelScheduler::PrefetchHint(this, 3);
     if (item.releasePort != nullptr)
     {
-        // TransmitComplete reads this port's first three lines and releases the packet's
-        // input buffer on that port (its first line and the VL's), or on a multicast
-        // copy's shared record.
         const uintptr_t release = reinterpret_cast<uintptr_t>(item.releasePort);
-        IbTimingWheelScheduler::PrefetchHint(this, 3);
         if (release & 1)
         {
             IbTimingWheelScheduler::PrefetchAlso(
@@ -1409,10 +1409,6 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
                                                  1,
                                                  &item.releasePort->m_vl[item.releaseVl].rx);
         }
-    }
-    else
-    {
-        IbTimingWheelScheduler::PrefetchHint(this, 3);
     }
     Simulator::Schedule(txEnd, m_txCompleteEvent);
     // The packet stays with the port until the end of serialization only for PhyTxEnd,
