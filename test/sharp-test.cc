@@ -85,6 +85,20 @@ BuildSharp(SharpSetup& s,
 }
 
 /**
+ * BuildSharp with 8 hosts on radix-4 switches whose aggregation nodes take one tree each
+ * (MaxTrees 1): a second communicator is refused a tree while the first holds one, and
+ * takes the id of a dropped one.
+ * @param s the setup to fill
+ */
+void
+BuildSharpOneTreePerSwitch(SharpSetup& s)
+{
+    SharpHelper sh;
+    sh.SetAggregationNodeAttribute("MaxTrees", UintegerValue(1));
+    BuildSharp(s, 4, 8, true, sh);
+}
+
+/**
  * @param comm a communicator
  * @return its SHARP algorithm
  */
@@ -415,10 +429,8 @@ TEST_F(SharpTest, StreamingAllReduceRunsAtLinkRate)
 
 TEST_F(SharpTest, ExhaustedTreesFallBackOrRefuse)
 {
-    SharpHelper sh;
-    sh.SetAggregationNodeAttribute("MaxTrees", UintegerValue(1));
     SharpSetup s;
-    BuildSharp(s, 4, 8, true, sh);
+    BuildSharpOneTreePerSwitch(s);
     Ptr<CollectiveCommunicator> first = s.helper.InstallIb(s.fabric);
     ASSERT_TRUE(Sharp(first)->GetTree());
     // every leaf is taken: the second tree is refused, the communicator runs host-based,
@@ -539,10 +551,8 @@ TEST_F(SharpTest, ADroppedCommunicatorGivesItsTreeBack)
     // One tree per switch (MaxTrees 1): a dropped SHARP communicator's tree stayed with the
     // aggregation nodes for the rest of the run, so the next communicator on those hosts
     // was refused its tree; its queue pairs stayed with the HCAs.
-    SharpHelper sh;
-    sh.SetAggregationNodeAttribute("MaxTrees", UintegerValue(1));
     SharpSetup s;
-    BuildSharp(s, 4, 8, true, sh);
+    BuildSharpOneTreePerSwitch(s);
     CollectiveOpSpec spec;
     spec.count = 64;
     uint32_t qpn = 0;
@@ -569,10 +579,8 @@ TEST_F(SharpTest, PacketsForATreeDroppedMidOperationDoNotReachTheNextTreeWithIts
     // the wire arrive after the next communicator's tree took the same id (MaxTrees 1:
     // the lowest free one). They carry the old tree's QPN and are dropped; before, they
     // were reduced into the new tree's slots.
-    SharpHelper sh;
-    sh.SetAggregationNodeAttribute("MaxTrees", UintegerValue(1));
     SharpSetup s;
-    BuildSharp(s, 4, 8, true, sh);
+    BuildSharpOneTreePerSwitch(s);
     CollectiveOpSpec spec;
     spec.count = 64 * 1024;
     const Buffers firstIn = MakeInputs(spec.type, spec.op, 8, spec.count * 4, 7);
