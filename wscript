@@ -6,8 +6,8 @@
 # CMake-era ns-3 (3.36 and later) and the standalone build use CMakeLists.txt instead.
 #
 # File lists are globbed, as in cmake/infiniband-sources.cmake:
-#   model/*.cc, helper/*.cc           -> the module library (ns3-infiniband)
-#   model/*.h, helper/*.h             -> public headers, ns3/<name>.h
+#   model/**/*.cc, helper/*.cc        -> the module library (ns3-infiniband)
+#   model/**/*.h, helper/*.h          -> public headers, ns3/<name>.h (folders flattened)
 #   test/*-test.cc, test/*-util.cc    -> GoogleTest program infiniband-gtest (with tests)
 #   test/*-test-suite.cc              -> ns-3 TestSuite library for test.py (if any)
 #   examples/*.cc                     -> one ns-3 program each (with examples)
@@ -84,12 +84,12 @@ def build(bld):
         return
 
     module = bld.create_ns3_module(IB_MODULE, IB_DEPENDENCIES)
-    module.source = _glob(bld, 'model/*.cc', 'helper/*.cc')
+    module.source = _glob(bld, 'model/**/*.cc', 'helper/*.cc')
     _use(module, 'BOOST', 'IBCXX17')
 
     headers = bld(features='ns3header')
     headers.module = IB_MODULE
-    headers.source = _glob(bld, 'model/*.h', 'helper/*.h')
+    headers.source = _glob(bld, 'model/**/*.h', 'helper/*.h')
 
     if bld.env['ENABLE_TESTS']:
         # ns-3 TestSuite sources (run by test.py), if the module has any.

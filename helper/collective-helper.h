@@ -5,11 +5,12 @@
 #ifndef COLLECTIVE_HELPER_H
 #define COLLECTIVE_HELPER_H
 
+#include "ib-fabric-helper.h"
+#include "ib-hca-helper.h"
+
 #include "ns3/collective-algorithm.h"
 #include "ns3/collective-communicator.h"
 #include "ns3/data-rate.h"
-#include "ns3/ib-fabric-helper.h"
-#include "ns3/ib-hca-helper.h"
 #include "ns3/ib-topology.h"
 #include "ns3/ipv4-interface-container.h"
 #include "ns3/node-container.h"

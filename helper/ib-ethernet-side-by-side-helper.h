@@ -5,10 +5,11 @@
 #ifndef IB_ETHERNET_SIDE_BY_SIDE_HELPER_H
 #define IB_ETHERNET_SIDE_BY_SIDE_HELPER_H
 
+#include "ib-fabric-helper.h"
+#include "ipoib-helper.h"
+
 #include "ns3/data-rate.h"
-#include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-switch.h"
-#include "ns3/ipoib-helper.h"
 #include "ns3/ipv4-address-helper.h"
 #include "ns3/ipv4-interface-container.h"
 #include "ns3/net-device-container.h"

@@ -5,7 +5,8 @@
 #ifndef IB_FABRIC_HELPER_H
 #define IB_FABRIC_HELPER_H
 
-#include "ns3/ib-helper.h"
+#include "ib-helper.h"
+
 #include "ns3/ib-topology.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"

@@ -4,9 +4,10 @@
 
 #include "ib-partition.h"
 
+#include "ib-fabric-helper.h"
+
 #include "ns3/abort.h"
 #include "ns3/ib-channel.h"
-#include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/log.h"
 #include "ns3/node.h"

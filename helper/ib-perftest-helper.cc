@@ -4,9 +4,10 @@
 
 #include "ib-perftest-helper.h"
 
+#include "ib-hca-helper.h"
+
 #include "ns3/abort.h"
 #include "ns3/ib-completion-queue.h"
-#include "ns3/ib-hca-helper.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-memory-region.h"
 #include "ns3/ib-perftest-application.h"

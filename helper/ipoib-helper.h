@@ -5,8 +5,9 @@
 #ifndef IPOIB_HELPER_H
 #define IPOIB_HELPER_H
 
-#include "ns3/ib-fabric-helper.h"
-#include "ns3/ib-hca-helper.h"
+#include "ib-fabric-helper.h"
+#include "ib-hca-helper.h"
+
 #include "ns3/ipv6-address-helper.h"
 #include "ns3/ipv6-interface-container.h"
 #include "ns3/net-device-container.h"

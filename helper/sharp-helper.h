@@ -5,7 +5,8 @@
 #ifndef SHARP_HELPER_H
 #define SHARP_HELPER_H
 
-#include "ns3/ib-fabric-helper.h"
+#include "ib-fabric-helper.h"
+
 #include "ns3/node-container.h"
 #include "ns3/object-factory.h"
 #include "ns3/sharp-aggregation-manager.h"

@@ -1,0 +1,345 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "collective-algorithm.h"
+
+#include "collective-halving-doubling-algorithm.h"
+#include "collective-recursive-doubling-algorithm.h"
+#include "collective-ring-algorithm.h"
+#include "collective-tree-algorithm.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/sharp-collective-algorithm.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("CollectiveAlgorithm");
+
+NS_OBJECT_ENSURE_REGISTERED(CollectiveAlgorithm);
+
+TypeId
+CollectiveAlgorithm::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::CollectiveAlgorithm").SetParent<Object>().SetGroupName("Infiniband");
+    return tid;
+}
+
+CollectiveAlgorithm::CollectiveAlgorithm() = default;
+
+CollectiveAlgorithm::~CollectiveAlgorithm() = default;
+
+Ptr<CollectiveAlgorithm>
+CollectiveAlgorithm::CreateByName(const std::string& name)
+{
+    if (name == "ring")
+    {
+        return CreateObject<CollectiveRingAlgorithm>();
+    }
+    if (name == "tree")
+    {
+        return CreateObject<CollectiveTreeAlgorithm>();
+    }
+    if (name == "hd" || name == "halving-doubling")
+    {
+        return CreateObject<CollectiveHalvingDoublingAlgorithm>();
+    }
+    if (name == "rd" || name == "recursive-doubling")
+    {
+        return CreateObject<CollectiveRecursiveDoublingAlgorithm>();
+    }
+    if (name == "sharp")
+    {
+        return CreateObject<SharpCollectiveAlgorithm>();
+    }
+    NS_ABORT_MSG("unknown collective algorithm '" << name << "': use ring, tree, hd, rd or sharp");
+    return nullptr;
+}
+
+std::string
+CollectiveAlgorithm::KindName(CollectiveKind kind)
+{
+    switch (kind)
+    {
+    case CollectiveKind::ALLREDUCE:
+        return "allreduce";
+    case CollectiveKind::REDUCE_SCATTER:
+        return "reducescatter";
+    case CollectiveKind::ALLGATHER:
+        return "allgather";
+    case CollectiveKind::BROADCAST:
+        return "broadcast";
+    case CollectiveKind::BARRIER:
+        return "barrier";
+    case CollectiveKind::REDUCE:
+        return "reduce";
+    }
+    return "?";
+}
+
+uint64_t
+CollectiveAlgorithm::BufferBytes(const CollectiveOpSpec& spec, uint32_t n)
+{
+    const uint64_t elem = CollectiveReduction::SizeOf(spec.type);
+    switch (spec.kind)
+    {
+    case CollectiveKind::ALLREDUCE:
+    case CollectiveKind::BROADCAST:
+    case CollectiveKind::REDUCE:
+        return spec.count * elem;
+    case CollectiveKind::REDUCE_SCATTER:
+    case CollectiveKind::ALLGATHER:
+        return uint64_t(n) * spec.count * elem;
+    case CollectiveKind::BARRIER:
+        return 0;
+    }
+    return 0;
+}
+
+void
+CollectiveAlgorithm::Build(const CollectiveOpSpec& spec,
+                           uint32_t rank,
+                           uint32_t n,
+                           uint64_t chunkBytes,
+                           std::vector<CollectiveStep>& prog) const
+{
+    Ctx c;
+    c.rank = rank;
+    c.n = n;
+    c.elem = CollectiveReduction::SizeOf(spec.type);
+    c.chunk = std::max<uint64_t>(c.elem, chunkBytes / c.elem * c.elem);
+    c.prog = &prog;
+    if (n < 2)
+    {
+        return;
+    }
+    const uint64_t bytes = spec.count * c.elem;
+    switch (spec.kind)
+    {
+    case CollectiveKind::ALLREDUCE:
+        BuildAllReduce(c, bytes);
+        break;
+    case CollectiveKind::REDUCE_SCATTER:
+        BuildReduceScatter(c, bytes);
+        break;
+    case CollectiveKind::ALLGATHER:
+        BuildAllGather(c, bytes);
+        break;
+    case CollectiveKind::BROADCAST:
+        NS_ABORT_MSG_UNLESS(spec.root < n,
+                            "broadcast root " << spec.root << " out of range: the communicator has "
+                                              << n << " ranks (0.." << n - 1 << ")");
+        BuildBroadcast(c, bytes, spec.root);
+        break;
+    case CollectiveKind::BARRIER:
+        BuildBarrier(c);
+        break;
+    case CollectiveKind::REDUCE:
+        NS_ABORT_MSG_UNLESS(spec.root < n,
+                            "reduce root " << spec.root << " out of range: the communicator has "
+                                           << n << " ranks (0.." << n - 1 << ")");
+        BuildReduce(c, bytes, spec.root);
+        break;
+    }
+}
+
+bool
+CollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
+                                    uint32_t n,
+                                    std::vector<std::vector<uint8_t>>* buffers,
+                                    RankDoneCallback rankDone)
+{
+    return false;
+}
+
+void
+CollectiveAlgorithm::Add(const Ctx& c,
+                         CollectiveStep::Kind kind,
+                         uint32_t peer,
+                         uint64_t offset,
+                         uint64_t bytes)
+{
+    for (uint64_t done = 0; done < bytes; done += c.chunk)
+    {
+        CollectiveStep s;
+        s.kind = kind;
+        s.peer = peer;
+        s.offset = offset + done;
+        s.bytes = std::min(c.chunk, bytes - done);
+        c.prog->push_back(s);
+    }
+}
+
+void
+CollectiveAlgorithm::Split(uint64_t total,
+                           uint32_t parts,
+                           uint32_t elem,
+                           std::vector<uint64_t>& offsets,
+                           std::vector<uint64_t>& sizes)
+{
+    const uint64_t count = total / elem;
+    offsets.assign(parts, 0);
+    sizes.assign(parts, 0);
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < parts; ++i)
+    {
+        const uint64_t k = count / parts + (i < count % parts ? 1 : 0);
+        offsets[i] = off;
+        sizes[i] = k * elem;
+        off += k * elem;
+    }
+}
+
+void
+CollectiveAlgorithm::RingReduceScatter(const Ctx& c,
+                                       const std::vector<uint64_t>& off,
+                                       const std::vector<uint64_t>& len)
+{
+    const uint32_t n = c.n;
+    const uint32_t right = (c.rank + 1) % n;
+    const uint32_t left = (c.rank + n - 1) % n;
+    for (uint32_t k = 0; k + 1 < n; ++k)
+    {
+        const uint32_t s = (c.rank + 2 * n - k - 1) % n;
+        const uint32_t r = (c.rank + 2 * n - k - 2) % n;
+        Add(c, CollectiveStep::SEND, right, off[s], len[s]);
+        Add(c, CollectiveStep::RECV_REDUCE, left, off[r], len[r]);
+    }
+}
+
+void
+CollectiveAlgorithm::RingAllGather(const Ctx& c,
+                                   const std::vector<uint64_t>& off,
+                                   const std::vector<uint64_t>& len)
+{
+    const uint32_t n = c.n;
+    const uint32_t right = (c.rank + 1) % n;
+    const uint32_t left = (c.rank + n - 1) % n;
+    for (uint32_t k = 0; k + 1 < n; ++k)
+    {
+        const uint32_t s = (c.rank + n - k) % n;
+        const uint32_t r = (c.rank + 2 * n - k - 1) % n;
+        Add(c, CollectiveStep::SEND, right, off[s], len[s]);
+        Add(c, CollectiveStep::RECV_COPY, left, off[r], len[r]);
+    }
+}
+
+void
+CollectiveAlgorithm::BuildReduceScatter(const Ctx& c, uint64_t segBytes) const
+{
+    std::vector<uint64_t> off(c.n);
+    std::vector<uint64_t> len(c.n, segBytes);
+    for (uint32_t i = 0; i < c.n; ++i)
+    {
+        off[i] = i * segBytes;
+    }
+    RingReduceScatter(c, off, len);
+}
+
+void
+CollectiveAlgorithm::BuildAllGather(const Ctx& c, uint64_t segBytes) const
+{
+    std::vector<uint64_t> off(c.n);
+    std::vector<uint64_t> len(c.n, segBytes);
+    for (uint32_t i = 0; i < c.n; ++i)
+    {
+        off[i] = i * segBytes;
+    }
+    RingAllGather(c, off, len);
+}
+
+namespace
+{
+/**
+ * @param v a positive integer
+ * @return its lowest set bit
+ */
+uint32_t
+LowBit(uint32_t v)
+{
+    return v & (~v + 1);
+}
+} // namespace
+
+void
+CollectiveAlgorithm::BinomialReduce(const Ctx& c, uint64_t off, uint64_t len, uint32_t root)
+{
+    const uint32_t n = c.n;
+    const uint32_t vr = (c.rank + n - root) % n;
+    // children vr + m for m = 1, 2, 4, ... below the lowest set bit of vr (all m for root)
+    std::vector<uint32_t> children;
+    const uint32_t limit = vr == 0 ? n : LowBit(vr);
+    for (uint32_t m = 1; m < limit && vr + m < n; m <<= 1)
+    {
+        children.push_back((vr + m + root) % n);
+    }
+    const bool hasParent = vr != 0;
+    const uint32_t parent = (vr - (hasParent ? LowBit(vr) : 0) + root) % n;
+    for (uint32_t ch : children)
+    {
+        c.prog->push_back({CollectiveStep::RECV_REDUCE, ch, off, len, false});
+    }
+    if (hasParent)
+    {
+        c.prog->push_back({CollectiveStep::SEND, parent, off, len, false});
+    }
+}
+
+void
+CollectiveAlgorithm::BinomialBroadcast(const Ctx& c, uint64_t off, uint64_t len, uint32_t root)
+{
+    const uint32_t n = c.n;
+    const uint32_t vr = (c.rank + n - root) % n;
+    std::vector<uint32_t> children; // largest subtree first
+    const uint32_t limit = vr == 0 ? n : LowBit(vr);
+    for (uint32_t m = 1; m < limit && vr + m < n; m <<= 1)
+    {
+        children.insert(children.begin(), (vr + m + root) % n);
+    }
+    const bool hasParent = vr != 0;
+    const uint32_t parent = (vr - (hasParent ? LowBit(vr) : 0) + root) % n;
+    if (hasParent)
+    {
+        c.prog->push_back({CollectiveStep::RECV_COPY, parent, off, len, false});
+    }
+    for (uint32_t ch : children)
+    {
+        c.prog->push_back({CollectiveStep::SEND, ch, off, len, false});
+    }
+}
+
+void
+CollectiveAlgorithm::BuildBroadcast(const Ctx& c, uint64_t bytes, uint32_t root) const
+{
+    for (uint64_t off = 0; off < bytes; off += c.chunk)
+    {
+        BinomialBroadcast(c, off, std::min(c.chunk, bytes - off), root);
+    }
+}
+
+void
+CollectiveAlgorithm::BuildReduce(const Ctx& c, uint64_t bytes, uint32_t root) const
+{
+    for (uint64_t off = 0; off < bytes; off += c.chunk)
+    {
+        BinomialReduce(c, off, std::min(c.chunk, bytes - off), root);
+    }
+}
+
+void
+CollectiveAlgorithm::BuildBarrier(const Ctx& c) const
+{
+    // dissemination: in round k send to rank + 2^k, receive from rank - 2^k
+    for (uint32_t d = 1; d < c.n; d <<= 1)
+    {
+        c.prog->push_back({CollectiveStep::SEND, (c.rank + d) % c.n, 0, 0, true});
+        c.prog->push_back({CollectiveStep::RECV_COPY, (c.rank + c.n - d) % c.n, 0, 0, true});
+    }
+}
+
+} // namespace ns3

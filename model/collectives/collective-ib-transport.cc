@@ -1,0 +1,349 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "collective-ib-transport.h"
+
+#include "ns3/abort.h"
+#include "ns3/ib-completion-queue.h"
+#include "ns3/ib-hca-helper.h"
+#include "ns3/ib-hca.h"
+#include "ns3/ib-memory-region.h"
+#include "ns3/ib-queue-pair.h"
+#include "ns3/ib-range-checker.h"
+#include "ns3/ib-subnet-manager.h"
+#include "ns3/log.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("CollectiveIbTransport");
+
+NS_OBJECT_ENSURE_REGISTERED(CollectiveIbTransport);
+
+namespace
+{
+/// Immediate-data bit marking the last fragment of a message.
+constexpr uint32_t LAST_FRAGMENT = 0x80000000u;
+} // namespace
+
+TypeId
+CollectiveIbTransport::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::CollectiveIbTransport")
+            .SetParent<CollectiveTransport>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<CollectiveIbTransport>()
+            .AddAttribute("SlotSize",
+                          "Bytes of each send and receive buffer: messages are cut into "
+                          "fragments of at most this size, one SEND_WITH_IMM each.",
+                          UintegerValue(65536),
+                          MakeUintegerAccessor(&CollectiveIbTransport::m_slotSize),
+                          MakeIbUintegerChecker<uint32_t>("CollectiveIbTransport", "SlotSize", 64))
+            .AddAttribute(
+                "RecvSlots",
+                "Receive buffers each queue pair keeps posted (and fragments a "
+                "sender keeps outstanding per peer).",
+                UintegerValue(16),
+                MakeUintegerAccessor(&CollectiveIbTransport::m_recvSlots),
+                MakeIbUintegerChecker<uint32_t>("CollectiveIbTransport", "RecvSlots", 1, 4096))
+            .AddAttribute(
+                "ServiceLevel",
+                "SL of the queue pairs when no subnet manager is given.",
+                UintegerValue(0),
+                MakeUintegerAccessor(&CollectiveIbTransport::m_sl),
+                MakeIbUintegerChecker<uint8_t>("CollectiveIbTransport", "ServiceLevel", 0, 15));
+    return tid;
+}
+
+CollectiveIbTransport::CollectiveIbTransport()
+    : m_slotSize(65536),
+      m_recvSlots(16),
+      m_sl(0),
+      m_dataMode(false)
+{
+}
+
+CollectiveIbTransport::~CollectiveIbTransport()
+{
+    ReleaseEndpoints(); // (a transport dropped without Dispose)
+    // the completion queues live on with their HCAs: make them forget this object
+    for (auto& cq : m_scq)
+    {
+        cq->SetCompletionCallback(MakeNullCallback<void, const IbWorkCompletion&>());
+    }
+    for (auto& cq : m_rcq)
+    {
+        cq->SetCompletionCallback(MakeNullCallback<void, const IbWorkCompletion&>());
+    }
+}
+
+void
+CollectiveIbTransport::Setup(const std::vector<Ptr<IbHca>>& hcas, Ptr<IbSubnetManager> sm)
+{
+    NS_LOG_FUNCTION(this << hcas.size());
+    NS_ABORT_MSG_IF(hcas.empty(), "CollectiveIbTransport: no ranks");
+    m_hcas = hcas;
+    m_sm = sm;
+    m_dataMode = hcas[0]->IsDataMode();
+    for (uint32_t r = 0; r < hcas.size(); ++r)
+    {
+        NS_ABORT_MSG_UNLESS(hcas[r]->IsDataMode() == m_dataMode,
+                            "CollectiveIbTransport: mixed data-mode and virtual HCAs");
+        Ptr<IbCompletionQueue> s = hcas[r]->CreateCq(65536);
+        Ptr<IbCompletionQueue> q = hcas[r]->CreateCq(65536);
+        s->SetCompletionCallback(MakeCallback(&CollectiveIbTransport::SendDone, this).Bind(r));
+        q->SetCompletionCallback(MakeCallback(&CollectiveIbTransport::RecvDone, this).Bind(r));
+        m_scq.push_back(s);
+        m_rcq.push_back(q);
+    }
+}
+
+uint32_t
+CollectiveIbTransport::GetNRanks() const
+{
+    return m_hcas.size();
+}
+
+bool
+CollectiveIbTransport::IsDataMode() const
+{
+    return m_dataMode;
+}
+
+Ptr<IbQueuePair>
+CollectiveIbTransport::GetQueuePair(uint32_t a, uint32_t b) const
+{
+    auto it = m_endpoints.find((uint64_t(a) << 32) | b);
+    return it == m_endpoints.end() ? nullptr : it->second.qp;
+}
+
+uint32_t
+CollectiveIbTransport::GetNQueuePairs() const
+{
+    return m_endpoints.size();
+}
+
+CollectiveIbTransport::Endpoint&
+CollectiveIbTransport::GetEndpoint(uint32_t a, uint32_t b)
+{
+    const uint64_t key = (uint64_t(a) << 32) | b;
+    auto it = m_endpoints.find(key);
+    if (it != m_endpoints.end())
+    {
+        return it->second;
+    }
+    NS_LOG_LOGIC("connecting ranks " << a << " and " << b);
+    const uint32_t access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+    const uint64_t region = uint64_t(m_slotSize) * m_recvSlots;
+    for (uint32_t side = 0; side < 2; ++side)
+    {
+        const uint32_t self = side == 0 ? a : b;
+        const uint32_t peer = side == 0 ? b : a;
+        Endpoint& ep = m_endpoints[(uint64_t(self) << 32) | peer];
+        ep.self = self;
+        ep.peer = peer;
+        ep.qp = m_hcas[self]->CreateQp(IbQpType::RC,
+                                       m_scq[self],
+                                       m_rcq[self],
+                                       m_recvSlots + 1,
+                                       m_recvSlots + 1);
+        ep.sendMr = m_hcas[self]->RegisterMemory(region, access);
+        ep.recvMr = m_hcas[self]->RegisterMemory(region, access);
+        ep.slotMsg.resize(m_recvSlots);
+        for (uint32_t s = m_recvSlots; s > 0; --s)
+        {
+            ep.freeSlots.push_back(s - 1);
+        }
+    }
+    Endpoint& ea = m_endpoints[key];
+    Endpoint& eb = m_endpoints[(uint64_t(b) << 32) | a];
+    IbQpAttr base;
+    base.sl = m_sl;
+    IbHcaHelper::ConnectRc(ea.qp, eb.qp, m_sm, base);
+    for (uint32_t s = 0; s < m_recvSlots; ++s)
+    {
+        PostRecvSlot(ea, s);
+        PostRecvSlot(eb, s);
+    }
+    return ea;
+}
+
+void
+CollectiveIbTransport::PostRecvSlot(Endpoint& ep, uint32_t slot)
+{
+    IbRecvWr wr;
+    wr.wrId = (uint64_t(ep.peer) << 32) | slot;
+    wr.sge.addr = ep.recvMr->GetAddr() + uint64_t(slot) * m_slotSize;
+    wr.sge.length = m_slotSize;
+    wr.sge.lkey = ep.recvMr->GetLkey();
+    std::string err;
+    NS_ABORT_MSG_UNLESS(ep.qp->PostRecv(wr, &err), "CollectiveIbTransport: PostRecv: " << err);
+}
+
+void
+CollectiveIbTransport::Send(uint32_t src,
+                            uint32_t dst,
+                            uint32_t tag,
+                            uint64_t bytes,
+                            const uint8_t* data,
+                            Callback<void> sent)
+{
+    NS_LOG_FUNCTION(this << src << dst << tag << bytes);
+    NS_ABORT_MSG_IF(src == dst || src >= m_hcas.size() || dst >= m_hcas.size(),
+                    "CollectiveIbTransport: bad ranks " << src << " -> " << dst);
+    NS_ABORT_MSG_IF(tag & LAST_FRAGMENT, "CollectiveIbTransport: tag uses bit 31");
+    auto m = std::make_shared<OutMsg>();
+    m->tag = tag;
+    m->bytes = bytes;
+    m->sent = sent;
+    if (data != nullptr && m_dataMode)
+    {
+        m->data.assign(data, data + bytes);
+        m->hasData = true;
+    }
+    CountSent(bytes);
+    Endpoint& ep = GetEndpoint(src, dst);
+    ep.queue.push_back(m);
+    Pump(ep);
+}
+
+void
+CollectiveIbTransport::Pump(Endpoint& ep)
+{
+    while (!ep.queue.empty() && !ep.freeSlots.empty())
+    {
+        std::shared_ptr<OutMsg> m = ep.queue.front();
+        const uint32_t slot = ep.freeSlots.back();
+        ep.freeSlots.pop_back();
+        const uint64_t off = m->nextOffset;
+        const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(m->bytes - off, m_slotSize));
+        m->nextOffset += len;
+        const bool last = m->nextOffset >= m->bytes;
+        const uint64_t addr = ep.sendMr->GetAddr() + uint64_t(slot) * m_slotSize;
+        if (m->hasData && len > 0)
+        {
+            std::memcpy(ep.sendMr->GetPointer(addr), m->data.data() + off, len);
+        }
+        IbSendWr wr;
+        wr.wrId = (uint64_t(ep.peer) << 32) | slot;
+        wr.opcode = IbWrOpcode::SEND_WITH_IMM;
+        wr.sge.addr = addr;
+        wr.sge.length = len;
+        wr.sge.lkey = ep.sendMr->GetLkey();
+        wr.signaled = true;
+        wr.immData = m->tag | (last ? LAST_FRAGMENT : 0);
+        ep.slotMsg[slot] = m;
+        ++m->fragsOutstanding;
+        if (last)
+        {
+            m->allPosted = true;
+            ep.queue.pop_front();
+        }
+        std::string err;
+        NS_ABORT_MSG_UNLESS(ep.qp->PostSend(wr, &err), "CollectiveIbTransport: PostSend: " << err);
+    }
+}
+
+void
+CollectiveIbTransport::SendDone(uint32_t rank, const IbWorkCompletion& wc)
+{
+    const uint32_t peer = static_cast<uint32_t>(wc.wrId >> 32);
+    const uint32_t slot = static_cast<uint32_t>(wc.wrId & 0xFFFFFFFFu);
+    Endpoint& ep = m_endpoints.at((uint64_t(rank) << 32) | peer);
+    NS_ABORT_MSG_UNLESS(wc.status == IbWcStatus::SUCCESS,
+                        "CollectiveIbTransport: a send from rank "
+                            << rank << " to rank " << peer
+                            << " failed: " << ep.qp->DescribeCompletion(wc));
+    std::shared_ptr<OutMsg> m = ep.slotMsg[slot];
+    ep.slotMsg[slot] = nullptr;
+    ep.freeSlots.push_back(slot);
+    --m->fragsOutstanding;
+    Pump(ep);
+    if (m->allPosted && m->fragsOutstanding == 0 && !m->sent.IsNull())
+    {
+        Callback<void> cb = m->sent;
+        m->sent = Callback<void>();
+        cb();
+    }
+}
+
+void
+CollectiveIbTransport::RecvDone(uint32_t rank, const IbWorkCompletion& wc)
+{
+    if (wc.status == IbWcStatus::WR_FLUSH_ERR)
+    {
+        return;
+    }
+    NS_ABORT_MSG_UNLESS(wc.status == IbWcStatus::SUCCESS,
+                        "CollectiveIbTransport: receive failed on rank "
+                            << rank << ": " << IbWcStatusName(wc.status));
+    NS_ABORT_MSG_UNLESS(wc.withImm, "CollectiveIbTransport: message without immediate data");
+    const uint32_t peer = static_cast<uint32_t>(wc.wrId >> 32);
+    const uint32_t slot = static_cast<uint32_t>(wc.wrId & 0xFFFFFFFFu);
+    Endpoint& ep = m_endpoints.at((uint64_t(rank) << 32) | peer);
+    if (m_dataMode && wc.byteLen > 0)
+    {
+        const uint64_t addr = ep.recvMr->GetAddr() + uint64_t(slot) * m_slotSize;
+        const uint8_t* p = ep.recvMr->GetPointer(addr);
+        ep.rxData.insert(ep.rxData.end(), p, p + wc.byteLen);
+        ep.rxHasData = true;
+    }
+    ep.rxBytes += wc.byteLen;
+    PostRecvSlot(ep, slot);
+    if (wc.immData & LAST_FRAGMENT)
+    {
+        const uint32_t tag = wc.immData & ~LAST_FRAGMENT;
+        const uint64_t bytes = ep.rxBytes;
+        std::vector<uint8_t> data;
+        data.swap(ep.rxData);
+        const bool hasData = ep.rxHasData;
+        ep.rxBytes = 0;
+        ep.rxHasData = false;
+        Deliver(peer, rank, tag, bytes, hasData ? data.data() : nullptr);
+    }
+}
+
+void
+CollectiveIbTransport::ReleaseEndpoints()
+{
+    // The HCAs keep what they handed out: give the queue pairs and the regions (in data
+    // mode, 2 x SlotSize x RecvSlots bytes per connected pair and direction) back, so that
+    // communicators built and dropped one after another on a fabric do not pile them up.
+    // (After Simulator::Destroy the HCAs have already let them go.)
+    for (auto& [key, ep] : m_endpoints)
+    {
+        Ptr<IbHca> hca = ep.self < m_hcas.size() ? m_hcas[ep.self] : nullptr;
+        if (hca)
+        {
+            hca->Release(ep.qp, {ep.sendMr, ep.recvMr});
+        }
+    }
+    m_endpoints.clear();
+}
+
+void
+CollectiveIbTransport::DoDispose()
+{
+    ReleaseEndpoints();
+    for (auto& cq : m_scq)
+    {
+        cq->SetCompletionCallback(MakeNullCallback<void, const IbWorkCompletion&>());
+    }
+    for (auto& cq : m_rcq)
+    {
+        cq->SetCompletionCallback(MakeNullCallback<void, const IbWorkCompletion&>());
+    }
+    m_scq.clear();
+    m_rcq.clear();
+    m_hcas.clear();
+    m_sm = nullptr;
+    CollectiveTransport::DoDispose();
+}
+
+} // namespace ns3

@@ -1,0 +1,476 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-subnet-manager.h"
+
+#include "ib-deadlock-checker.h"
+#include "ib-lft-dump.h"
+#include "ib-lid-assigner.h"
+
+#include "ns3/abort.h"
+#include "ns3/boolean.h"
+#include "ns3/ib-channel.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-range-checker.h"
+#include "ns3/ib-switch.h"
+#include "ns3/log.h"
+#include "ns3/names.h"
+#include "ns3/node-list.h"
+#include "ns3/object-factory.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+#include <map>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbSubnetManager");
+
+NS_OBJECT_ENSURE_REGISTERED(IbSubnetManager);
+
+TypeId
+IbSubnetManager::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::IbSubnetManager")
+            .SetParent<Object>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<IbSubnetManager>()
+            .AddAttribute("RoutingEngine",
+                          "Routing engine, as OpenSM names them: minhop, updn, ftree, "
+                          "dfsssp or file (set the file with SetRoutingEngine and an "
+                          "ns3::IbFileRouting whose FileName is set).",
+                          StringValue("minhop"),
+                          MakeStringAccessor(&IbSubnetManager::m_engineName),
+                          MakeStringChecker())
+            .AddAttribute("Lmc",
+                          "LID mask control: each host port gets 2^Lmc LIDs (0..7).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbSubnetManager::m_lmc),
+                          MakeIbUintegerChecker<uint8_t>("IbSubnetManager", "Lmc", 0, 7))
+            .AddAttribute("CheckDeadlock",
+                          "Check the routes for credit-loop deadlocks after routing and "
+                          "abort, naming the links of a cycle, if there is one.",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&IbSubnetManager::m_checkDeadlock),
+                          MakeBooleanChecker());
+    return tid;
+}
+
+IbSubnetManager::IbSubnetManager()
+    : m_lmc(0),
+      m_checkDeadlock(false),
+      m_configured(false)
+{
+    NS_LOG_FUNCTION(this);
+}
+
+IbSubnetManager::~IbSubnetManager()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+IbSubnetManager::DoDispose()
+{
+    m_engine = nullptr;
+    m_nodes.clear();
+    m_portDevices.clear();
+    Object::DoDispose();
+}
+
+void
+IbSubnetManager::SetRoutingEngine(Ptr<IbRoutingEngine> engine)
+{
+    m_engine = engine;
+}
+
+Ptr<IbRoutingEngine>
+IbSubnetManager::CreateEngine() const
+{
+    if (m_engine)
+    {
+        return m_engine;
+    }
+    return CreateRoutingEngine(m_engineName, "IbSubnetManager attribute RoutingEngine");
+}
+
+Ptr<IbRoutingEngine>
+IbSubnetManager::CreateRoutingEngine(const std::string& name, const std::string& what)
+{
+    static const std::map<std::string, std::string> engines = {
+        {"minhop", "ns3::IbMinHopRouting"},
+        {"updn", "ns3::IbUpDownRouting"},
+        {"ftree", "ns3::IbFatTreeRouting"},
+        {"dfsssp", "ns3::IbDfssspRouting"},
+        {"file", "ns3::IbFileRouting"},
+    };
+    auto it = engines.find(name);
+    TypeId tid;
+    NS_ABORT_MSG_UNLESS(it != engines.end() && TypeId::LookupByNameFailSafe(it->second, &tid),
+                        what << "='" << name
+                             << "' is not a routing engine of this module; use minhop, updn, "
+                                "ftree, dfsssp or file.");
+    ObjectFactory f;
+    f.SetTypeId(tid);
+    return f.Create<IbRoutingEngine>();
+}
+
+void
+IbSubnetManager::Discover(NodeContainer nodes)
+{
+    m_topology = IbTopology();
+    m_nodes.clear();
+    m_portDevices.clear();
+    std::map<uint32_t, uint32_t> indexOfNode; // ns-3 node id -> topology index
+    auto portsOf = [](Ptr<Node> node) {
+        std::vector<Ptr<IbNetDevice>> ports;
+        if (Ptr<IbSwitch> sw = node->GetObject<IbSwitch>())
+        {
+            for (uint8_t p = 1; p <= sw->GetNPorts(); ++p)
+            {
+                ports.push_back(sw->GetPort(p));
+            }
+            return ports;
+        }
+        for (uint32_t i = 0; i < node->GetNDevices(); ++i)
+        {
+            if (Ptr<IbNetDevice> d = node->GetDevice(i)->GetObject<IbNetDevice>())
+            {
+                ports.push_back(d);
+            }
+        }
+        return ports;
+    };
+    auto add = [&](Ptr<Node> node) {
+        if (indexOfNode.count(node->GetId()))
+        {
+            return;
+        }
+        const std::vector<Ptr<IbNetDevice>> ports = portsOf(node);
+        if (ports.empty())
+        {
+            return;
+        }
+        std::string name = Names::FindName(node);
+        const bool isSwitch = node->GetObject<IbSwitch>() != nullptr;
+        if (name.empty())
+        {
+            name = (isSwitch ? "switch-" : "host-") + std::to_string(node->GetId());
+        }
+        const uint32_t idx = isSwitch ? m_topology.AddSwitch(ports.size(), name)
+                                      : m_topology.AddCa(ports.size(), name);
+        indexOfNode[node->GetId()] = idx;
+        m_nodes.push_back(node);
+        std::vector<Ptr<IbNetDevice>> byPort(1);
+        byPort.insert(byPort.end(), ports.begin(), ports.end());
+        m_portDevices.push_back(byPort);
+    };
+    for (uint32_t i = 0; i < nodes.GetN(); ++i)
+    {
+        add(nodes.Get(i));
+    }
+    // Follow cables to nodes not given explicitly, so the whole subnet is routed.
+    for (uint32_t idx = 0; idx < m_nodes.size(); ++idx)
+    {
+        for (uint32_t p = 1; p < m_portDevices[idx].size(); ++p)
+        {
+            Ptr<IbChannel> ch = DynamicCast<IbChannel>(m_portDevices[idx][p]->GetChannel());
+            if (ch && ch->GetPeer(m_portDevices[idx][p]))
+            {
+                add(ch->GetPeer(m_portDevices[idx][p])->GetNode());
+            }
+        }
+    }
+    // Cables.
+    for (uint32_t idx = 0; idx < m_nodes.size(); ++idx)
+    {
+        for (uint32_t p = 1; p < m_portDevices[idx].size(); ++p)
+        {
+            Ptr<IbNetDevice> dev = m_portDevices[idx][p];
+            Ptr<IbChannel> ch = DynamicCast<IbChannel>(dev->GetChannel());
+            Ptr<IbNetDevice> peer = ch ? ch->GetPeer(dev) : nullptr;
+            if (!peer)
+            {
+                continue;
+            }
+            // A switch node whose ports were never added (IbSwitch::AddPort) has no index.
+            const auto found = indexOfNode.find(peer->GetNode()->GetId());
+            const uint32_t pidx = found != indexOfNode.end() ? found->second : 0;
+            uint8_t pport = 0;
+            for (uint32_t q = 1; found != indexOfNode.end() && q < m_portDevices[pidx].size(); ++q)
+            {
+                if (m_portDevices[pidx][q] == peer)
+                {
+                    pport = static_cast<uint8_t>(q);
+                }
+            }
+            NS_ABORT_MSG_IF(pport == 0,
+                            "IbSubnetManager: the port on node "
+                                << peer->GetNode()->GetId()
+                                << " is cabled but not a port of its switch; add it with "
+                                   "IbSwitch::AddPort");
+            if (std::make_pair(idx, p) < std::make_pair(pidx, uint32_t(pport)))
+            {
+                std::string error;
+                NS_ABORT_MSG_UNLESS(m_topology.Connect(idx,
+                                                       static_cast<uint8_t>(p),
+                                                       pidx,
+                                                       pport,
+                                                       dev->GetLinkSpeedValue(),
+                                                       dev->GetLinkWidthValue(),
+                                                       &error),
+                                    "IbSubnetManager discovery: " << error);
+            }
+        }
+    }
+}
+
+void
+IbSubnetManager::Configure()
+{
+    Configure(NodeContainer::GetGlobal());
+}
+
+void
+IbSubnetManager::Configure(NodeContainer nodes)
+{
+    NS_LOG_FUNCTION(this);
+    Discover(nodes);
+    BringUp();
+}
+
+void
+IbSubnetManager::Configure(const IbTopology& topology, const std::vector<Ptr<Node>>& nodeOf)
+{
+    NS_LOG_FUNCTION(this);
+    NodeContainer nodes;
+    for (const auto& n : nodeOf)
+    {
+        nodes.Add(n);
+    }
+    Discover(nodes);
+    NS_ABORT_MSG_UNLESS(m_topology.GetNNodes() == topology.GetNNodes(),
+                        "IbSubnetManager::Configure: the nodes given are not those of the "
+                        "topology (found "
+                            << m_topology.GetNNodes() << " fabric nodes, the topology has "
+                            << topology.GetNNodes() << ")");
+    for (uint32_t i = 0; i < topology.GetNNodes(); ++i)
+    {
+        IbTopology::Node& mine = m_topology.GetNodeMutable(i);
+        const IbTopology::Node& theirs = topology.GetNode(i);
+        NS_ABORT_MSG_UNLESS(mine.type == theirs.type && mine.ports.size() == theirs.ports.size(),
+                            "IbSubnetManager::Configure: node " << i << " ('" << theirs.name
+                                                                << "') does not match");
+        mine.name = theirs.name;
+        mine.guid = theirs.guid;
+        mine.level = theirs.level;
+    }
+    BringUp();
+}
+
+void
+IbSubnetManager::BringUp()
+{
+    std::string error;
+    NS_ABORT_MSG_UNLESS(m_topology.Validate(&error),
+                        "IbSubnetManager: the fabric cannot be brought up: " << error);
+    uint8_t numVls = IbNetDevice::MAX_DATA_VLS;
+    for (const auto& ports : m_portDevices)
+    {
+        for (uint32_t p = 1; p < ports.size(); ++p)
+        {
+            numVls = std::min(numVls, ports[p]->GetNumDataVls());
+        }
+    }
+    m_problem = IbLidAssigner::Assign(m_topology, m_lmc, numVls);
+    Ptr<IbRoutingEngine> engine = CreateEngine();
+    m_tables = IbRoutingTables();
+    NS_ABORT_MSG_UNLESS(engine->Route(m_problem, m_tables, &error),
+                        "IbSubnetManager: routing engine '"
+                            << engine->GetName() << "' cannot route this fabric: " << error);
+    NS_ABORT_MSG_UNLESS(IbDeadlockChecker::CheckReachability(m_problem, m_tables, &error),
+                        "IbSubnetManager: routing engine '"
+                            << engine->GetName() << "' left a destination unreachable: " << error);
+    NS_ABORT_MSG_IF(m_tables.vlsUsed > numVls,
+                    "IbSubnetManager: routing engine '"
+                        << engine->GetName() << "' needs " << unsigned(m_tables.vlsUsed)
+                        << " VLs to be deadlock-free but the ports run " << unsigned(numVls)
+                        << "; raise the IbNetDevice attribute NumDataVls.");
+    if (m_checkDeadlock)
+    {
+        const std::vector<std::string> cycles = CheckDeadlocks();
+        NS_ABORT_MSG_UNLESS(cycles.empty(),
+                            "IbSubnetManager: routing engine '"
+                                << engine->GetName()
+                                << "' produced a credit loop (deadlock): " << cycles.front()
+                                << ". Use a deadlock-free engine (updn, ftree, dfsssp).");
+    }
+    Program();
+    m_configured = true;
+    NS_LOG_INFO("subnet up: " << m_topology.GetNNodes() << " nodes, " << m_problem.MaxLid()
+                              << " LIDs, engine " << engine->GetName());
+}
+
+void
+IbSubnetManager::Program()
+{
+    for (uint32_t idx = 0; idx < m_nodes.size(); ++idx)
+    {
+        const IbTopology::Node& n = m_topology.GetNode(idx);
+        if (n.type == IbTopology::CA)
+        {
+            for (uint32_t p = 1; p < m_portDevices[idx].size(); ++p)
+            {
+                m_portDevices[idx][p]->SetLid(m_problem.baseLid[idx][p]);
+                m_portDevices[idx][p]->SetLmc(m_lmc);
+            }
+            continue;
+        }
+        Ptr<IbSwitch> sw = m_nodes[idx]->GetObject<IbSwitch>();
+        sw->SetLid(m_problem.baseLid[idx][0]);
+        sw->SetLft(m_tables.lft[idx]);
+        if (m_tables.vlsUsed > 1)
+        {
+            // Layered routes: the SL a source picks is the VL on every hop.
+            std::array<uint8_t, 16> identity;
+            for (uint8_t sl = 0; sl < 16; ++sl)
+            {
+                identity[sl] = sl < m_tables.vlsUsed ? sl : 0;
+            }
+            for (uint8_t in = 0; in <= sw->GetNPorts(); ++in)
+            {
+                for (uint8_t out = 1; out <= sw->GetNPorts(); ++out)
+                {
+                    sw->SetSl2Vl(in, out, identity);
+                }
+            }
+        }
+    }
+}
+
+const IbTopology&
+IbSubnetManager::GetTopology() const
+{
+    return m_topology;
+}
+
+const IbRoutingProblem&
+IbSubnetManager::GetRoutingProblem() const
+{
+    return m_problem;
+}
+
+const IbRoutingTables&
+IbSubnetManager::GetRoutingTables() const
+{
+    return m_tables;
+}
+
+Ptr<Node>
+IbSubnetManager::GetNode(uint32_t topologyIndex) const
+{
+    NS_ASSERT(topologyIndex < m_nodes.size());
+    return m_nodes[topologyIndex];
+}
+
+Ptr<IbNetDevice>
+IbSubnetManager::GetCaPort(uint32_t topologyIndex, uint8_t port) const
+{
+    NS_ASSERT(topologyIndex < m_portDevices.size() && port < m_portDevices[topologyIndex].size());
+    return m_portDevices[topologyIndex][port];
+}
+
+IbPathRecord
+IbSubnetManager::GetPathRecord(Ptr<IbNetDevice> src, Ptr<IbNetDevice> dst) const
+{
+    return GetPathRecord(src->GetLid(), dst->GetLid());
+}
+
+IbPathRecord
+IbSubnetManager::GetPathRecord(uint16_t slid, uint16_t dlid) const
+{
+    NS_ABORT_MSG_UNLESS(m_configured, "IbSubnetManager::GetPathRecord: call Configure() first");
+    IbPathRecord rec;
+    rec.slid = slid;
+    rec.dlid = dlid;
+    NS_ABORT_MSG_UNLESS(slid < m_problem.lidOwner.size() && m_problem.lidOwner[slid].first >= 0,
+                        "IbSubnetManager::GetPathRecord: source LID " << slid
+                                                                      << " is not assigned");
+    if (dlid >= m_problem.lidOwner.size() || m_problem.lidOwner[dlid].first < 0)
+    {
+        return rec; // unknown destination: invalid record
+    }
+    const auto [srcNode, srcPort] = m_problem.lidOwner[slid];
+    NS_ABORT_MSG_IF(m_topology.GetNode(srcNode).type != IbTopology::CA,
+                    "IbSubnetManager::GetPathRecord: source LID "
+                        << slid << " is switch '" << m_topology.GetNode(srcNode).name
+                        << "' (its management port 0); path records start at a channel "
+                           "adapter port: give a host port's LID as the source");
+    Ptr<IbNetDevice> dev = m_portDevices[srcNode][srcPort];
+    rec.sl = m_tables.GetSl(srcNode, dlid);
+    rec.mtu = dev->GetIbMtu();
+    rec.rateBps = dev->GetDataRate().GetBitRate();
+    // Follow the LFTs.
+    IbTopology::Port hop = m_topology.GetNode(srcNode).ports[srcPort];
+    const uint32_t limit = m_topology.GetNNodes() + 1;
+    while (rec.hops <= limit)
+    {
+        if (hop.peerNode < 0)
+        {
+            return rec;
+        }
+        const uint32_t n = hop.peerNode;
+        Ptr<IbNetDevice> in = m_portDevices[n][hop.peerPort];
+        rec.mtu = std::min(rec.mtu, in->GetIbMtu());
+        rec.rateBps = std::min<uint64_t>(rec.rateBps, in->GetDataRate().GetBitRate());
+        if (m_topology.GetNode(n).type == IbTopology::CA)
+        {
+            // The port the LID belongs to, not only its CA (a multi-port CA).
+            rec.valid = m_problem.lidOwner[dlid].first == static_cast<int32_t>(n) &&
+                        m_problem.lidOwner[dlid].second == hop.peerPort;
+            return rec;
+        }
+        ++rec.hops;
+        const uint8_t out = dlid < m_tables.lft[n].size() ? m_tables.lft[n][dlid] : 255;
+        if (out == 0)
+        {
+            // Port 0: the switch's own LID (its management port) is the destination.
+            rec.valid = m_problem.lidOwner[dlid].first == static_cast<int32_t>(n);
+            return rec;
+        }
+        if (out >= m_topology.GetNode(n).ports.size())
+        {
+            return rec;
+        }
+        hop = m_topology.GetNode(n).ports[out];
+    }
+    return rec;
+}
+
+std::vector<std::string>
+IbSubnetManager::CheckDeadlocks() const
+{
+    std::array<uint8_t, 16> sl2vl;
+    for (uint8_t sl = 0; sl < 16; ++sl)
+    {
+        sl2vl[sl] = m_tables.vlsUsed > 1 ? (sl < m_tables.vlsUsed ? sl : 0)
+                                         : sl % std::max<uint8_t>(1, m_problem.numDataVls);
+    }
+    std::vector<std::string> out;
+    for (const auto& cycle : IbDeadlockChecker::Check(m_problem, m_tables, sl2vl))
+    {
+        out.push_back(IbDeadlockChecker::Describe(m_problem, cycle));
+    }
+    return out;
+}
+
+void
+IbSubnetManager::WriteLfts(std::ostream& os) const
+{
+    IbLftDump::Write(os, m_problem, m_tables);
+}
+
+} // namespace ns3

@@ -1,0 +1,172 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_SUBNET_MANAGER_H
+#define IB_SUBNET_MANAGER_H
+
+#include "ib-topology.h"
+
+#include "ns3/ib-routing-engine.h"
+#include "ns3/node-container.h"
+#include "ns3/object.h"
+
+#include <array>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+class IbNetDevice;
+class IbSwitch;
+
+/**
+ * @ingroup infiniband
+ * @brief The path record a subnet manager answers for a (source, destination) pair.
+ */
+struct IbPathRecord
+{
+    uint16_t slid{0};    ///< source LID
+    uint16_t dlid{0};    ///< destination LID
+    uint8_t sl{0};       ///< service level to use
+    uint32_t mtu{0};     ///< smallest IBA MTU on the path
+    uint64_t rateBps{0}; ///< slowest link data rate on the path
+    uint32_t hops{0};    ///< switches crossed
+    bool valid{false};   ///< false if the destination is unreachable
+};
+
+/**
+ * @ingroup infiniband
+ * @brief A subnet manager: discovers the fabric from the ns-3 nodes and IB cables,
+ * assigns LIDs, computes routes with an OpenSM-named routing engine, programs every
+ * switch's LFT and SL-to-VL tables, checks for credit deadlocks and answers path
+ * records. Bring the fabric up once, before Simulator::Run(), with Configure().
+ *
+ * Discovery: a node with an IbSwitch aggregated is a switch (its ports numbered as the
+ * IbSwitch numbers them); any other node with IbNetDevices is a channel adapter (its
+ * ports numbered 1.. in the order the node holds them). Only what is reachable from the
+ * given nodes over IB cables is part of the subnet.
+ */
+class IbSubnetManager : public Object
+{
+  public:
+    /**
+     * @brief Get the TypeId
+     * @return the TypeId for this class
+     */
+    static TypeId GetTypeId();
+
+    IbSubnetManager();
+    ~IbSubnetManager() override;
+
+    /**
+     * Discover, assign LIDs, route and program the fabric that the IB ports of @p nodes
+     * belong to. Aborts with a message that names the problem and what to change if
+     * the fabric cannot be routed (the engine refuses it, or a LID is unreachable).
+     * @param nodes nodes of the fabric (hosts and switches; others are ignored)
+     */
+    void Configure(NodeContainer nodes);
+    /// Configure() on all nodes of the simulation.
+    void Configure();
+    /**
+     * Configure() a fabric built from @p topology (by IbFabricHelper): nodeOf[i] is the
+     * ns-3 node of topology node i. Node names, GUIDs and tree levels are taken from the
+     * description, so LFT dumps show them and engines can use the levels.
+     * @param topology the description the fabric was built from
+     * @param nodeOf the nodes, in topology order
+     */
+    void Configure(const IbTopology& topology, const std::vector<Ptr<Node>>& nodeOf);
+
+    /**
+     * Use an engine object instead of the RoutingEngine attribute (for engines with
+     * attributes of their own).
+     * @param engine the engine
+     */
+    void SetRoutingEngine(Ptr<IbRoutingEngine> engine);
+
+    /**
+     * @param name a RoutingEngine attribute value: minhop, updn, ftree, dfsssp or file
+     * @param what who asks, for the message if @p name is not an engine
+     * @return a new engine of that kind, with its default attributes
+     */
+    static Ptr<IbRoutingEngine> CreateRoutingEngine(const std::string& name,
+                                                    const std::string& what);
+
+    /// @return the discovered topology
+    const IbTopology& GetTopology() const;
+    /// @return the LID assignment and topology handed to the engine
+    const IbRoutingProblem& GetRoutingProblem() const;
+    /// @return the computed tables
+    const IbRoutingTables& GetRoutingTables() const;
+
+    /**
+     * @param src a host port
+     * @param dst another host port
+     * @return the path record from src to dst
+     */
+    IbPathRecord GetPathRecord(Ptr<IbNetDevice> src, Ptr<IbNetDevice> dst) const;
+    /**
+     * @param slid a source LID (a CA port)
+     * @param dlid a destination LID
+     * @return the path record
+     */
+    IbPathRecord GetPathRecord(uint16_t slid, uint16_t dlid) const;
+
+    /**
+     * Check the routes for credit deadlocks: the channel dependency graph of each VL
+     * must be acyclic.
+     * @return one line per cycle, naming its links; empty if deadlock-free
+     */
+    std::vector<std::string> CheckDeadlocks() const;
+
+    /**
+     * Write the forwarding tables in OpenSM's opensm-lfts.dump format.
+     * @param os where to write
+     */
+    void WriteLfts(std::ostream& os) const;
+
+    /**
+     * @param topologyIndex index of a node in GetTopology()
+     * @return the ns-3 node
+     */
+    Ptr<Node> GetNode(uint32_t topologyIndex) const;
+    /**
+     * @param topologyIndex index of a CA in GetTopology()
+     * @param port its port number (1..)
+     * @return the port device
+     */
+    Ptr<IbNetDevice> GetCaPort(uint32_t topologyIndex, uint8_t port) const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /**
+     * Build the topology from the nodes' devices and cables.
+     * @param nodes where to start
+     */
+    void Discover(NodeContainer nodes);
+    /// Assign LIDs, route, check and program the discovered topology.
+    void BringUp();
+    /// Create the engine named by m_engineName.
+    Ptr<IbRoutingEngine> CreateEngine() const;
+    /// Push LIDs, LFTs and SL-to-VL tables into the devices and switches.
+    void Program();
+
+    std::string m_engineName;                                 //!< RoutingEngine attribute
+    uint8_t m_lmc;                                            //!< Lmc attribute
+    bool m_checkDeadlock;                                     //!< CheckDeadlock attribute
+    Ptr<IbRoutingEngine> m_engine;                            //!< engine set by SetRoutingEngine
+    IbTopology m_topology;                                    //!< discovered fabric
+    IbRoutingProblem m_problem;                               //!< topology + LIDs
+    IbRoutingTables m_tables;                                 //!< routes
+    std::vector<Ptr<Node>> m_nodes;                           //!< topology index -> ns-3 node
+    std::vector<std::vector<Ptr<IbNetDevice>>> m_portDevices; //!< [index][port] -> device
+    bool m_configured;                                        //!< Configure() ran
+};
+
+} // namespace ns3
+
+#endif /* IB_SUBNET_MANAGER_H */

@@ -1,0 +1,757 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-switch.h"
+
+#include "ns3/abort.h"
+#include "ns3/boolean.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-packet.h"
+#include "ns3/ib-range-checker.h"
+#include "ns3/log.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/trace-source-accessor.h"
+
+#include <array>
+#include <utility>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbSwitch");
+
+NS_OBJECT_ENSURE_REGISTERED(IbSwitch);
+
+TypeId
+IbSwitch::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::IbSwitch")
+            .SetParent<Object>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<IbSwitch>()
+            .AddAttribute(
+                "ForwardingLatency",
+                "Port-to-port latency: from the arrival of a packet's LRH (cut-"
+                "through) or last byte (store-and-forward) to the start of its "
+                "transmission on an idle output. Default: NVIDIA Quantum QM8700 "
+                "(HDR) datasheet, 90 ns.",
+                TimeValue(NanoSeconds(90)),
+                MakeTimeAccessor(&IbSwitch::SetForwardingLatency, &IbSwitch::GetForwardingLatency),
+                MakeIbTimeChecker("IbSwitch", "ForwardingLatency", Time(0)))
+            .AddAttribute("CutThrough",
+                          "Forward once the LRH has arrived (true) or once the whole packet "
+                          "has (false, store-and-forward).",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&IbSwitch::SetCutThrough, &IbSwitch::IsCutThrough),
+                          MakeBooleanChecker())
+            .AddTraceSource("UnknownDlidDrop",
+                            "A packet was dropped: its DLID has no route (or no multicast "
+                            "entry), its SL maps to VL15 on the output, or it is for the "
+                            "switch's own LID, which has no local agent.",
+                            MakeTraceSourceAccessor(&IbSwitch::m_dropTrace),
+                            "ns3::IbSwitch::DropTracedCallback");
+    return tid;
+}
+
+IbSwitch::IbSwitch()
+    : m_granting(false),
+      m_cutThrough(true),
+      m_forwarded(0),
+      m_ports(1),
+      m_waiting(1, 0),
+      m_lid(0),
+      m_sl2vlStride(0),
+      m_unknownDlid(0)
+{
+    NS_LOG_FUNCTION(this);
+}
+
+IbSwitch::~IbSwitch()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+IbSwitch::DoDispose()
+{
+    NS_LOG_FUNCTION(this);
+    for (auto& p : m_ports)
+    {
+        if (p)
+        {
+            p->SetIbReceiveCallback(
+                MakeNullCallback<void, Ptr<IbNetDevice>, Ptr<Packet>, uint8_t, uint32_t>());
+            p->SetTxReadyCallback(MakeNullCallback<void, Ptr<IbNetDevice>, uint8_t>());
+        }
+    }
+    m_ports.clear();
+    m_input.clear();
+    m_requests.clear();
+    m_waiting.clear();
+    m_localReceive = LocalReceiveCallback();
+    Object::DoDispose();
+}
+
+uint8_t
+IbSwitch::AddPort(Ptr<IbNetDevice> port)
+{
+    NS_LOG_FUNCTION(this << port);
+    NS_ABORT_MSG_IF(m_ports.size() > 254, "IbSwitch: a switch has at most 254 ports");
+    const uint8_t n = static_cast<uint8_t>(m_ports.size());
+    m_ports.push_back(port);
+    port->SetSwitchPortMode(m_latency, m_cutThrough);
+    port->SetIbReceiveCallback(MakeCallback(&IbSwitch::Receive, this).Bind(n));
+    port->SetTxReadyCallback(MakeCallback(&IbSwitch::TxReady, this).Bind(n));
+    port->m_switch = this; // the same calls, without the Callback indirection
+    port->m_ownerPort = n;
+    if (!port->GetSlToVl().empty())
+    {
+        PortSlToVlChanged();
+    }
+    m_input.resize(m_ports.size() * 16);
+    m_requests.resize(m_ports.size() * 16);
+    m_waiting.resize(m_ports.size(), 0);
+    return n;
+}
+
+uint8_t
+IbSwitch::GetNPorts() const
+{
+    return static_cast<uint8_t>(m_ports.size() - 1);
+}
+
+Ptr<IbNetDevice>
+IbSwitch::GetPort(uint8_t n) const
+{
+    NS_ASSERT_MSG(n >= 1 && n < m_ports.size(), "no port " << unsigned(n));
+    return m_ports[n];
+}
+
+void
+IbSwitch::SetLid(uint16_t lid)
+{
+    m_lid = lid;
+}
+
+uint16_t
+IbSwitch::GetLid() const
+{
+    return m_lid;
+}
+
+void
+IbSwitch::SetLft(std::vector<uint8_t> lft)
+{
+    for (std::size_t dlid = 0; dlid < lft.size(); ++dlid)
+    {
+        CheckLftPort(static_cast<uint16_t>(dlid), lft[dlid], "SetLft");
+    }
+    m_lft = std::move(lft);
+}
+
+void
+IbSwitch::CheckLftPort(uint16_t dlid, uint8_t port, const char* what) const
+{
+    // (A packet sent to a port the switch does not have would be dropped as if it had no
+    // route, with no word about the table entry.)
+    NS_ABORT_MSG_IF(port != NO_ROUTE && port >= m_ports.size(),
+                    "IbSwitch::" << what << ": LID " << dlid << " goes to port " << unsigned(port)
+                                 << ", but the switch (LID " << m_lid << ") has ports 1.."
+                                 << m_ports.size() - 1
+                                 << " (0 = itself, 255 = no route); add its ports first "
+                                    "(AddPort) or fix the entry");
+}
+
+void
+IbSwitch::SetLftEntry(uint16_t dlid, uint8_t port)
+{
+    NS_ABORT_MSG_IF(dlid >= MULTICAST_LID_BASE,
+                    "IbSwitch::SetLftEntry: LID 0x" << std::hex << dlid
+                                                    << " is multicast; use SetMftEntry");
+    CheckLftPort(dlid, port, "SetLftEntry");
+    if (dlid >= m_lft.size())
+    {
+        m_lft.resize(dlid + 1, NO_ROUTE);
+    }
+    m_lft[dlid] = port;
+}
+
+uint8_t
+IbSwitch::GetLftEntry(uint16_t dlid) const
+{
+    return dlid < m_lft.size() ? m_lft[dlid] : NO_ROUTE;
+}
+
+const std::vector<uint8_t>&
+IbSwitch::GetLft() const
+{
+    return m_lft;
+}
+
+void
+IbSwitch::SetMftEntry(uint16_t mlid, const std::vector<uint8_t>& ports)
+{
+    NS_ABORT_MSG_UNLESS(mlid >= MULTICAST_LID_BASE && mlid < 0xFFFF,
+                        "IbSwitch::SetMftEntry: 0x" << std::hex << mlid
+                                                    << " is not a multicast LID "
+                                                       "(0xC000..0xFFFE)");
+    std::array<bool, 256> seen{};
+    for (uint8_t p : ports)
+    {
+        NS_ABORT_MSG_UNLESS(p >= 1 && p < m_ports.size(),
+                            "IbSwitch::SetMftEntry: port " << unsigned(p)
+                                                           << " does not exist on this switch");
+        NS_ABORT_MSG_IF(seen[p],
+                        "IbSwitch::SetMftEntry: MLID 0x"
+                            << std::hex << mlid << std::dec << " names port " << unsigned(p)
+                            << " twice; list each member port once (it would get two copies)");
+        seen[p] = true;
+    }
+    const uint32_t idx = mlid - MULTICAST_LID_BASE;
+    if (idx >= m_mft.size())
+    {
+        m_mft.resize(idx + 1);
+    }
+    m_mft[idx] = ports;
+}
+
+std::vector<uint8_t>
+IbSwitch::GetMftEntry(uint16_t mlid) const
+{
+    const uint32_t idx = mlid - MULTICAST_LID_BASE;
+    return (mlid >= MULTICAST_LID_BASE && idx < m_mft.size()) ? m_mft[idx] : std::vector<uint8_t>();
+}
+
+void
+IbSwitch::PortSlToVlChanged()
+{
+    // Unprogrammed pairs follow the output port's SlToVlTable. While every port keeps the
+    // default (SL mod NumDataVls), Forward computes that without the tables; once one
+    // has a table of its own, Forward reads the tables, rebuilt before the next packet.
+    for (std::size_t i = 1; i < m_ports.size() && !m_sl2vlProgrammed; ++i)
+    {
+        m_sl2vlProgrammed = !m_ports[i]->GetSlToVl().empty();
+    }
+    m_sl2vlStride = 0;
+}
+
+void
+IbSwitch::BuildDefaultSl2Vl()
+{
+    const uint32_t stride = m_ports.size();
+    if (stride == m_sl2vlStride)
+    {
+        return;
+    }
+    // Re-lay the tables for the new port count, keeping programmed pairs.
+    std::vector<std::array<uint8_t, 16>> old = std::move(m_sl2vl);
+    std::vector<bool> oldSet = std::move(m_sl2vlSet);
+    const uint32_t oldStride = m_sl2vlLayout;
+    m_sl2vl.assign(stride * stride, std::array<uint8_t, 16>{});
+    m_sl2vlSet.assign(stride * stride, false);
+    for (uint32_t in = 0; in < stride; ++in)
+    {
+        for (uint32_t out = 1; out < stride; ++out)
+        {
+            const uint32_t k = in * stride + out;
+            if (in < oldStride && out < oldStride && oldSet[in * oldStride + out])
+            {
+                m_sl2vl[k] = old[in * oldStride + out];
+                m_sl2vlSet[k] = true;
+                continue;
+            }
+            // A pair the subnet manager did not program maps as the output port does
+            // (its SlToVlTable; by default SL mod NumDataVls).
+            for (uint8_t sl = 0; sl < 16; ++sl)
+            {
+                m_sl2vl[k][sl] = m_ports[out]->GetVlForSl(sl);
+            }
+            // Not checked against the output's arbitration here: an SL nobody sends on
+            // may map anywhere, as at a host port; a packet that does reach a VL the
+            // output never arbitrates stops the run with the port's message.
+        }
+    }
+    m_sl2vlStride = stride;
+    m_sl2vlLayout = stride;
+}
+
+void
+IbSwitch::CheckArbitrated(uint8_t inPort,
+                          uint8_t outPort,
+                          const std::array<uint8_t, 16>& sl2vl) const
+{
+    const Ptr<IbNetDevice> port = m_ports[outPort];
+    for (uint8_t sl = 0; sl < 16; ++sl)
+    {
+        const uint8_t vl = sl2vl[sl];
+        NS_ABORT_MSG_UNLESS(vl == IbNetDevice::VL15 || port->IsVlArbitrated(vl),
+                            "IbSwitch on node "
+                                << (GetObject<Node>() ? GetObject<Node>()->GetId() : 0) << ": SL"
+                                << unsigned(sl) << " from port " << unsigned(inPort) << " to port "
+                                << unsigned(outPort) << " maps to VL" << unsigned(vl)
+                                << ", but no entry of weight > 0 names VL" << unsigned(vl)
+                                << " in that port's VlArbitrationHigh='" << port->GetVlArbHigh()
+                                << "' or VlArbitrationLow='" << port->GetVlArbLow()
+                                << "', so such a packet could never leave it. Add an entry such "
+                                   "as "
+                                << unsigned(vl)
+                                << ":4 to the port's arbitration tables, or map the SL to "
+                                   "another VL (SlToVlTable, IbSwitch::SetSl2Vl).");
+    }
+}
+
+void
+IbSwitch::SetSl2Vl(uint8_t inPort, uint8_t outPort, const std::array<uint8_t, 16>& sl2vl)
+{
+    NS_ABORT_MSG_UNLESS(inPort < m_ports.size() && outPort >= 1 && outPort < m_ports.size(),
+                        "IbSwitch::SetSl2Vl: no port pair (" << unsigned(inPort) << ", "
+                                                             << unsigned(outPort) << ")");
+    BuildDefaultSl2Vl();
+    for (uint8_t sl = 0; sl < 16; ++sl)
+    {
+        NS_ABORT_MSG_UNLESS(sl2vl[sl] == 15 || sl2vl[sl] < m_ports[outPort]->GetNumDataVls(),
+                            "IbSwitch::SetSl2Vl: SL"
+                                << unsigned(sl) << " -> VL" << unsigned(sl2vl[sl])
+                                << " but output port " << unsigned(outPort) << " has "
+                                << unsigned(m_ports[outPort]->GetNumDataVls()) << " data VLs");
+    }
+    CheckArbitrated(inPort, outPort, sl2vl);
+    const uint32_t k = inPort * m_sl2vlStride + outPort;
+    m_sl2vl[k] = sl2vl;
+    m_sl2vlSet[k] = true;
+    m_sl2vlProgrammed = true;
+}
+
+uint8_t
+IbSwitch::GetSl2Vl(uint8_t inPort, uint8_t outPort, uint8_t sl) const
+{
+    const_cast<IbSwitch*>(this)->BuildDefaultSl2Vl();
+    return m_sl2vl[inPort * m_sl2vlStride + outPort][sl & 0xF];
+}
+
+uint64_t
+IbSwitch::GetForwardedPackets() const
+{
+    return m_forwarded;
+}
+
+uint64_t
+IbSwitch::GetUnknownDlidDrops() const
+{
+    return m_unknownDlid;
+}
+
+void
+IbSwitch::SetForwardingLatency(Time latency)
+{
+    m_latency = latency;
+    UpdatePortModes();
+}
+
+void
+IbSwitch::SetCutThrough(bool cutThrough)
+{
+    m_cutThrough = cutThrough;
+    UpdatePortModes();
+}
+
+void
+IbSwitch::UpdatePortModes()
+{
+    // Ports added before the change take it too (their cables re-read it).
+    for (std::size_t i = 1; i < m_ports.size(); ++i)
+    {
+        m_ports[i]->SetSwitchPortMode(m_latency, m_cutThrough);
+    }
+}
+
+Time
+IbSwitch::GetForwardingLatency() const
+{
+    return m_latency;
+}
+
+bool
+IbSwitch::IsCutThrough() const
+{
+    return m_cutThrough;
+}
+
+void
+IbSwitch::Drop(uint8_t inPort, Ptr<Packet> packet, uint8_t vl, uint32_t blocks)
+{
+    ++m_unknownDlid;
+    m_dropTrace(packet, inPort);
+    if (vl != IbNetDevice::VL15)
+    {
+        m_ports[inPort]->ReleaseRxBuffer(vl, blocks);
+    }
+}
+
+void
+IbSwitch::Receive(uint8_t inPort,
+                  Ptr<IbNetDevice> dev,
+                  Ptr<Packet> packet,
+                  uint8_t vl,
+                  uint32_t blocks)
+{
+    NS_LOG_FUNCTION(this << unsigned(inPort) << packet << unsigned(vl));
+    const uint32_t head = IbPacket::PeekHead(*packet);
+    const uint32_t bytes = packet->GetSize();
+    Forward(inPort, PeekPointer(dev), IbOwnedPacket(packet), head, bytes, vl, blocks);
+}
+
+void
+IbSwitch::Forward(uint8_t inPort,
+                  IbNetDevice* dev,
+                  IbOwnedPacket owned,
+                  uint32_t head,
+                  uint32_t bytes,
+                  uint8_t vl,
+                  uint32_t blocks)
+{
+    NS_LOG_FUNCTION(this << unsigned(inPort) << owned.Get() << unsigned(vl));
+    const uint8_t sl = (head >> 20) & 0xF;
+    const uint16_t dlid = head & 0xFFFF;
+    if (dlid >= MULTICAST_LID_BASE && dlid != 0xFFFF)
+    {
+        Multicast(inPort, owned.Release(), vl, blocks, dlid, sl);
+        return;
+    }
+    const uint8_t out = dlid < m_lft.size() ? m_lft[dlid] : NO_ROUTE;
+    if (out == 0 && !m_localReceive.IsNull())
+    {
+        // For the switch itself: the local agent takes the packet off the input buffer
+        // once it has arrived whole.
+        Time tail = Simulator::Now();
+        if (m_cutThrough)
+        {
+            tail += dev->GetDataRate().CalculateBytesTxTime(bytes - IbPacket::LRH_SIZE);
+        }
+        dev->ReleaseRxBuffer(vl, blocks);
+        m_localReceive(owned.Release(), inPort, tail);
+        return;
+    }
+    if (out == 0 || out >= m_ports.size())
+    {
+        // No route (255), or the switch's own management port (0): SMPs are not modelled.
+        NS_LOG_LOGIC("no route for DLID " << dlid << "; dropped");
+        Drop(inPort, owned.Release(), vl, blocks);
+        return;
+    }
+    m_ports[out]->PrefetchForSend(vl);
+    uint8_t outVl = vl;
+    if (vl != IbNetDevice::VL15)
+    {
+        // Unprogrammed tables hold SL mod NumDataVls: compute it rather than touch the
+        // (ports x ports) table, a cache miss per packet on a large fabric.
+        if (!m_sl2vlProgrammed)
+        {
+            outVl = sl % m_ports[out]->GetNumDataVls();
+        }
+        else
+        {
+            if (m_sl2vlStride != m_ports.size())
+            {
+                BuildDefaultSl2Vl();
+            }
+            outVl = m_sl2vl[inPort * m_sl2vlStride + out][sl];
+        }
+    }
+    if (outVl == IbNetDevice::VL15 && vl != IbNetDevice::VL15)
+    {
+        NS_LOG_LOGIC("SL" << unsigned(sl) << " maps to VL15 from port " << unsigned(inPort)
+                          << " to " << unsigned(out) << ": dropped");
+        Drop(inPort, owned.Release(), vl, blocks);
+        return;
+    }
+    if (outVl != vl)
+    {
+        IbPacket::SetVl(owned.Share(), outVl);
+        head = IbPacket::HeadWithVl(head, outVl);
+    }
+    InEntry e;
+    e.bytes = bytes;
+    e.packet = std::move(owned);
+    e.head = head;
+    e.blocks = blocks;
+    e.outPort = out;
+    e.outVl = outVl;
+    if (m_cutThrough && m_ports[out]->GetDataRate() > dev->GetDataRate())
+    {
+        e.earliestStart = EarliestStart(*dev, *m_ports[out], bytes);
+    }
+    IbNetDevice* port = PeekPointer(m_ports[out]);
+    if (!m_granting && e.earliestStart.IsZero() && !(m_waiting[inPort] & (1u << vl)) &&
+        !(m_waiting[out] & (1u << (16 + outVl))) && port->GetTxQueueLength(outVl) == 0 &&
+        port->HasCreditsFor(outVl, blocks))
+    {
+        // Nothing ahead of it in its input FIFO or for its output, which can take it:
+        // what the queues would do at once, without them.
+        m_granting = true;
+        ++m_forwarded;
+        port->EnqueueForwarded(std::move(e.packet),
+                               outVl,
+                               dev,
+                               vl,
+                               e.earliestStart,
+                               e.bytes,
+                               e.head);
+        ServePending();
+        m_granting = false;
+        return;
+    }
+    const uint32_t q = inPort * 16 + vl;
+    IbFifo<InEntry>& fifo = m_input[q];
+    fifo.Push(std::move(e));
+    m_waiting[inPort] |= 1u << vl;
+    if (fifo.Size() == 1)
+    {
+        RequestHead(inPort, vl);
+    }
+}
+
+Time
+IbSwitch::EarliestStart(const IbNetDevice& in, const IbNetDevice& out, uint32_t bytes) const
+{
+    const DataRate inRate = in.GetDataRate();
+    const DataRate outRate = out.GetDataRate();
+    if (outRate > inRate)
+    {
+        // The tail is still arriving: finish no earlier than it does.
+        const Time tail = inRate.CalculateBytesTxTime(bytes - IbPacket::LRH_SIZE);
+        const Time outTime = outRate.CalculateBytesTxTime(bytes);
+        if (tail > outTime)
+        {
+            return Simulator::Now() + tail - outTime;
+        }
+    }
+    return Time(0);
+}
+
+void
+IbSwitch::RequestHead(uint8_t inPort, uint8_t inVl)
+{
+    const InEntry& head = m_input[inPort * 16 + inVl].Front();
+    if (DeferredUntilEligible(head, inPort, inVl))
+    {
+        return;
+    }
+    m_requests[head.outPort * 16 + head.outVl].Push(static_cast<uint16_t>(inPort * 16 + inVl));
+    m_waiting[head.outPort] |= 1u << (16 + head.outVl);
+    Grant(head.outPort, head.outVl);
+}
+
+bool
+IbSwitch::DeferredUntilEligible(const InEntry& head, uint8_t inPort, uint8_t inVl)
+{
+    if (head.earliestStart.IsZero() || head.earliestStart <= Simulator::Now())
+    {
+        return false;
+    }
+    // Cut-through onto a faster output: the packet may not start before its tail is
+    // close enough. It asks for the output only then, so that meanwhile the output serves
+    // other inputs rather than waiting for it.
+    Simulator::Schedule(head.earliestStart - Simulator::Now(),
+                        &IbSwitch::RequestEligibleHead,
+                        this,
+                        inPort,
+                        inVl);
+    return true;
+}
+
+void
+IbSwitch::RequestEligibleHead(uint8_t inPort, uint8_t inVl)
+{
+    const uint32_t q = inPort * 16 + inVl;
+    if (q < m_input.size() && !m_input[q].Empty()) // not disposed of meanwhile
+    {
+        RequestHead(inPort, inVl);
+    }
+}
+
+void
+IbSwitch::TxReady(uint8_t outPort, Ptr<IbNetDevice> dev, uint8_t vl)
+{
+    Grant(outPort, vl);
+}
+
+void
+IbSwitch::Grant(uint8_t outPort, uint8_t outVl)
+{
+    if (m_granting)
+    {
+        // Called back from inside a grant (the port became ready again at once):
+        // serve it when the current grant returns.
+        m_grantPending.push_back(static_cast<uint16_t>(outPort * 16 + outVl));
+        return;
+    }
+    if (!(m_waiting[outPort] & (1u << (16 + outVl))))
+    {
+        return; // no input waits for it
+    }
+    m_granting = true;
+    m_grantPending.push_back(static_cast<uint16_t>(outPort * 16 + outVl));
+    ServePending();
+    m_granting = false;
+}
+
+void
+IbSwitch::ServePending()
+{
+    while (!m_grantPending.empty())
+    {
+        const uint16_t key = m_grantPending.back();
+        m_grantPending.pop_back();
+        const uint8_t o = key / 16;
+        const uint8_t ov = key % 16;
+        if (!(m_waiting[o] & (1u << (16 + ov))))
+        {
+            continue; // nothing waits for it: spare the request queue's lines
+        }
+        IbFifo<uint16_t>& reqs = m_requests[key];
+        IbNetDevice* port = PeekPointer(m_ports[o]);
+        while (!reqs.Empty() && port->GetTxQueueLength(ov) == 0)
+        {
+            const uint16_t in = reqs.Front();
+            IbFifo<InEntry>& fifo = m_input[in];
+            if (!port->HasCreditsFor(ov, fifo.Front().blocks))
+            {
+                port->NoteCreditStall(ov, fifo.Front().blocks);
+                break; // TxReady comes back when credits arrive
+            }
+            reqs.Pop();
+            if (reqs.Empty())
+            {
+                m_waiting[o] &= ~(1u << (16 + ov));
+            }
+            InEntry e = fifo.Pop();
+            const uint8_t inPort = in / 16;
+            const uint8_t inVl = in % 16;
+            if (fifo.Empty())
+            {
+                m_waiting[inPort] &= ~(1u << inVl);
+            }
+            ++m_forwarded;
+            port->EnqueueForwarded(std::move(e.packet),
+                                   ov,
+                                   PeekPointer(m_ports[inPort]),
+                                   inVl,
+                                   e.earliestStart,
+                                   e.bytes,
+                                   e.head);
+            if (!fifo.Empty())
+            {
+                const InEntry& next = fifo.Front();
+                if (DeferredUntilEligible(next, inPort, inVl))
+                {
+                    continue;
+                }
+                m_requests[next.outPort * 16 + next.outVl].Push(in);
+                m_waiting[next.outPort] |= 1u << (16 + next.outVl);
+                if (next.outPort != o || next.outVl != ov)
+                {
+                    m_grantPending.push_back(static_cast<uint16_t>(next.outPort * 16 + next.outVl));
+                }
+            }
+        }
+    }
+}
+
+void
+IbSwitch::SetLocalReceiveCallback(LocalReceiveCallback cb)
+{
+    m_localReceive = cb;
+}
+
+void
+IbSwitch::InjectLocal(Ptr<Packet> packet, uint8_t outPort, uint8_t vl, Time earliestStart)
+{
+    NS_ASSERT_MSG(outPort >= 1 && outPort < m_ports.size(), "no port " << unsigned(outPort));
+    ++m_forwarded;
+    m_ports[outPort]->EnqueueForwarded(packet, vl, nullptr, 0, earliestStart);
+}
+
+void
+IbSwitch::Multicast(uint8_t inPort,
+                    Ptr<Packet> packet,
+                    uint8_t vl,
+                    uint32_t blocks,
+                    uint16_t dlid,
+                    uint8_t sl)
+{
+    const uint32_t idx = dlid - MULTICAST_LID_BASE;
+    if (idx >= m_mft.size() || m_mft[idx].empty())
+    {
+        Drop(inPort, packet, vl, blocks);
+        return;
+    }
+    BuildDefaultSl2Vl();
+    // Copies go straight to the output queues (each still waits there for credits, so
+    // nothing is lost). The input buffer is released when the last copy has been sent:
+    // the slowest member's output pushes back on the source.
+    // The outputs that take a copy, and their VLs, chosen once.
+    std::array<std::pair<uint8_t, uint8_t>, 256> outs;
+    uint32_t copies = 0;
+    for (uint8_t out : m_mft[idx])
+    {
+        const uint8_t outVl = m_sl2vl[inPort * m_sl2vlStride + out][sl];
+        if (out == inPort)
+        {
+            continue;
+        }
+        if (outVl == IbNetDevice::VL15)
+        {
+            ++m_unknownDlid; // this copy is dropped, as a unicast packet would be
+            m_dropTrace(packet, inPort);
+            continue;
+        }
+        outs[copies++] = {out, outVl};
+    }
+    if (copies == 0)
+    {
+        m_ports[inPort]->ReleaseRxBuffer(vl, blocks);
+        return;
+    }
+    IbSharedRelease* shared = nullptr;
+    if (copies > 1)
+    {
+        if (m_sharedFree == nullptr)
+        {
+            m_shared.push_back(std::make_unique<IbSharedRelease>());
+            m_sharedFree = m_shared.back().get();
+        }
+        shared = m_sharedFree;
+        m_sharedFree = shared->nextFree;
+        shared->port = PeekPointer(m_ports[inPort]);
+        shared->vl = vl;
+        shared->blocks = blocks;
+        shared->remaining = copies;
+        shared->nextFree = nullptr;
+        shared->freeHead = &m_sharedFree;
+    }
+    for (uint32_t k = 0; k < copies; ++k)
+    {
+        const auto [out, outVl] = outs[k];
+        Ptr<Packet> copy = packet->Copy();
+        IbPacket::SetVl(copy, outVl);
+        ++m_forwarded;
+        const Time earliest =
+            m_cutThrough ? EarliestStart(*m_ports[inPort], *m_ports[out], packet->GetSize())
+                         : Time(0);
+        if (shared != nullptr)
+        {
+            m_ports[out]->EnqueueForwardedCopy(copy, outVl, shared, earliest);
+        }
+        else
+        {
+            m_ports[out]->EnqueueForwarded(copy, outVl, PeekPointer(m_ports[inPort]), vl, earliest);
+        }
+    }
+}
+
+} // namespace ns3

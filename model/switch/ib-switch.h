@@ -1,0 +1,372 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_SWITCH_H
+#define IB_SWITCH_H
+
+#include "ns3/callback.h"
+#include "ns3/ib-fifo.h"
+#include "ns3/ib-owned-packet.h"
+#include "ns3/ib-shared-release.h"
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+#include "ns3/traced-callback.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace ns3
+{
+
+class IbNetDevice;
+class Node;
+class Packet;
+
+/**
+ * @ingroup infiniband
+ * @brief An InfiniBand switch: IbNetDevice ports, a linear forwarding table, a
+ * multicast forwarding table, per-input-port per-VL buffers and a crossbar.
+ *
+ * Aggregated to a Node (node->GetObject<IbSwitch>()). Its ports are the node's
+ * IbNetDevices added with AddPort(), numbered 1..N as in IBA.
+ *
+ * A packet arriving on input port i, VL v is looked up in the LFT by DLID (a vector
+ * indexed by LID), given its output VL by the SL-to-VL table of the pair (i, o), and
+ * queued in the FIFO of (i, v): it keeps occupying i's receive buffer, and so the
+ * credits upstream, until it has been transmitted on o. Only the head of each input
+ * FIFO competes for the crossbar, so a packet whose output is blocked holds back the
+ * packets behind it (head-of-line blocking, as in hardware). Each output port serves
+ * the heads that want it in the order they became heads (fair among inputs), takes at
+ * most one packet per VL into its transmitter stage and only if the next hop has
+ * credits for it, and chooses between its VLs with its own VL arbiter.
+ *
+ * Timing: a packet is handed to the crossbar ForwardingLatency after its LRH arrived
+ * (CutThrough, the default) or after its last byte arrived (store-and-forward). A
+ * cut-through packet onto a faster output link starts late enough not to overtake its
+ * own tail.
+ *
+ * A switch drops, counts and traces (UnknownDlidDrop) a packet whose LFT entry is 255 (no
+ * route) or names a port it does not have, whose DLID is beyond the table or a multicast
+ * LID without an MFT entry, whose SL maps to VL15 on its output (for multicast, each
+ * such copy), or that is for the switch's own LID, which has no local agent; credits keep
+ * it from dropping anything else.
+ */
+class IbSwitch : public Object
+{
+  public:
+    /**
+     * @brief Get the TypeId
+     * @return the TypeId for this class
+     */
+    static TypeId GetTypeId();
+
+    IbSwitch();
+    ~IbSwitch() override;
+
+    /// LFT value meaning "no route".
+    static constexpr uint8_t NO_ROUTE = 255;
+    /// First multicast LID.
+    static constexpr uint16_t MULTICAST_LID_BASE = 0xC000;
+
+    /**
+     * Make @p port the switch's next port (numbered from 1). The port must already be
+     * added to the switch's node.
+     * @param port the port
+     * @return its port number
+     */
+    uint8_t AddPort(Ptr<IbNetDevice> port);
+    /// @return the number of ports
+    uint8_t GetNPorts() const;
+    /**
+     * @param n a port number 1..GetNPorts()
+     * @return that port
+     */
+    Ptr<IbNetDevice> GetPort(uint8_t n) const;
+
+    /// @param lid the switch's own LID (that of its management port 0)
+    void SetLid(uint16_t lid);
+    /// @return the switch's own LID
+    uint16_t GetLid() const;
+
+    /**
+     * Install a whole linear forwarding table.
+     * @param lft lft[dlid] = output port, NO_ROUTE for none
+     */
+    void SetLft(std::vector<uint8_t> lft);
+    /**
+     * @param dlid a unicast LID
+     * @param port its output port (NO_ROUTE to remove)
+     */
+    void SetLftEntry(uint16_t dlid, uint8_t port);
+    /**
+     * @param dlid a LID
+     * @return its output port, NO_ROUTE if none
+     */
+    uint8_t GetLftEntry(uint16_t dlid) const;
+    /// @return the linear forwarding table
+    const std::vector<uint8_t>& GetLft() const;
+
+    /**
+     * Set the ports a multicast LID is replicated to.
+     * @param mlid a multicast LID (0xC000..0xFFFE)
+     * @param ports the output ports
+     */
+    void SetMftEntry(uint16_t mlid, const std::vector<uint8_t>& ports);
+    /**
+     * @param mlid a multicast LID
+     * @return its output ports
+     */
+    std::vector<uint8_t> GetMftEntry(uint16_t mlid) const;
+
+    /**
+     * Program the SL-to-VL table of one (input, output) port pair.
+     * @param inPort input port (1..N)
+     * @param outPort output port (1..N)
+     * @param sl2vl VL for each SL (15 = drop)
+     */
+    void SetSl2Vl(uint8_t inPort, uint8_t outPort, const std::array<uint8_t, 16>& sl2vl);
+    /**
+     * @param inPort input port
+     * @param outPort output port
+     * @param sl a service level
+     * @return the VL a packet of that SL takes from inPort to outPort: as programmed with
+     * SetSl2Vl, or else as the output port's SlToVlTable maps it
+     */
+    uint8_t GetSl2Vl(uint8_t inPort, uint8_t outPort, uint8_t sl) const;
+    /**
+     * A port's SlToVlTable or NumDataVls changed (IbNetDevice calls this): pairs not
+     * programmed with SetSl2Vl follow the output port's table, so they are rebuilt.
+     */
+    void PortSlToVlChanged();
+
+    /// @return packets forwarded so far
+    uint64_t GetForwardedPackets() const;
+    /// @return packets (and multicast copies) dropped: see UnknownDlidDrop
+    uint64_t GetUnknownDlidDrops() const;
+    /// @return the forwarding latency
+    Time GetForwardingLatency() const;
+    /// @return true in cut-through mode
+    bool IsCutThrough() const;
+
+    /**
+     * Callback for packets addressed to the switch itself (DLID = its LID, LFT port 0):
+     * (packet, input port, time its last byte has arrived). The input buffer has been
+     * released when it is called.
+     */
+    typedef Callback<void, Ptr<Packet>, uint8_t, Time> LocalReceiveCallback;
+
+    /**
+     * Hand packets addressed to the switch's own LID to a local agent (an aggregation
+     * node) instead of dropping them. A null callback restores the default (dropped and
+     * counted as unknown DLID: subnet management packets are not modelled).
+     * @param cb the agent
+     */
+    void SetLocalReceiveCallback(LocalReceiveCallback cb);
+
+    /**
+     * Send a packet generated inside the switch (by its management port 0 or an
+     * aggregation node) out of a port. It waits in the port's VL queue for credits like
+     * any forwarded packet; the caller bounds how many it injects.
+     * @param packet a sealed IBA packet whose VL is already @p vl
+     * @param outPort the output port (1..N)
+     * @param vl the output VL
+     * @param earliestStart do not start transmitting before this time
+     */
+    void InjectLocal(Ptr<Packet> packet, uint8_t outPort, uint8_t vl, Time earliestStart);
+
+    /**
+     * TracedCallback signature for dropped packets.
+     * @param packet the packet
+     * @param inPort the port it arrived on
+     */
+    typedef void (*DropTracedCallback)(Ptr<const Packet> packet, uint8_t inPort);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /**
+     * Abort with a message if @p port is neither NO_ROUTE nor one of the switch's ports.
+     * @param dlid the entry's LID
+     * @param port its port
+     * @param what the caller, for the message
+     */
+    void CheckLftPort(uint16_t dlid, uint8_t port, const char* what) const;
+
+    /// Switch ports call Receive and TxReady directly (see IbNetDevice::m_switch).
+    friend class IbNetDevice;
+
+    /// A packet waiting in an input buffer.
+    struct InEntry
+    {
+        IbOwnedPacket packet; ///< the packet (VL already rewritten)
+        uint32_t bytes{0};    ///< its size
+        uint32_t blocks{0};   ///< credit blocks it occupies
+        uint32_t head{0};     ///< its first four bytes, big-endian (VL already outVl)
+        uint8_t outPort{0};   ///< where it goes
+        uint8_t outVl{0};     ///< on which VL
+        Time earliestStart;   ///< cut-through onto a faster link: not before this
+    };
+
+    /**
+     * A port delivered a packet (IbNetDevice::IbReceiveCallback, bound to the port).
+     * @param inPort the port number
+     * @param dev the port
+     * @param packet the packet
+     * @param vl its VL
+     * @param blocks its size in blocks
+     */
+    void Receive(uint8_t inPort,
+                 Ptr<IbNetDevice> dev,
+                 Ptr<Packet> packet,
+                 uint8_t vl,
+                 uint32_t blocks);
+    /**
+     * Receive for a packet whose size and first four bytes the port passes along (its
+     * own port calls this directly): forwarding reads the LFT, not the packet.
+     * @param inPort the port number
+     * @param dev the port
+     * @param packet the packet, its reference handed over
+     * @param head its first four bytes, big-endian (IbPacket::PeekHead)
+     * @param bytes its size
+     * @param vl its VL
+     * @param blocks its size in blocks
+     */
+    void Forward(uint8_t inPort,
+                 IbNetDevice* dev,
+                 IbOwnedPacket packet,
+                 uint32_t head,
+                 uint32_t bytes,
+                 uint8_t vl,
+                 uint32_t blocks);
+    /**
+     * An output VL can take a packet (IbNetDevice::TxReadyCallback, bound to the port).
+     * @param outPort the port number
+     * @param dev the port
+     * @param vl the VL
+     */
+    void TxReady(uint8_t outPort, Ptr<IbNetDevice> dev, uint8_t vl);
+    /**
+     * Serve the requests for one output VL while it can take packets.
+     * @param outPort the port
+     * @param outVl the VL
+     */
+    void Grant(uint8_t outPort, uint8_t outVl);
+    /**
+     * The head of an input FIFO asks for its output.
+     * @param inPort input port
+     * @param inVl input VL
+     */
+    void RequestHead(uint8_t inPort, uint8_t inVl);
+    /**
+     * If an input FIFO's head may not start yet (cut-through onto a faster output), have
+     * it ask for its output at its earliest start.
+     * @param head the head
+     * @param inPort its input port
+     * @param inVl its VL
+     * @return true if it was deferred
+     */
+    bool DeferredUntilEligible(const InEntry& head, uint8_t inPort, uint8_t inVl);
+    /**
+     * RequestHead for a head that was waiting for its earliest start.
+     * @param inPort input port
+     * @param inVl its VL
+     */
+    void RequestEligibleHead(uint8_t inPort, uint8_t inVl);
+    /// Serve the (port, VL) pairs in m_grantPending until none is left (m_granting set).
+    void ServePending();
+    /**
+     * Replicate a multicast packet.
+     * @param inPort input port
+     * @param packet the packet
+     * @param vl its input VL
+     * @param blocks its size in blocks
+     * @param dlid its multicast LID
+     * @param sl its SL
+     */
+    void Multicast(uint8_t inPort,
+                   Ptr<Packet> packet,
+                   uint8_t vl,
+                   uint32_t blocks,
+                   uint16_t dlid,
+                   uint8_t sl);
+    /**
+     * Drop a packet that has nowhere to go, releasing its buffer.
+     * @param inPort input port
+     * @param packet the packet
+     * @param vl its VL
+     * @param blocks its size
+     */
+    void Drop(uint8_t inPort, Ptr<Packet> packet, uint8_t vl, uint32_t blocks);
+    /**
+     * Set the ForwardingLatency attribute, on the ports already added too.
+     * @param latency port-to-port latency
+     */
+    void SetForwardingLatency(Time latency);
+    /**
+     * Set the CutThrough attribute, on the ports already added too.
+     * @param cutThrough forward at LRH arrival (true) or at the last byte (false)
+     */
+    void SetCutThrough(bool cutThrough);
+    /**
+     * Cut-through from a slower input to a faster output: the packet may not finish
+     * leaving before its tail has arrived.
+     * @param in the input port
+     * @param out the output port
+     * @param bytes the packet's size
+     * @return the earliest time its transmission on @p out may start (0: at once)
+     */
+    Time EarliestStart(const IbNetDevice& in, const IbNetDevice& out, uint32_t bytes) const;
+    /// Give every port the switch's forwarding latency and mode.
+    void UpdatePortModes();
+    /// Fill in default SL-to-VL tables for pairs never programmed: the output port's.
+    void BuildDefaultSl2Vl();
+    /**
+     * Abort with a message if an SL of @p sl2vl maps to a VL that the output port's
+     * arbitration tables never pick (such a packet could never leave the switch).
+     * @param inPort input port
+     * @param outPort output port
+     * @param sl2vl the VL of each SL from @p inPort to @p outPort
+     */
+    void CheckArbitrated(uint8_t inPort,
+                         uint8_t outPort,
+                         const std::array<uint8_t, 16>& sl2vl) const;
+
+    // What a packet reads comes first (each line of the object a packet touches is a
+    // cache miss on a large fabric).
+    bool m_granting;                       //!< inside Grant (re-entrancy guard)
+    bool m_cutThrough;                     //!< CutThrough attribute
+    bool m_sl2vlProgrammed{false};         //!< SetSl2Vl was called (else SL mod VLs)
+    uint64_t m_forwarded;                  //!< packets forwarded
+    std::vector<uint8_t> m_lft;            //!< linear forwarding table
+    std::vector<Ptr<IbNetDevice>> m_ports; //!< index = port number; [0] unused
+    /// [port]: bit vl set while m_input[port * 16 + vl] holds packets, bit 16 + vl while
+    /// m_requests[port * 16 + vl] holds requests. A packet that finds its input FIFO and
+    /// its output's requests empty, and the output port ready, goes straight to the port
+    /// without touching either queue; a port that is ready again finds out here whether
+    /// anything waits for it.
+    std::vector<uint32_t> m_waiting;
+    std::vector<uint16_t> m_grantPending;     //!< (port * 16 + vl) to serve after the guard
+    LocalReceiveCallback m_localReceive;      //!< port-0 agent (or null)
+    std::vector<IbFifo<InEntry>> m_input;     //!< [port * 16 + vl] input FIFOs
+    std::vector<IbFifo<uint16_t>> m_requests; //!< [port * 16 + vl] -> (in * 16 + vl) heads
+    uint16_t m_lid;                           //!< own LID
+    std::vector<std::vector<uint8_t>> m_mft;  //!< multicast table, [mlid - 0xC000] -> ports
+    /// every multicast release record made (kept until the switch goes)
+    std::vector<std::unique_ptr<IbSharedRelease>> m_shared;
+    IbSharedRelease* m_sharedFree{nullptr};       //!< the records not in use
+    std::vector<std::array<uint8_t, 16>> m_sl2vl; //!< [in * stride + out] -> VL per SL
+    std::vector<bool> m_sl2vlSet;                 //!< pair programmed explicitly
+    uint32_t m_sl2vlStride;    //!< ports + 1 when the tables are valid (0: rebuild them)
+    uint32_t m_sl2vlLayout{0}; //!< ports + 1 when the tables were laid out
+    Time m_latency;            //!< ForwardingLatency attribute
+    uint64_t m_unknownDlid;    //!< packets dropped for lack of a route
+    TracedCallback<Ptr<const Packet>, uint8_t> m_dropTrace; //!< UnknownDlidDrop
+};
+
+} // namespace ns3
+
+#endif /* IB_SWITCH_H */

@@ -1,0 +1,571 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ib-hca.h"
+
+#include "ib-completion-queue.h"
+#include "ib-memory-region.h"
+#include "ib-queue-pair.h"
+
+#include "ns3/abort.h"
+#include "ns3/boolean.h"
+#include "ns3/ib-lrh-header.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-packet.h"
+#include "ns3/ib-range-checker.h"
+#include "ns3/log.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("IbHca");
+
+NS_OBJECT_ENSURE_REGISTERED(IbHca);
+
+namespace
+{
+
+/// First address RegisterMemory(length, access) hands out.
+constexpr uint64_t kFirstAutoAddr = 0x10000000ULL;
+/// Alignment (and guard gap) of automatically placed regions.
+constexpr uint64_t kAutoAlign = 4096;
+
+} // namespace
+
+TypeId
+IbHca::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::IbHca")
+            .SetParent<Object>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<IbHca>()
+            .AddAttribute("DataMode",
+                          "If true, memory regions own real bytes and the transport carries "
+                          "them (packets hold the payload, the responder copies it); if false "
+                          "payloads are virtual (zero-filled, no memory). Set it before "
+                          "registering memory.",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&IbHca::m_dataMode),
+                          MakeBooleanChecker())
+            .AddAttribute("DoorbellLatency",
+                          "From PostSend to the WR's first packet on the wire: the MMIO "
+                          "doorbell write and the WQE (and payload) fetch over PCIe.",
+                          TimeValue(NanoSeconds(300)),
+                          MakeTimeAccessor(&IbHca::m_doorbellLatency),
+                          MakeIbTimeChecker("IbHca", "DoorbellLatency", Time(0)))
+            .AddAttribute("PcieWriteLatency",
+                          "From the arrival of the packet that completes an operation to its "
+                          "data and completion being visible in host memory (PCIe posted "
+                          "write of the data and the CQE).",
+                          TimeValue(NanoSeconds(250)),
+                          MakeTimeAccessor(&IbHca::m_pcieWriteLatency),
+                          MakeIbTimeChecker("IbHca", "PcieWriteLatency", Time(0)))
+            .AddAttribute("AckDelay",
+                          "Responder: from the arrival of a request to its ACK or NAK being "
+                          "ready to send.",
+                          TimeValue(NanoSeconds(100)),
+                          MakeTimeAccessor(&IbHca::m_ackDelay),
+                          MakeIbTimeChecker("IbHca", "AckDelay", Time(0)))
+            .AddAttribute("ResponseDelay",
+                          "Responder: from the arrival of a READ or atomic request to its first "
+                          "response packet being ready (includes the PCIe read of the data).",
+                          TimeValue(NanoSeconds(500)),
+                          MakeTimeAccessor(&IbHca::m_responseDelay),
+                          MakeIbTimeChecker("IbHca", "ResponseDelay", Time(0)))
+            .AddAttribute("AckCoalescing",
+                          "The responder ACKs at least every N packets (and always on AckReq); "
+                          "the requester sets AckReq on every N-th packet of a message and on "
+                          "its last.",
+                          UintegerValue(16),
+                          MakeUintegerAccessor(&IbHca::m_ackCoalescing),
+                          MakeIbUintegerChecker<uint32_t>("IbHca", "AckCoalescing", 1))
+            .AddAttribute(
+                "MaxOutstandingPackets",
+                "Send window of each RC QP: PSNs sent beyond the oldest "
+                "unacknowledged one before a SEND/WRITE packet may go (READs are "
+                "bounded by the QP's maxRdAtomic instead).",
+                UintegerValue(256),
+                MakeUintegerAccessor(&IbHca::m_maxOutstanding),
+                MakeIbUintegerChecker<uint32_t>("IbHca", "MaxOutstandingPackets", 1, 0x7FFFFF))
+            .AddAttribute("PortQueueDepth",
+                          "Packets the HCA keeps queued in a port's VL transmit queue; the "
+                          "next ones are generated when it drains.",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&IbHca::m_portQueueDepth),
+                          MakeIbUintegerChecker<uint32_t>("IbHca", "PortQueueDepth", 1, 64));
+    return tid;
+}
+
+IbHca::IbHca()
+    : m_dataMode(false),
+      m_ackCoalescing(16),
+      m_maxOutstanding(256),
+      m_portQueueDepth(1),
+      m_ports(1),
+      m_mrs(1),
+      m_keyTag(0),
+      m_nextAddr(kFirstAutoAddr),
+      m_txPackets(0),
+      m_rxPackets(0),
+      m_unknownDrops(0)
+{
+    NS_LOG_FUNCTION(this);
+}
+
+IbHca::~IbHca()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+IbHca::DoDispose()
+{
+    NS_LOG_FUNCTION(this);
+    for (auto& ps : m_ports)
+    {
+        if (ps.dev)
+        {
+            ps.dev->SetIbReceiveCallback(
+                MakeNullCallback<void, Ptr<IbNetDevice>, Ptr<Packet>, uint8_t, uint32_t>());
+            ps.dev->SetTxReadyCallback(MakeNullCallback<void, Ptr<IbNetDevice>, uint8_t>());
+        }
+    }
+    m_ports.clear();
+    for (auto& qp : m_qps)
+    {
+        if (qp)
+        {
+            qp->Dispose();
+        }
+    }
+    m_qps.clear();
+    for (auto& mr : m_mrs)
+    {
+        if (mr)
+        {
+            mr->Dispose();
+        }
+    }
+    m_mrs.clear();
+    m_freeMrs.clear();
+    Object::DoDispose();
+}
+
+uint8_t
+IbHca::AddPort(Ptr<IbNetDevice> port)
+{
+    NS_LOG_FUNCTION(this << port);
+    NS_ABORT_MSG_IF(m_ports.size() > 254, "IbHca: an HCA has at most 254 ports");
+    NS_ABORT_MSG_IF(port->m_rxDrainRate.GetBitRate() != 0,
+                    "IbHca on node "
+                        << port->GetNode()->GetId() << ": its port " << port->GetIfIndex()
+                        << " has RxDrainRate=" << port->m_rxDrainRate
+                        << ", but an HCA takes every packet off the port's buffers at once "
+                           "(the queue pairs model the host side), so the rate would be "
+                           "ignored; leave the port's RxDrainRate at 0 (slow consumers are "
+                           "modelled by an RNR NAK or the application's pace).");
+    const uint8_t n = static_cast<uint8_t>(m_ports.size());
+    PortState ps;
+    ps.dev = port;
+    m_ports.push_back(std::move(ps));
+    port->SetIbReceiveCallback(MakeCallback(&IbHca::Receive, this).Bind(n));
+    port->SetTxReadyCallback(MakeCallback(&IbHca::TxReady, this).Bind(n));
+    port->m_hca = this; // the same calls, without the Callback indirection
+    port->m_ownerPort = n;
+    return n;
+}
+
+uint8_t
+IbHca::GetNPorts() const
+{
+    return static_cast<uint8_t>(m_ports.size() - 1);
+}
+
+Ptr<IbNetDevice>
+IbHca::GetPort(uint8_t n) const
+{
+    NS_ABORT_MSG_UNLESS(n >= 1 && n < m_ports.size(),
+                        "IbHca: no port " << unsigned(n) << " (the HCA has " << m_ports.size() - 1
+                                          << ")");
+    return m_ports[n].dev;
+}
+
+uint16_t
+IbHca::GetLid(uint8_t port) const
+{
+    return GetPort(port)->GetLid();
+}
+
+Ptr<IbCompletionQueue>
+IbHca::CreateCq(uint32_t depth)
+{
+    Ptr<IbCompletionQueue> cq = CreateObject<IbCompletionQueue>();
+    cq->SetAttribute("Depth", UintegerValue(depth));
+    return cq;
+}
+
+Ptr<IbQueuePair>
+IbHca::CreateQp(IbQpType type,
+                Ptr<IbCompletionQueue> sendCq,
+                Ptr<IbCompletionQueue> recvCq,
+                uint32_t maxSendWr,
+                uint32_t maxRecvWr)
+{
+    NS_ABORT_MSG_IF(!sendCq || !recvCq, "IbHca::CreateQp: both completion queues are needed");
+    NS_ABORT_MSG_IF(maxSendWr == 0 || maxRecvWr == 0,
+                    "IbHca::CreateQp: maxSendWr and maxRecvWr must be at least 1");
+    const uint32_t qpn = FIRST_QPN + static_cast<uint32_t>(m_qps.size());
+    NS_ABORT_MSG_IF(qpn > 0xFFFFFF, "IbHca::CreateQp: QP numbers exhausted");
+    Ptr<IbQueuePair> qp = CreateObject<IbQueuePair>();
+    qp->Setup(this, qpn, type, sendCq, recvCq, maxSendWr, maxRecvWr);
+    m_qps.push_back(qp);
+    NS_LOG_LOGIC("QP " << qpn << " created");
+    return qp;
+}
+
+void
+IbHca::Release(Ptr<IbQueuePair> qp, std::initializer_list<Ptr<IbMemoryRegion>> regions)
+{
+    if (qp && GetQp(qp->GetQpNum()) == qp)
+    {
+        DestroyQp(qp);
+    }
+    for (const Ptr<IbMemoryRegion>& mr : regions)
+    {
+        if (mr && LookupMr(mr->GetLkey()) == PeekPointer(mr))
+        {
+            DeregisterMemory(mr);
+        }
+    }
+}
+
+uint32_t
+IbHca::GetNextQpn() const
+{
+    return FIRST_QPN + static_cast<uint32_t>(m_qps.size());
+}
+
+void
+IbHca::DestroyQp(Ptr<IbQueuePair> qp)
+{
+    NS_ABORT_MSG_UNLESS(qp && GetQp(qp->GetQpNum()) == qp,
+                        "IbHca::DestroyQp: the queue pair is not a live QP of this HCA");
+    NS_LOG_LOGIC("QP " << qp->GetQpNum() << " destroyed");
+    Deactivate(PeekPointer(qp));
+    m_qps[qp->GetQpNum() - FIRST_QPN] = nullptr;
+    qp->Dispose();
+}
+
+Ptr<IbQueuePair>
+IbHca::GetQp(uint32_t qpn) const
+{
+    if (qpn < FIRST_QPN || qpn - FIRST_QPN >= m_qps.size())
+    {
+        return nullptr;
+    }
+    return m_qps[qpn - FIRST_QPN];
+}
+
+Ptr<IbMemoryRegion>
+IbHca::RegisterMemory(uint64_t addr, uint64_t length, uint32_t access)
+{
+    NS_LOG_FUNCTION(this << addr << length << access);
+    NS_ABORT_MSG_IF((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) != 0 &&
+                        (access & IB_ACCESS_LOCAL_WRITE) == 0,
+                    "IbHca::RegisterMemory: access 0x"
+                        << std::hex << access << std::dec
+                        << " gives remote write or atomic rights without local write; verbs "
+                           "refuses this (ibv_reg_mr: EINVAL): add IB_ACCESS_LOCAL_WRITE");
+    // A deregistered region's index is used again, so that a program that registers per
+    // operation does not run out of the 2^24 indices, with its previous key's 8-bit tag
+    // plus one: a stale key names nothing until that index has been reused 256 times.
+    uint64_t index = m_mrs.size();
+    uint32_t tag = m_keyTag++ & 0xFF;
+    if (!m_freeMrs.empty())
+    {
+        index = m_freeMrs.back() >> 8;
+        tag = (m_freeMrs.back() + 1) & 0xFF;
+        m_freeMrs.pop_back();
+    }
+    NS_ABORT_MSG_IF(index > 0xFFFFFF,
+                    "IbHca::RegisterMemory: keys exhausted: 2^24 - 1 regions are registered at "
+                    "once on this HCA; deregister regions no longer used");
+    const uint32_t key = static_cast<uint32_t>((index << 8) | tag);
+    Ptr<IbMemoryRegion> mr = CreateObject<IbMemoryRegion>();
+    mr->Setup(addr, length, key, access, m_dataMode);
+    if (index == m_mrs.size())
+    {
+        m_mrs.push_back(mr);
+    }
+    else
+    {
+        m_mrs[index] = mr;
+    }
+    return mr;
+}
+
+Ptr<IbMemoryRegion>
+IbHca::RegisterMemory(uint64_t length, uint32_t access)
+{
+    const uint64_t addr = m_nextAddr;
+    m_nextAddr += (length + kAutoAlign - 1) / kAutoAlign * kAutoAlign + kAutoAlign;
+    return RegisterMemory(addr, length, access);
+}
+
+void
+IbHca::DeregisterMemory(Ptr<IbMemoryRegion> mr)
+{
+    IbMemoryRegion* found = LookupMr(mr->GetLkey());
+    NS_ABORT_MSG_IF(found != PeekPointer(mr),
+                    "IbHca::DeregisterMemory: the region is not registered on this HCA");
+    // Outstanding work keeps plain pointers to its regions: deregistering one under it
+    // would leave them dangling. (Verbs would complete such work in error; a script that
+    // does this almost always means to wait for the completion first.)
+    for (const Ptr<IbQueuePair>& qp : m_qps)
+    {
+        const char* use = qp ? qp->GetUseOf(PeekPointer(mr)) : nullptr;
+        NS_ABORT_MSG_IF(use != nullptr,
+                        "IbHca::DeregisterMemory: the region with lkey 0x"
+                            << std::hex << mr->GetLkey() << std::dec << " on node "
+                            << (GetObject<Node>() ? GetObject<Node>()->GetId() : 0)
+                            << " is still used by " << use << " of QP " << qp->GetQpNum()
+                            << "; deregister it after that work has completed (poll its CQ)");
+    }
+    m_mrs[mr->GetLkey() >> 8] = nullptr;
+    m_freeMrs.push_back(mr->GetLkey());
+}
+
+Ptr<IbMemoryRegion>
+IbHca::GetMemoryRegion(uint32_t key) const
+{
+    return LookupMr(key);
+}
+
+IbMemoryRegion*
+IbHca::LookupMr(uint32_t key) const
+{
+    const uint32_t index = key >> 8;
+    if (index == 0 || index >= m_mrs.size())
+    {
+        return nullptr;
+    }
+    IbMemoryRegion* mr = PeekPointer(m_mrs[index]);
+    return (mr != nullptr && mr->GetLkey() == key) ? mr : nullptr;
+}
+
+bool
+IbHca::IsDataMode() const
+{
+    return m_dataMode;
+}
+
+Time
+IbHca::GetDoorbellLatency() const
+{
+    return m_doorbellLatency;
+}
+
+Time
+IbHca::GetPcieWriteLatency() const
+{
+    return m_pcieWriteLatency;
+}
+
+Time
+IbHca::GetAckDelay() const
+{
+    return m_ackDelay;
+}
+
+Time
+IbHca::GetResponseDelay() const
+{
+    return m_responseDelay;
+}
+
+uint32_t
+IbHca::GetAckCoalescing() const
+{
+    return m_ackCoalescing;
+}
+
+uint32_t
+IbHca::GetMaxOutstandingPackets() const
+{
+    return m_maxOutstanding;
+}
+
+uint64_t
+IbHca::GetPacketsSent() const
+{
+    return m_txPackets;
+}
+
+uint64_t
+IbHca::GetPacketsReceived() const
+{
+    return m_rxPackets;
+}
+
+uint64_t
+IbHca::GetUnknownDrops() const
+{
+    return m_unknownDrops;
+}
+
+uint8_t*
+IbHca::Scratch(uint32_t bytes)
+{
+    if (m_scratch.size() < bytes)
+    {
+        m_scratch.resize(bytes);
+    }
+    return m_scratch.data();
+}
+
+void
+IbHca::DeliverCompletion(const Ptr<IbCompletionQueue>& cq, const IbWorkCompletion& wc)
+{
+    // Always through the scheduler, so that completion callbacks never run inside the
+    // transport (and completions keep their order on a CQ).
+    Simulator::Schedule(m_pcieWriteLatency, &IbCompletionQueue::Deliver, cq, wc);
+}
+
+void
+IbHca::Receive(uint8_t port, Ptr<IbNetDevice> dev, Ptr<Packet> packet, uint8_t vl, uint32_t blocks)
+{
+    NS_LOG_FUNCTION(this << unsigned(port) << packet);
+    // The HCA takes every packet off the port at once: its buffer credits return now.
+    dev->ReleaseRxBuffer(vl, blocks);
+    ++m_rxPackets;
+    uint8_t h[IbPacket::LRH_SIZE + IbPacket::BTH_SIZE];
+    if (packet->GetSize() < sizeof(h) + IbPacket::CRC_SIZE)
+    {
+        ++m_unknownDrops;
+        return;
+    }
+    packet->CopyData(h, sizeof(h));
+    if ((h[1] & 3) != IbLrhHeader::LNH_IBA_LOCAL)
+    {
+        NS_LOG_LOGIC("not a local IBA transport packet (raw or global): dropped");
+        ++m_unknownDrops;
+        return;
+    }
+    const uint32_t qpn = (static_cast<uint32_t>(h[13]) << 16) | (h[14] << 8) | h[15];
+    if (qpn < FIRST_QPN || qpn - FIRST_QPN >= m_qps.size() || !m_qps[qpn - FIRST_QPN])
+    {
+        NS_LOG_LOGIC("no QP " << qpn << ": dropped");
+        ++m_unknownDrops;
+        return;
+    }
+    m_qps[qpn - FIRST_QPN]->Receive(packet);
+}
+
+void
+IbHca::TxReady(uint8_t port, Ptr<IbNetDevice> dev, uint8_t vl)
+{
+    Pump(port, vl);
+}
+
+void
+IbHca::Activate(IbQueuePair* qp)
+{
+    if (qp->m_inReadyList)
+    {
+        return;
+    }
+    const uint8_t port = qp->GetPortNum();
+    if (port == 0 || port >= m_ports.size())
+    {
+        return;
+    }
+    const uint8_t vl = qp->CurrentVl() & 0xF;
+    qp->m_inReadyList = true;
+    m_ports[port].ready[vl].Push(qp);
+    Pump(port, vl);
+}
+
+void
+IbHca::Deactivate(IbQueuePair* qp)
+{
+    if (!qp->m_inReadyList)
+    {
+        return;
+    }
+    qp->m_inReadyList = false;
+    for (PortState& ps : m_ports)
+    {
+        for (IbFifo<IbQueuePair*>& list : ps.ready)
+        {
+            IbFifo<IbQueuePair*> kept;
+            while (!list.Empty())
+            {
+                IbQueuePair* q = list.Pop();
+                if (q != qp)
+                {
+                    kept.Push(q);
+                }
+            }
+            list = std::move(kept);
+        }
+    }
+}
+
+void
+IbHca::Pump(uint8_t port, uint8_t vl)
+{
+    PortState& ps = m_ports[port];
+    ps.pending |= static_cast<uint16_t>(1u << vl);
+    if (ps.pumping)
+    {
+        return; // SendIbPacket called us back: the loop below serves it
+    }
+    ps.pumping = true;
+    IbNetDevice* dev = PeekPointer(ps.dev);
+    while (ps.pending != 0)
+    {
+        uint8_t v = 0;
+        while (!(ps.pending & (1u << v)))
+        {
+            ++v;
+        }
+        ps.pending &= static_cast<uint16_t>(~(1u << v));
+        IbFifo<IbQueuePair*>& list = ps.ready[v];
+        while (!list.Empty() && dev->GetTxQueueLength(v) < m_portQueueDepth)
+        {
+            IbQueuePair* qp = list.Pop();
+            qp->m_inReadyList = false;
+            Ptr<Packet> p = qp->PullPacket();
+            if (p)
+            {
+                ++m_txPackets;
+                dev->SendIbPacket(p);
+            }
+            // Round robin: a QP with more to send goes to the back of the list.
+            const Time next = qp->NextSendTime();
+            if (p && next <= Simulator::Now())
+            {
+                const uint8_t nv = qp->CurrentVl() & 0xF;
+                qp->m_inReadyList = true;
+                ps.ready[nv].Push(qp);
+                if (nv != v)
+                {
+                    ps.pending |= static_cast<uint16_t>(1u << nv);
+                }
+            }
+            else if (next != Time::Max() && next > Simulator::Now())
+            {
+                qp->WakeAt(next);
+            }
+        }
+    }
+    ps.pumping = false;
+}
+
+} // namespace ns3

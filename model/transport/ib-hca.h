@@ -1,0 +1,276 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_HCA_H
+#define IB_HCA_H
+
+#include "ib-verbs.h"
+
+#include "ns3/ib-fifo.h"
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+#include "ns3/ptr.h"
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+namespace ns3
+{
+
+class IbCompletionQueue;
+class IbMemoryRegion;
+class IbNetDevice;
+class IbQueuePair;
+class Packet;
+
+/**
+ * @ingroup infiniband
+ * @brief A host channel adapter: the RDMA transport (IBA chapter 9, RC and UD) behind
+ * one or more IbNetDevice ports, with a verbs-like API (queue pairs, completion queues,
+ * memory regions). Aggregated to the host's Node (see IbHcaHelper).
+ *
+ * The HCA takes over its ports: it consumes every packet that arrives (and releases its
+ * receive-buffer credits at once), and it feeds each port's transmit queues itself.
+ * Packets are generated just in time: whenever the transmit queue of a VL drops below
+ * PortQueueDepth packets, the HCA asks the queue pairs that have something to send on
+ * that port and VL (new data, retransmissions, READ responses, ACKs), round-robin, for
+ * their next packet. Several queue pairs on one port therefore share it packet by
+ * packet, and no queue pair runs ahead of the link. Every packet still waits for the
+ * link-level credits of its VL in the port.
+ *
+ * Timing: DoorbellLatency after PostSend the WR's first packet may go on the wire;
+ * completions become visible (and MessageReceived fires) PcieWriteLatency after the
+ * event that causes them (ACK, last READ response, last packet of a received message);
+ * a responder's ACKs and NAKs may leave AckDelay after the request arrived, READ
+ * responses and atomic acknowledgements ResponseDelay after it.
+ */
+class IbHca : public Object
+{
+  public:
+    /**
+     * @brief Get the TypeId.
+     * @return the TypeId of this class
+     */
+    static TypeId GetTypeId();
+
+    IbHca();
+    ~IbHca() override;
+
+    /// First QP number handed out (QP0 and QP1 are the management QPs).
+    static constexpr uint32_t FIRST_QPN = 2;
+
+    /**
+     * Take over a port: the HCA installs its receive and transmit-ready callbacks.
+     * @param port the port (its node must be this HCA's node)
+     * @return its port number, 1 for the first
+     */
+    uint8_t AddPort(Ptr<IbNetDevice> port);
+    /// @return the number of ports
+    uint8_t GetNPorts() const;
+    /**
+     * @param n a port number, 1..GetNPorts()
+     * @return the port
+     */
+    Ptr<IbNetDevice> GetPort(uint8_t n) const;
+    /**
+     * @param port a port number
+     * @return the port's LID
+     */
+    uint16_t GetLid(uint8_t port = 1) const;
+
+    /**
+     * @param depth completions the queue holds for Poll()
+     * @return a new completion queue
+     */
+    Ptr<IbCompletionQueue> CreateCq(uint32_t depth = 4096);
+    /**
+     * Create a queue pair in the RESET state.
+     * @param type RC or UD
+     * @param sendCq completion queue of its send queue
+     * @param recvCq completion queue of its receive queue
+     * @param maxSendWr most send WRs outstanding (posted and not completed)
+     * @param maxRecvWr most receive WRs posted
+     * @return the queue pair
+     */
+    Ptr<IbQueuePair> CreateQp(IbQpType type,
+                              Ptr<IbCompletionQueue> sendCq,
+                              Ptr<IbCompletionQueue> recvCq,
+                              uint32_t maxSendWr = 1024,
+                              uint32_t maxRecvWr = 1024);
+    /**
+     * Destroy a queue pair (ibv_destroy_qp): its outstanding work goes without completions
+     * (completions already on their way to a CQ still arrive), packets for its number are
+     * dropped as for an unknown QP (GetUnknownDrops), and the number is not given to
+     * another QP. Aborts if @p qp is not a live QP of this HCA.
+     * @param qp the queue pair
+     */
+    void DestroyQp(Ptr<IbQueuePair> qp);
+    /**
+     * Give back what a user of the HCA holds: destroy @p qp if it is still a live QP of
+     * this HCA, and deregister each of @p regions still registered here. What is gone
+     * already (destroyed, deregistered, or let go when the HCA was disposed of at
+     * Simulator::Destroy) is skipped, so that destructors may call it at any time.
+     * @param qp a queue pair (may be null)
+     * @param regions memory regions (entries may be null)
+     */
+    void Release(Ptr<IbQueuePair> qp, std::initializer_list<Ptr<IbMemoryRegion>> regions);
+    /// @return the number the next CreateQp gives (QP numbers are consecutive and never
+    ///         reused, destroyed ones included)
+    uint32_t GetNextQpn() const;
+    /**
+     * @param qpn a QP number
+     * @return the queue pair, or nullptr (none, or destroyed)
+     */
+    Ptr<IbQueuePair> GetQp(uint32_t qpn) const;
+
+    /**
+     * Register memory at a given virtual address.
+     * @param addr first address
+     * @param length bytes
+     * @param access IbAccess flags
+     * @return the region (its lkey and rkey are equal)
+     */
+    Ptr<IbMemoryRegion> RegisterMemory(uint64_t addr, uint64_t length, uint32_t access);
+    /**
+     * Register memory at an address the HCA chooses (4 KB aligned, distinct from every
+     * other region it chose).
+     * @param length bytes
+     * @param access IbAccess flags
+     * @return the region
+     */
+    Ptr<IbMemoryRegion> RegisterMemory(uint64_t length, uint32_t access);
+    /**
+     * Deregister a region: its key stops working.
+     * @param mr the region
+     */
+    void DeregisterMemory(Ptr<IbMemoryRegion> mr);
+    /**
+     * @param key an lkey or rkey
+     * @return the region with that key, or nullptr
+     */
+    Ptr<IbMemoryRegion> GetMemoryRegion(uint32_t key) const;
+
+    /// @return the DataMode attribute
+    bool IsDataMode() const;
+    /// @return the DoorbellLatency attribute
+    Time GetDoorbellLatency() const;
+    /// @return the PcieWriteLatency attribute
+    Time GetPcieWriteLatency() const;
+    /// @return the AckDelay attribute
+    Time GetAckDelay() const;
+    /// @return the ResponseDelay attribute
+    Time GetResponseDelay() const;
+    /// @return the AckCoalescing attribute
+    uint32_t GetAckCoalescing() const;
+    /// @return the MaxOutstandingPackets attribute
+    uint32_t GetMaxOutstandingPackets() const;
+
+    /// @return packets handed to the ports
+    uint64_t GetPacketsSent() const;
+    /// @return packets received on the ports
+    uint64_t GetPacketsReceived() const;
+    /// @return packets dropped on arrival: no such QP, GRH or raw packets, too short for
+    ///         LRH and BTH (a packet for a QP that it cannot parse counts in that QP's
+    ///         IbQpCounters::stateDrops)
+    uint64_t GetUnknownDrops() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    friend class IbQueuePair;
+    /// HCA ports call Receive and TxReady directly (see IbNetDevice::m_hca).
+    friend class IbNetDevice;
+
+    /// Transmit scheduling state of one port.
+    struct alignas(64) PortState
+    {
+        // What Pump reads first, and VL0's list, in one cache line.
+        Ptr<IbNetDevice> dev;                       ///< the port
+        bool pumping{false};                        ///< inside Pump (re-entrancy guard)
+        uint16_t pending{0};                        ///< VLs to serve again
+        std::array<IbFifo<IbQueuePair*>, 16> ready; ///< QPs waiting for a turn, per VL
+    };
+
+    /**
+     * Port receive callback.
+     * @param port port number
+     * @param dev the port
+     * @param packet the packet
+     * @param vl its VL
+     * @param blocks its credit blocks
+     */
+    void Receive(uint8_t port,
+                 Ptr<IbNetDevice> dev,
+                 Ptr<Packet> packet,
+                 uint8_t vl,
+                 uint32_t blocks);
+    /**
+     * Port transmit-ready callback.
+     * @param port port number
+     * @param dev the port
+     * @param vl the VL whose queue emptied
+     */
+    void TxReady(uint8_t port, Ptr<IbNetDevice> dev, uint8_t vl);
+    /**
+     * A queue pair has (or may have) a packet to send: give it a turn.
+     * @param qp the queue pair
+     */
+    void Activate(IbQueuePair* qp);
+    /**
+     * A queue pair was reset: take it out of the list it waits in, so that it is not served
+     * on the port (or VL) it had before.
+     * @param qp the queue pair
+     */
+    void Deactivate(IbQueuePair* qp);
+    /**
+     * Fill the transmit queue of (port, VL) from the QPs waiting for it.
+     * @param port port number
+     * @param vl the VL
+     */
+    void Pump(uint8_t port, uint8_t vl);
+    /**
+     * @param key an lkey or rkey
+     * @return the region, or nullptr (a vector look-up)
+     */
+    IbMemoryRegion* LookupMr(uint32_t key) const;
+    /**
+     * Make a completion visible PcieWriteLatency from now.
+     * @param cq the completion queue
+     * @param wc the completion
+     */
+    void DeliverCompletion(const Ptr<IbCompletionQueue>& cq, const IbWorkCompletion& wc);
+    /**
+     * @param bytes size needed
+     * @return a scratch buffer of at least @p bytes bytes
+     */
+    uint8_t* Scratch(uint32_t bytes);
+
+    // Attributes
+    bool m_dataMode;           //!< MRs hold real bytes
+    Time m_doorbellLatency;    //!< PostSend to first packet on the wire
+    Time m_pcieWriteLatency;   //!< arrival to data and CQE visible in host memory
+    Time m_ackDelay;           //!< responder ACK/NAK generation
+    Time m_responseDelay;      //!< responder READ/atomic processing
+    uint32_t m_ackCoalescing;  //!< ACK at least every N packets
+    uint32_t m_maxOutstanding; //!< send window per QP, packets
+    uint32_t m_portQueueDepth; //!< packets kept in a port's VL queue
+
+    std::vector<PortState> m_ports;         //!< index 0 unused
+    std::vector<Ptr<IbQueuePair>> m_qps;    //!< by QPN - FIRST_QPN
+    std::vector<Ptr<IbMemoryRegion>> m_mrs; //!< by key >> 8 (index 0 unused)
+    std::vector<uint32_t> m_freeMrs;        //!< keys of deregistered regions (index reused)
+    uint32_t m_keyTag;                      //!< low byte of the next key
+    uint64_t m_nextAddr;                    //!< next address RegisterMemory(len) uses
+    std::vector<uint8_t> m_scratch;         //!< receive copy buffer (data mode)
+    uint64_t m_txPackets;                   //!< packets sent
+    uint64_t m_rxPackets;                   //!< packets received
+    uint64_t m_unknownDrops;                //!< packets dropped on arrival
+};
+
+} // namespace ns3
+
+#endif /* IB_HCA_H */
