@@ -10,12 +10,10 @@
 #include "ns3/error-model.h"
 #include "ns3/ib-crc-trailer.h"
 #include "ns3/ib-flow-control-header.h"
-#include "ns3/ib-hca.h"
 #include "ns3/ib-lrh-header.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-range-checker.h"
 #include "ns3/ib-rwh-header.h"
-#include "ns3/ib-switch.h"
 #include "ns3/ib-timing-wheel-scheduler.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
@@ -773,6 +771,28 @@ IbNetDevice::SetTxReadyCallback(TxReadyCallback cb)
 }
 
 void
+IbNetDevice::SetForwarder(IbPacketForwarder* owner, uint8_t port)
+{
+    m_switch = owner;
+    m_hca = nullptr;
+    m_ownerPort = port;
+}
+
+void
+IbNetDevice::SetConsumer(IbPacketConsumer* owner, uint8_t port)
+{
+    m_hca = owner;
+    m_switch = nullptr;
+    m_ownerPort = port;
+}
+
+DataRate
+IbNetDevice::GetRxDrainRate() const
+{
+    return m_rxDrainRate;
+}
+
+void
 IbNetDevice::AddTxStartListener(IbTxStartListener* listener)
 {
     NS_ABORT_MSG_IF(listener->m_txStartPort != nullptr,
@@ -964,7 +984,7 @@ IbNetDevice::FirstHopProblem(uint16_t dlid) const
     std::ostringstream os;
     if (peer->m_switch != nullptr)
     {
-        if (peer->m_switch->GetLftEntry(dlid) != IbSwitch::NO_ROUTE)
+        if (peer->m_switch->HasRoute(dlid))
         {
             return "";
         }
@@ -1449,11 +1469,11 @@ IbNetDevice::NotifyTxReady(uint8_t vl)
 {
     if (m_switch != nullptr)
     {
-        m_switch->TxReady(m_ownerPort, this, vl);
+        m_switch->PortTxReady(m_ownerPort, this, vl);
     }
     else if (m_hca != nullptr)
     {
-        m_hca->TxReady(m_ownerPort, this, vl);
+        m_hca->PortTxReady(m_ownerPort, this, vl);
     }
     else if (!m_txReadyCallback.IsNull())
     {
@@ -1634,7 +1654,7 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
     }
     if (m_switch != nullptr)
     {
-        m_switch->Forward(m_ownerPort, this, std::move(owned), head, bytes, vl, blocks);
+        m_switch->PortForward(m_ownerPort, this, std::move(owned), head, bytes, vl, blocks);
         return;
     }
     Ptr<Packet> packet = owned.Release();
@@ -1643,7 +1663,7 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
         // The HCA is this port's consumer: MacRx fires for what it is handed, as for what
         // goes up to ns-3's protocols without one (IbFabricStats counts flows with it).
         FireIfConnected(m_watched & WATCH_MAC_RX, m_macRxTrace, packet);
-        m_hca->Receive(m_ownerPort, this, std::move(packet), vl, blocks);
+        m_hca->PortReceive(m_ownerPort, this, std::move(packet), vl, blocks);
         return;
     }
     if (!m_ibRxCallback.IsNull())

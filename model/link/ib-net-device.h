@@ -8,6 +8,7 @@
 #include "ib-channel.h"
 #include "ib-link-rate.h"
 #include "ib-owned-packet.h"
+#include "ib-port-owner.h"
 #include "ib-shared-release.h"
 #include "ib-tx-start-listener.h"
 #include "ib-vl-arbiter.h"
@@ -29,13 +30,11 @@ namespace ns3
 {
 
 class IbChannel;
-class IbHca;
-class IbSwitch;
 class ErrorModel;
 class Packet;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-link
  * @brief One InfiniBand port (of an HCA or a switch): per-VL transmit queues, a VL
  * arbiter, and credit-based link-level flow control.
  *
@@ -137,6 +136,44 @@ class IbNetDevice : public NetDevice
      * @param cb the switch's callback
      */
     void SetTxReadyCallback(TxReadyCallback cb);
+
+    /**
+     * Make @p owner (a switch) this port's owner: arrivals and transmit-ready notices go to
+     * it by a direct call instead of through the two callbacks (fewer cache misses per
+     * packet on a large fabric). SetIbReceiveCallback and SetTxReadyCallback clear it.
+     * @param owner the switch
+     * @param port this port's number on it
+     */
+    void SetForwarder(IbPacketForwarder* owner, uint8_t port);
+    /**
+     * As SetForwarder, for an owner that consumes packets (a channel adapter).
+     * @param owner the channel adapter
+     * @param port this port's number on it
+     */
+    void SetConsumer(IbPacketConsumer* owner, uint8_t port);
+    /// @return the RxDrainRate attribute (0 bps: packets leave the buffer at once)
+    DataRate GetRxDrainRate() const;
+    /// @return the VlArbitrationHigh attribute value
+    std::string GetVlArbHigh() const;
+    /// @return the VlArbitrationLow attribute value
+    std::string GetVlArbLow() const;
+    /// @return the SlToVlTable attribute value
+    std::string GetSlToVl() const;
+
+    /**
+     * Prefetch what sending a packet on @p vl reads of this port: its first three lines
+     * and the VL's. For a switch that has just chosen this port as a packet's output: on a
+     * large fabric they are long out of the cache, and asked for together they load
+     * together rather than one after another as the code reaches them.
+     * @param vl the VL the packet is likely to leave on
+     */
+    void PrefetchForSend(uint8_t vl) const
+    {
+        __builtin_prefetch(&m_txBusy);
+        __builtin_prefetch(&m_fcSent);
+        __builtin_prefetch(&m_txBytes);
+        __builtin_prefetch(&m_vl[vl & 15]);
+    }
 
     /**
      * Tell @p listener each time this port starts a data packet (see IbTxStartListener:
@@ -425,11 +462,6 @@ class IbNetDevice : public NetDevice
      * @param changed whether the new value differs from the current one
      */
     void RefuseOnceUp(const char* attribute, bool changed) const;
-    /// IbSwitch::AddPort and IbHca::AddPort set m_switch or m_hca: packets and TX-ready
-    /// notices go to the owner by a direct call instead of through two Callback objects
-    /// (fewer cache misses per packet on large fabrics). Set*Callback clears them.
-    friend class IbSwitch;
-    friend class IbHca;
     friend class IbChannel;            // sets m_txDir
     friend class IbChannel::Direction; // delivers packets and flow-control fields
 
@@ -487,21 +519,6 @@ class IbNetDevice : public NetDevice
     };
 
     static_assert(sizeof(VlState) == 64, "a VL's state fills one cache line");
-
-    /**
-     * Prefetch what sending a packet on @p vl reads of this port: its first three lines
-     * and the VL's. For a switch that has just chosen this port as a packet's output: on a
-     * large fabric they are long out of the cache, and asked for together they load
-     * together rather than one after another as the code reaches them.
-     * @param vl the VL the packet is likely to leave on
-     */
-    void PrefetchForSend(uint8_t vl) const
-    {
-        __builtin_prefetch(&m_txBusy);
-        __builtin_prefetch(&m_fcSent);
-        __builtin_prefetch(&m_txBytes);
-        __builtin_prefetch(&m_vl[vl & 15]);
-    }
 
     /**
      * A data packet's last bit (or, on a cut-through switch port, its LRH) has arrived.
@@ -657,20 +674,14 @@ class IbNetDevice : public NetDevice
      * @param table the VlArbitrationHigh attribute value
      */
     void SetVlArbHigh(std::string table);
-    /// @return the VlArbitrationHigh attribute value
-    std::string GetVlArbHigh() const;
     /**
      * @param table the VlArbitrationLow attribute value
      */
     void SetVlArbLow(std::string table);
-    /// @return the VlArbitrationLow attribute value
-    std::string GetVlArbLow() const;
     /**
      * @param table the SlToVlTable attribute value
      */
     void SetSlToVl(std::string table);
-    /// @return the SlToVlTable attribute value
-    std::string GetSlToVl() const;
     /**
      * @param n the NumDataVls attribute value
      */
@@ -701,19 +712,19 @@ class IbNetDevice : public NetDevice
     // line of its own (m_vl).
 
     // Hot state: first line (after Object's own members)
-    bool m_txBusy{false};         //!< a data packet is being serialized
-    bool m_linkUp{false};         //!< link state
-    bool m_cutThrough{false};     //!< hand on at header arrival
-    bool m_refreshPending{false}; //!< m_refreshEvent is scheduled
-    uint8_t m_numDataVls{8};      //!< data VLs in use
-    uint8_t m_ownerPort{0};       //!< this port's number on m_switch or m_hca
-    uint16_t m_txNonEmpty{0};     //!< bit v set when VL v's queue is not empty
-    uint16_t m_fcPending{0};      //!< bit v set when a flow-control packet for v is due
-    uint16_t m_watched{0};        //!< per-packet trace sources connected (Watch bits)
-    uint32_t m_capacityBlocks{0}; //!< m_vlBufferSize in blocks
-    uint32_t m_updateBlocks{1};   //!< m_creditUpdateBytes in blocks
-    DataRate m_rate;              //!< data rate derived from speed and width
-    IbSwitch* m_switch{nullptr};  //!< owning switch, called directly (see IbSwitch)
+    bool m_txBusy{false};                 //!< a data packet is being serialized
+    bool m_linkUp{false};                 //!< link state
+    bool m_cutThrough{false};             //!< hand on at header arrival
+    bool m_refreshPending{false};         //!< m_refreshEvent is scheduled
+    uint8_t m_numDataVls{8};              //!< data VLs in use
+    uint8_t m_ownerPort{0};               //!< this port's number on its owner (m_switch or m_hca)
+    uint16_t m_txNonEmpty{0};             //!< bit v set when VL v's queue is not empty
+    uint16_t m_fcPending{0};              //!< bit v set when a flow-control packet for v is due
+    uint16_t m_watched{0};                //!< per-packet trace sources connected (Watch bits)
+    uint32_t m_capacityBlocks{0};         //!< m_vlBufferSize in blocks
+    uint32_t m_updateBlocks{1};           //!< m_creditUpdateBytes in blocks
+    DataRate m_rate;                      //!< data rate derived from speed and width
+    IbPacketForwarder* m_switch{nullptr}; //!< owning switch, called directly (SetForwarder)
     // second line (a flow-control packet sent needs the first two)
     uint64_t m_fcSent{0};                   //!< flow-control packets sent
     IbChannel::Direction* m_txDir{nullptr}; //!< where packets go (null: m_channel->Transmit)
@@ -730,7 +741,7 @@ class IbNetDevice : public NetDevice
     IbVlArbiter m_arbiter; //!< VL arbiter
     // then what a port reads when a packet starts and it has listeners, or an HCA
     IbTxStartListener* m_txStartListeners{nullptr}; //!< the first; each names the next
-    IbHca* m_hca{nullptr};                          //!< owning HCA, called directly (see IbHca)
+    IbPacketConsumer* m_hca{nullptr};               //!< owning HCA, called directly (SetConsumer)
     // per VL
     std::array<VlState, 16> m_vl; //!< per-VL state (VL15: transmit queue only)
 

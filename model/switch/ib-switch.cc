@@ -96,6 +96,30 @@ IbSwitch::DoDispose()
     Object::DoDispose();
 }
 
+bool
+IbSwitch::HasRoute(uint16_t dlid) const
+{
+    return GetLftEntry(dlid) != NO_ROUTE;
+}
+
+void
+IbSwitch::PortForward(uint8_t port,
+                      IbNetDevice* dev,
+                      IbOwnedPacket packet,
+                      uint32_t head,
+                      uint32_t bytes,
+                      uint8_t vl,
+                      uint32_t blocks)
+{
+    Forward(port, dev, std::move(packet), head, bytes, vl, blocks);
+}
+
+void
+IbSwitch::PortTxReady(uint8_t port, IbNetDevice* dev, uint8_t vl)
+{
+    TxReady(port, dev, vl);
+}
+
 uint8_t
 IbSwitch::AddPort(Ptr<IbNetDevice> port)
 {
@@ -106,8 +130,7 @@ IbSwitch::AddPort(Ptr<IbNetDevice> port)
     port->SetSwitchPortMode(m_latency, m_cutThrough);
     port->SetIbReceiveCallback(MakeCallback(&IbSwitch::Receive, this).Bind(n));
     port->SetTxReadyCallback(MakeCallback(&IbSwitch::TxReady, this).Bind(n));
-    port->m_switch = this; // the same calls, without the Callback indirection
-    port->m_ownerPort = n;
+    port->SetForwarder(this, n); // the same calls, without the Callback indirection
     if (!port->GetSlToVl().empty())
     {
         PortSlToVlChanged();

@@ -8,6 +8,7 @@
 #include "ns3/callback.h"
 #include "ns3/ib-fifo.h"
 #include "ns3/ib-owned-packet.h"
+#include "ns3/ib-port-owner.h"
 #include "ns3/ib-shared-release.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
@@ -26,7 +27,7 @@ class Node;
 class Packet;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-switch
  * @brief An InfiniBand switch: IbNetDevice ports, a linear forwarding table, a
  * multicast forwarding table, per-input-port per-VL buffers and a crossbar.
  *
@@ -54,7 +55,7 @@ class Packet;
  * such copy), or that is for the switch's own LID, which has no local agent; credits keep
  * it from dropping anything else.
  */
-class IbSwitch : public Object
+class IbSwitch : public Object, public IbPacketForwarder
 {
   public:
     /**
@@ -140,7 +141,22 @@ class IbSwitch : public Object
      * A port's SlToVlTable or NumDataVls changed (IbNetDevice calls this): pairs not
      * programmed with SetSl2Vl follow the output port's table, so they are rebuilt.
      */
-    void PortSlToVlChanged();
+    void PortSlToVlChanged() override;
+    /**
+     * @param dlid a LID
+     * @return whether the LFT has an output port for it
+     */
+    bool HasRoute(uint16_t dlid) const override;
+
+    // IbPacketForwarder: what the switch's own ports call
+    void PortForward(uint8_t port,
+                     IbNetDevice* dev,
+                     IbOwnedPacket packet,
+                     uint32_t head,
+                     uint32_t bytes,
+                     uint8_t vl,
+                     uint32_t blocks) override;
+    void PortTxReady(uint8_t port, IbNetDevice* dev, uint8_t vl) override;
 
     /// @return packets forwarded so far
     uint64_t GetForwardedPackets() const;
@@ -195,9 +211,6 @@ class IbSwitch : public Object
      * @param what the caller, for the message
      */
     void CheckLftPort(uint16_t dlid, uint8_t port, const char* what) const;
-
-    /// Switch ports call Receive and TxReady directly (see IbNetDevice::m_switch).
-    friend class IbNetDevice;
 
     /// A packet waiting in an input buffer.
     struct InEntry

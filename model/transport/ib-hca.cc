@@ -162,10 +162,10 @@ IbHca::AddPort(Ptr<IbNetDevice> port)
 {
     NS_LOG_FUNCTION(this << port);
     NS_ABORT_MSG_IF(m_ports.size() > 254, "IbHca: an HCA has at most 254 ports");
-    NS_ABORT_MSG_IF(port->m_rxDrainRate.GetBitRate() != 0,
+    NS_ABORT_MSG_IF(port->GetRxDrainRate().GetBitRate() != 0,
                     "IbHca on node "
                         << port->GetNode()->GetId() << ": its port " << port->GetIfIndex()
-                        << " has RxDrainRate=" << port->m_rxDrainRate
+                        << " has RxDrainRate=" << port->GetRxDrainRate()
                         << ", but an HCA takes every packet off the port's buffers at once "
                            "(the queue pairs model the host side), so the rate would be "
                            "ignored; leave the port's RxDrainRate at 0 (slow consumers are "
@@ -176,8 +176,7 @@ IbHca::AddPort(Ptr<IbNetDevice> port)
     m_ports.push_back(std::move(ps));
     port->SetIbReceiveCallback(MakeCallback(&IbHca::Receive, this).Bind(n));
     port->SetTxReadyCallback(MakeCallback(&IbHca::TxReady, this).Bind(n));
-    port->m_hca = this; // the same calls, without the Callback indirection
-    port->m_ownerPort = n;
+    port->SetConsumer(this, n); // the same calls, without the Callback indirection
     return n;
 }
 
@@ -469,6 +468,18 @@ IbHca::Receive(uint8_t port, Ptr<IbNetDevice> dev, Ptr<Packet> packet, uint8_t v
 
 void
 IbHca::TxReady(uint8_t port, Ptr<IbNetDevice> dev, uint8_t vl)
+{
+    Pump(port, vl);
+}
+
+void
+IbHca::PortReceive(uint8_t port, IbNetDevice* dev, Ptr<Packet> packet, uint8_t vl, uint32_t blocks)
+{
+    Receive(port, dev, std::move(packet), vl, blocks);
+}
+
+void
+IbHca::PortTxReady(uint8_t port, IbNetDevice* dev, uint8_t vl)
 {
     Pump(port, vl);
 }

@@ -8,6 +8,7 @@
 #include "ib-verbs.h"
 
 #include "ns3/ib-fifo.h"
+#include "ns3/ib-port-owner.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/ptr.h"
@@ -27,7 +28,7 @@ class IbQueuePair;
 class Packet;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-transport
  * @brief A host channel adapter: the RDMA transport (IBA chapter 9, RC and UD) behind
  * one or more IbNetDevice ports, with a verbs-like API (queue pairs, completion queues,
  * memory regions). Aggregated to the host's Node (see IbHcaHelper).
@@ -47,7 +48,7 @@ class Packet;
  * a responder's ACKs and NAKs may leave AckDelay after the request arrived, READ
  * responses and atomic acknowledgements ResponseDelay after it.
  */
-class IbHca : public Object
+class IbHca : public Object, public IbPacketConsumer
 {
   public:
     /**
@@ -177,13 +178,19 @@ class IbHca : public Object
     ///         IbQpCounters::stateDrops)
     uint64_t GetUnknownDrops() const;
 
+    // IbPacketConsumer: what the HCA's own ports call
+    void PortReceive(uint8_t port,
+                     IbNetDevice* dev,
+                     Ptr<Packet> packet,
+                     uint8_t vl,
+                     uint32_t blocks) override;
+    void PortTxReady(uint8_t port, IbNetDevice* dev, uint8_t vl) override;
+
   protected:
     void DoDispose() override;
 
   private:
     friend class IbQueuePair;
-    /// HCA ports call Receive and TxReady directly (see IbNetDevice::m_hca).
-    friend class IbNetDevice;
 
     /// Transmit scheduling state of one port.
     struct alignas(64) PortState
