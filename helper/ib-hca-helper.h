@@ -20,7 +20,7 @@ class IbHca;
 class IbQueuePair;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Installs IbHca objects on host nodes and connects queue pairs, the way an
  * application would with libibverbs and an out-of-band exchange of QP numbers, LIDs and
  * PSNs (or with rdma_cm).
@@ -50,19 +50,7 @@ class IbHcaHelper
     std::vector<Ptr<IbHca>> Install(NodeContainer nodes) const;
 
     /**
-     * Connect two RC queue pairs (both in RESET) to each other: each goes through
-     * INIT, RTR and RTS with the other's LID, QP number and start PSN.
-     *
-     * From @p base: portNum, accessFlags (0 means all remote rights: write, read,
-     * atomic), timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic
-     * (each side's maxRdAtomic is capped at the other's maxDestRdAtomic, as the RDMA CM's
-     * initiator depth is at the peer's responder resources, so that a lost atomic response
-     * can still be answered from the responder's history);
-     * @p a sends from base.sqPsn and @p b from base.rqPsn. SL and path MTU come from the
-     * subnet manager's path record of each direction when @p sm is given (the MTU capped
-     * by base.pathMtu); otherwise SL base.sl (0 by default) and the smaller of the two
-     * ports' MTUs (also capped by base.pathMtu).
-     * Aborts with the reason if a transition is refused.
+     * Connect two RC queue pairs (both in RESET) to each other (IbConnectionManager::ConnectRc).
      * @param a a queue pair
      * @param b another queue pair (usually on another HCA)
      * @param sm the subnet manager, or null
@@ -74,7 +62,8 @@ class IbHcaHelper
                           IbQpAttr base = IbQpAttr());
 
     /**
-     * Move a UD queue pair (in RESET) through INIT (port 1, @p qkey), RTR and RTS.
+     * Move a UD queue pair (in RESET) through INIT, RTR and RTS
+     * (IbConnectionManager::ConnectUd).
      * @param qp the queue pair
      * @param qkey its Q_Key
      */

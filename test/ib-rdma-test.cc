@@ -633,9 +633,10 @@ TEST_F(IbRdmaTest, ConnectingHcasOfDifferentDataModesIsRefused)
     IbHcaHelper hh;
     Fabric f = BackToBack(hh);
     f.hca[0]->SetAttribute("DataMode", BooleanValue(true));
-    EXPECT_DEATH(ConnectPair(f),
-                 "IbHcaHelper::ConnectRc: the HCA of node [0-9]+ has DataMode=true and that of "
-                 "node [0-9]+ DataMode=false; set the same DataMode on both");
+    EXPECT_DEATH(
+        ConnectPair(f),
+        "IbConnectionManager::ConnectRc: the HCA of node [0-9]+ has DataMode=true and that of "
+        "node [0-9]+ DataMode=false; set the same DataMode on both");
 }
 
 TEST_F(IbRdmaTest, QpStateMachineRefusesBadTransitionsWithAMessage)

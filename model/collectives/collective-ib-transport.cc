@@ -6,7 +6,7 @@
 
 #include "ns3/abort.h"
 #include "ns3/ib-completion-queue.h"
-#include "ns3/ib-hca-helper.h"
+#include "ns3/ib-connection-manager.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-memory-region.h"
 #include "ns3/ib-queue-pair.h"
@@ -165,7 +165,7 @@ CollectiveIbTransport::GetEndpoint(uint32_t a, uint32_t b)
     Endpoint& eb = m_endpoints[(uint64_t(b) << 32) | a];
     IbQpAttr base;
     base.sl = m_sl;
-    IbHcaHelper::ConnectRc(ea.qp, eb.qp, m_sm, base);
+    IbConnectionManager::ConnectRc(ea.qp, eb.qp, m_sm, base);
     for (uint32_t s = 0; s < m_recvSlots; ++s)
     {
         PostRecvSlot(ea, s);
