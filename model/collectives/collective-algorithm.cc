@@ -4,16 +4,12 @@
 
 #include "collective-algorithm.h"
 
-#include "collective-halving-doubling-algorithm.h"
-#include "collective-recursive-doubling-algorithm.h"
-#include "collective-ring-algorithm.h"
-#include "collective-tree-algorithm.h"
-
 #include "ns3/abort.h"
 #include "ns3/log.h"
-#include "ns3/sharp-collective-algorithm.h"
+#include "ns3/object-factory.h"
 
 #include <algorithm>
+#include <map>
 
 namespace ns3
 {
@@ -34,31 +30,55 @@ CollectiveAlgorithm::CollectiveAlgorithm() = default;
 
 CollectiveAlgorithm::~CollectiveAlgorithm() = default;
 
+namespace
+{
+/// @return short name -> TypeId name of every algorithm that registered one
+std::map<std::string, std::string>&
+ShortNames()
+{
+    static std::map<std::string, std::string> names;
+    return names;
+}
+} // namespace
+
+CollectiveAlgorithmName::CollectiveAlgorithmName(const char* shortName, const char* typeIdName)
+{
+    ShortNames()[shortName] = typeIdName;
+}
+
+std::vector<std::string>
+CollectiveAlgorithm::GetShortNames()
+{
+    std::vector<std::string> out;
+    for (const auto& [shortName, typeIdName] : ShortNames())
+    {
+        out.push_back(shortName);
+    }
+    return out;
+}
+
 Ptr<CollectiveAlgorithm>
 CollectiveAlgorithm::CreateByName(const std::string& name)
 {
-    if (name == "ring")
+    const auto alias = ShortNames().find(name);
+    const std::string typeIdName = alias != ShortNames().end() ? alias->second : name;
+    TypeId tid;
+    if (!TypeId::LookupByNameFailSafe(typeIdName, &tid) ||
+        !tid.IsChildOf(CollectiveAlgorithm::GetTypeId()) || !tid.HasConstructor())
     {
-        return CreateObject<CollectiveRingAlgorithm>();
+        std::string known;
+        for (const auto& shortName : GetShortNames())
+        {
+            known += (known.empty() ? "" : ", ") + shortName;
+        }
+        NS_ABORT_MSG("unknown collective algorithm '"
+                     << name << "': use one of " << known
+                     << ", or the TypeId name of a CollectiveAlgorithm subclass (e.g. "
+                        "ns3::CollectiveRingAlgorithm)");
     }
-    if (name == "tree")
-    {
-        return CreateObject<CollectiveTreeAlgorithm>();
-    }
-    if (name == "hd" || name == "halving-doubling")
-    {
-        return CreateObject<CollectiveHalvingDoublingAlgorithm>();
-    }
-    if (name == "rd" || name == "recursive-doubling")
-    {
-        return CreateObject<CollectiveRecursiveDoublingAlgorithm>();
-    }
-    if (name == "sharp")
-    {
-        return CreateObject<SharpCollectiveAlgorithm>();
-    }
-    NS_ABORT_MSG("unknown collective algorithm '" << name << "': use ring, tree, hd, rd or sharp");
-    return nullptr;
+    ObjectFactory factory;
+    factory.SetTypeId(tid);
+    return factory.Create<CollectiveAlgorithm>();
 }
 
 std::string

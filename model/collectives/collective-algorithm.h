@@ -18,7 +18,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief The collective operations.
  */
 enum class CollectiveKind : uint8_t
@@ -32,7 +32,7 @@ enum class CollectiveKind : uint8_t
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief What a collective operation does. Buffer layout per rank (in place, like
  * nccl-tests' in-place mode): ALLREDUCE, REDUCE and BROADCAST count elements (REDUCE: the
  * root's buffer gets the result, the others' contents are undefined after); REDUCE_SCATTER and
@@ -48,7 +48,7 @@ struct CollectiveOpSpec
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief One item of a rank's program: send a byte range of its buffer to a peer, or
  * receive a message from a peer into a byte range (reducing into it or copying).
  *
@@ -77,7 +77,7 @@ struct CollectiveStep
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief Base of the collective algorithms: turns a CollectiveOpSpec into each rank's
  * program of CollectiveStep items, which CollectiveCommunicator runs over a
  * CollectiveTransport. Large ranges are cut into pieces of at most the chunk size, so
@@ -138,11 +138,16 @@ class CollectiveAlgorithm : public Object
                                 RankDoneCallback rankDone);
 
     /**
-     * @param name "ring", "tree", "hd" (or "halving-doubling"), "rd" (or
-     *        "recursive-doubling") or "sharp"
-     * @return a new algorithm of that name (aborts, listing the names, for another)
+     * Create an algorithm through ns-3's ObjectFactory from its TypeId name, or from a
+     * short name that the algorithm's own file registered (CollectiveAlgorithmName): "ring",
+     * "tree", "hd" (or "halving-doubling"), "rd" (or "recursive-doubling"), "sharp" when the
+     * SHARP algorithm is linked in. The collective core names no algorithm itself.
+     * @param name a short name or a TypeId name
+     * @return a new algorithm (aborts, listing the short names, for an unknown name)
      */
     static Ptr<CollectiveAlgorithm> CreateByName(const std::string& name);
+    /// @return the registered short names, sorted
+    static std::vector<std::string> GetShortNames();
 
     /**
      * @param spec an operation
@@ -267,6 +272,22 @@ class CollectiveAlgorithm : public Object
      * @param root the root
      */
     static void BinomialBroadcast(const Ctx& c, uint64_t off, uint64_t len, uint32_t root);
+};
+
+/**
+ * @ingroup infiniband-collectives
+ * @brief Registers a short name for a CollectiveAlgorithm's TypeId, for
+ * CollectiveAlgorithm::CreateByName. Define one at namespace scope in the algorithm's .cc:
+ * `static const CollectiveAlgorithmName g_name("ring", "ns3::CollectiveRingAlgorithm");`
+ */
+class CollectiveAlgorithmName
+{
+  public:
+    /**
+     * @param shortName the short name ("ring")
+     * @param typeIdName the algorithm's TypeId name
+     */
+    CollectiveAlgorithmName(const char* shortName, const char* typeIdName);
 };
 
 } // namespace ns3

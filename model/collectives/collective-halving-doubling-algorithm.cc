@@ -13,6 +13,12 @@ NS_LOG_COMPONENT_DEFINE("CollectiveHalvingDoublingAlgorithm");
 
 NS_OBJECT_ENSURE_REGISTERED(CollectiveHalvingDoublingAlgorithm);
 
+/// The short names CollectiveAlgorithm::CreateByName knows this algorithm by.
+static const CollectiveAlgorithmName g_hdName("hd", "ns3::CollectiveHalvingDoublingAlgorithm");
+static const CollectiveAlgorithmName g_halvingDoublingName(
+    "halving-doubling",
+    "ns3::CollectiveHalvingDoublingAlgorithm");
+
 TypeId
 CollectiveHalvingDoublingAlgorithm::GetTypeId()
 {

@@ -13,6 +13,12 @@ NS_LOG_COMPONENT_DEFINE("CollectiveRecursiveDoublingAlgorithm");
 
 NS_OBJECT_ENSURE_REGISTERED(CollectiveRecursiveDoublingAlgorithm);
 
+/// The short names CollectiveAlgorithm::CreateByName knows this algorithm by.
+static const CollectiveAlgorithmName g_rdName("rd", "ns3::CollectiveRecursiveDoublingAlgorithm");
+static const CollectiveAlgorithmName g_recursiveDoublingName(
+    "recursive-doubling",
+    "ns3::CollectiveRecursiveDoublingAlgorithm");
+
 TypeId
 CollectiveRecursiveDoublingAlgorithm::GetTypeId()
 {

@@ -13,6 +13,9 @@ NS_LOG_COMPONENT_DEFINE("CollectiveRingAlgorithm");
 
 NS_OBJECT_ENSURE_REGISTERED(CollectiveRingAlgorithm);
 
+/// The short name CollectiveAlgorithm::CreateByName knows this algorithm by.
+static const CollectiveAlgorithmName g_ringName("ring", "ns3::CollectiveRingAlgorithm");
+
 TypeId
 CollectiveRingAlgorithm::GetTypeId()
 {

@@ -15,6 +15,9 @@ NS_LOG_COMPONENT_DEFINE("CollectiveTreeAlgorithm");
 
 NS_OBJECT_ENSURE_REGISTERED(CollectiveTreeAlgorithm);
 
+/// The short name CollectiveAlgorithm::CreateByName knows this algorithm by.
+static const CollectiveAlgorithmName g_treeName("tree", "ns3::CollectiveTreeAlgorithm");
+
 TypeId
 CollectiveTreeAlgorithm::GetTypeId()
 {

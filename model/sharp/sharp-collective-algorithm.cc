@@ -28,6 +28,9 @@ NS_LOG_COMPONENT_DEFINE("SharpCollectiveAlgorithm");
 
 NS_OBJECT_ENSURE_REGISTERED(SharpCollectiveAlgorithm);
 
+/// The short name CollectiveAlgorithm::CreateByName knows this algorithm by.
+static const CollectiveAlgorithmName g_sharpName("sharp", "ns3::SharpCollectiveAlgorithm");
+
 namespace
 {
 /// Bytes a UD receive buffer keeps in front of the payload for the GRH.
