@@ -125,7 +125,7 @@ DataParallelTrainingApplication::SetJob(Ptr<DataParallelTrainingJob> job)
     NS_ABORT_MSG_IF(m_job, "DataParallelTrainingApplication: already part of a job");
     NS_ABORT_MSG_UNLESS(job, "DataParallelTrainingApplication: null job");
     m_job = job;
-    m_rank = job->AddServer(this);
+    m_rank = job->AddServer(MakeCallback(&DataParallelTrainingApplication::BucketReduced, this));
 }
 
 Ptr<DataParallelTrainingJob>

@@ -19,7 +19,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-training
  * @brief One server (GpusPerServer GPUs working in lockstep) of a data-parallel training
  * job (DataParallelTrainingJob): the compute of each iteration and the wait for the
  * gradients.

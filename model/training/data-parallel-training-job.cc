@@ -4,8 +4,6 @@
 
 #include "data-parallel-training-job.h"
 
-#include "data-parallel-training-application.h"
-
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/collective-algorithm.h"
@@ -139,9 +137,9 @@ DataParallelTrainingJob::GetCommunicator() const
 }
 
 uint32_t
-DataParallelTrainingJob::AddServer(Ptr<DataParallelTrainingApplication> app)
+DataParallelTrainingJob::AddServer(BucketReducedCallback bucketReduced)
 {
-    NS_LOG_FUNCTION(this << app);
+    NS_LOG_FUNCTION(this);
     NS_ABORT_MSG_IF(m_validated, "DataParallelTrainingJob: add every server before the job starts");
     if (m_servers.empty())
     {
@@ -151,7 +149,7 @@ DataParallelTrainingJob::AddServer(Ptr<DataParallelTrainingApplication> app)
             s_jobs.erase(std::remove(s_jobs.begin(), s_jobs.end(), job), s_jobs.end());
         });
     }
-    m_servers.push_back(app);
+    m_servers.push_back(bucketReduced);
     return m_servers.size() - 1;
 }
 
@@ -365,7 +363,7 @@ DataParallelTrainingJob::BucketDone()
     m_bucketTrace(p.iteration, p.bucket, bytes, p.ready, p.start, now);
     for (const auto& s : m_servers)
     {
-        s->BucketReduced(p.iteration, p.bucket);
+        s(p.iteration, p.bucket);
     }
     StartNext();
 }

@@ -5,6 +5,7 @@
 #ifndef DATA_PARALLEL_TRAINING_JOB_H
 #define DATA_PARALLEL_TRAINING_JOB_H
 
+#include "ns3/callback.h"
 #include "ns3/collective-communicator.h"
 #include "ns3/data-rate.h"
 #include "ns3/nstime.h"
@@ -20,10 +21,8 @@
 namespace ns3
 {
 
-class DataParallelTrainingApplication;
-
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-training
  * @brief What one training iteration took (of one server, or of the whole job).
  */
 struct DataParallelTrainingRecord
@@ -44,7 +43,7 @@ struct DataParallelTrainingRecord
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-training
  * @brief The shared part of a data-parallel training job (PyTorch DDP style): the
  * gradient buckets, the inter-server communicator and the order in which the buckets are
  * all-reduced; one DataParallelTrainingApplication per server computes and hands its
@@ -88,11 +87,16 @@ class DataParallelTrainingJob : public Object
     Ptr<CollectiveCommunicator> GetCommunicator() const;
 
     /**
-     * Add a server; its rank is the number of servers added before it.
-     * @param app the server's application
+     * Called on every server when a bucket is all-reduced: iteration, bucket.
+     */
+    typedef Callback<void, uint32_t, uint32_t> BucketReducedCallback;
+    /**
+     * Add a server; its rank is the number of servers added before it. Its application
+     * (DataParallelTrainingApplication::SetJob) calls this.
+     * @param bucketReduced what to tell the server when a bucket is all-reduced
      * @return its rank
      */
-    uint32_t AddServer(Ptr<DataParallelTrainingApplication> app);
+    uint32_t AddServer(BucketReducedCallback bucketReduced);
     /// @return the number of servers
     uint32_t GetNServers() const;
     /// @return GpusPerServer
@@ -225,10 +229,10 @@ class DataParallelTrainingJob : public Object
     uint32_t m_iterations;      //!< Iterations attribute
     bool m_stopWhenDone;        //!< StopWhenDone attribute
 
-    Ptr<CollectiveCommunicator> m_comm;                          //!< inter-server ranks
-    std::vector<Ptr<DataParallelTrainingApplication>> m_servers; //!< by rank
-    bool m_validated;                                            //!< Validate has run
-    std::vector<uint64_t> m_buckets; //!< bucket sizes, fixed by Validate
+    Ptr<CollectiveCommunicator> m_comm;           //!< inter-server ranks
+    std::vector<BucketReducedCallback> m_servers; //!< by rank
+    bool m_validated;                             //!< Validate has run
+    std::vector<uint64_t> m_buckets;              //!< bucket sizes, fixed by Validate
 
     /// Jobs with servers in the current simulation (until Simulator::Destroy)
     static std::vector<DataParallelTrainingJob*> s_jobs;
