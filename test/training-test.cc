@@ -105,7 +105,7 @@ class TrainingTest : public ::testing::Test
     static Ptr<CollectiveCommunicator> InstantComm(uint32_t n)
     {
         Ptr<CollectiveCommunicator> comm = CreateObject<CollectiveCommunicator>();
-        comm->SetTransport(Create<InstantTransport>(n));
+        comm->SetTransport(CreateObject<InstantTransport>(n));
         comm->SetAlgorithm(CollectiveHelper::CreateAlgorithm("ring"));
         return comm;
     }

@@ -5,11 +5,15 @@
 #include "ipoib-address.h"
 
 #include "ns3/assert.h"
+#include "ns3/ib-ns3-compat.h"
+#include "ns3/log.h"
 
 #include <iomanip>
 
 namespace ns3
 {
+
+NS_LOG_COMPONENT_DEFINE("IpoibAddress");
 
 IpoibAddress::IpoibAddress()
 {
@@ -136,7 +140,8 @@ IpoibAddress::IsMatchingType(const Address& address)
 uint8_t
 IpoibAddress::GetType()
 {
-    static uint8_t type = Address::Register();
+    // Hardware addresses are of kind "MacAddress": ARP and ND decode 20-byte ones as such.
+    static uint8_t type = ib_compat::RegisterAddressType("MacAddress", LENGTH);
     return type;
 }
 

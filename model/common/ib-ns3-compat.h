@@ -1,0 +1,104 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_NS3_COMPAT_H
+#define IB_NS3_COMPAT_H
+
+// The one place where the module's code differs by ns-3 release (3.37 to 3.48). Each
+// difference is detected from the API itself, not from a version number (an in-tree build
+// need not have version-defines.h), and named here once.
+
+#include "ns3/address.h"
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace ns3
+{
+namespace ib_compat
+{
+namespace detail
+{
+
+/// Address::Register(kind, length): ns-3 3.44 and later.
+template <typename A>
+auto
+RegisterAddress(const std::string& kind, uint8_t length, int) -> decltype(A::Register(kind, length))
+{
+    return A::Register(kind, length);
+}
+
+/// Address::Register(): ns-3 3.43 and earlier.
+template <typename A>
+uint8_t
+RegisterAddress(const std::string&, uint8_t, long)
+{
+    return A::Register();
+}
+
+/// Whether Address has SetType(kind, length) (ns-3 3.44 and later).
+template <typename A, typename = void>
+struct HasSetType : std::false_type
+{
+};
+
+/// See above.
+template <typename A>
+struct HasSetType<A, std::void_t<decltype(std::declval<A&>().SetType(std::string(), uint8_t()))>>
+    : std::true_type
+{
+};
+
+} // namespace detail
+
+/**
+ * @ingroup infiniband-common
+ * Whether an Address carries the kind of address it holds (ns-3 3.44 and later), so that a
+ * header decoder types it ("MacAddress" of the decoded length) instead of leaving it
+ * untyped (type 0, which older releases let every address class of that length accept).
+ */
+constexpr bool ADDRESSES_HAVE_KINDS = detail::HasSetType<Address>::value;
+
+/**
+ * @ingroup infiniband-common
+ * Register an address class with ns-3 (Address::Register).
+ * @param kind its kind, as header decoders name it ("MacAddress" for hardware addresses);
+ *        only newer releases take it
+ * @param length its length in bytes; only newer releases take it
+ * @return the type number of the class
+ */
+inline uint8_t
+RegisterAddressType(const std::string& kind, uint8_t length)
+{
+    return detail::RegisterAddress<Address>(kind, length, 0);
+}
+
+/**
+ * @ingroup infiniband-common
+ * An address as ns-3's header decoders (ArpHeader, Icmpv6 options) return one read from
+ * the wire: untyped on older releases, typed by @p kind and @p length on newer ones.
+ * @param kind the kind the decoder gives it ("MacAddress")
+ * @param bytes the address bytes
+ * @param length their number
+ * @return the address
+ */
+template <typename A = Address>
+A
+DecodedAddress(const std::string& kind, const uint8_t* bytes, uint8_t length)
+{
+    A a;
+    if constexpr (detail::HasSetType<A>::value)
+    {
+        a.SetType(kind, length);
+    }
+    a.CopyFrom(bytes, length);
+    return a;
+}
+
+} // namespace ib_compat
+} // namespace ns3
+
+#endif // IB_NS3_COMPAT_H
