@@ -24,7 +24,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Builds communicators (CollectiveCommunicator) over hosts of an IbFabric (RDMA,
  * CollectiveIbTransport) or over nodes with IPv4 and TCP (CollectiveTcpTransport), and
  * runs collective operations to completion.

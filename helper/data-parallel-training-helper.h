@@ -18,7 +18,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Sets up a data-parallel training job: one DataParallelTrainingJob over a
  * communicator, and one DataParallelTrainingApplication per server node, in rank order.
  */

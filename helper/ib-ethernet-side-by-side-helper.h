@@ -26,7 +26,7 @@ namespace ns3
 class IbTopology;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief The two fabrics of an IbEthernetSideBySideHelper scenario.
  */
 struct IbEthernetSideBySide
@@ -54,7 +54,7 @@ struct IbEthernetSideBySide
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Builds one scenario with an InfiniBand fabric and an Ethernet fabric of the same
  * shape side by side, shared by the same hosts, in one Simulator.
  *

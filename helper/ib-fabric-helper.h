@@ -24,7 +24,7 @@ class IbSubnetManager;
 class IbSwitch;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief An InfiniBand fabric built in ns-3: its nodes, ports and the subnet manager
  * that brought it up.
  */
@@ -49,7 +49,7 @@ struct IbFabric
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Turns an IbTopology (from IbTopologyBuilder, an ibnetdiscover file, or built
  * by hand) into ns-3 nodes, IbNetDevice ports, IbSwitch objects and IbChannel cables,
  * then brings the subnet up with an IbSubnetManager.

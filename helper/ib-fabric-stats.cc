@@ -12,6 +12,7 @@
 #include "ns3/ib-packet.h"
 #include "ns3/ib-raw-traffic-application.h"
 #include "ns3/ib-switch.h"
+#include "ns3/log.h"
 #include "ns3/names.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
@@ -23,6 +24,8 @@
 
 namespace ns3
 {
+
+NS_LOG_COMPONENT_DEFINE("IbFabricStats");
 
 void
 IbFabricStats::Install(const IbFabric& fabric, Time start)

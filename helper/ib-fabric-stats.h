@@ -23,7 +23,7 @@ class Packet;
 struct IbFabric;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Per-flow throughput and per-port utilisation of a fabric, measured over a
  * window [start, stop) of simulated time, for examples and experiments.
  *

@@ -18,7 +18,7 @@ namespace ns3
 class IbNetDevice;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Builds InfiniBand links (two IbNetDevice ports joined by an IbChannel), in the
  * style of PointToPointHelper, and enables pcap and ascii tracing on them.
  *

@@ -18,7 +18,7 @@ namespace ns3
 struct IbFabric;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Splits a fabric over the ranks of a distributed (MPI) simulation: which rank
  * simulates which topology node, and what that split costs.
  *

@@ -19,7 +19,7 @@ class IbSubnetManager;
 class Node;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Sets up a perftest benchmark between two hosts: an IbPerftestApplication on
  * each (client and server), with the RC queue pair, completion queues and buffer each
  * side needs, created through the hosts' IbHca and connected as perftest does after its

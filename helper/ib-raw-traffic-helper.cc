@@ -6,11 +6,14 @@
 
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-raw-traffic-application.h"
+#include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/uinteger.h"
 
 namespace ns3
 {
+
+NS_LOG_COMPONENT_DEFINE("IbRawTrafficHelper");
 
 IbRawTrafficHelper::IbRawTrafficHelper(uint16_t dlid)
 {

@@ -15,7 +15,7 @@ class IbNetDevice;
 class Node;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Installs IbRawTrafficApplication on ports.
  */
 class IbRawTrafficHelper

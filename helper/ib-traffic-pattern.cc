@@ -10,6 +10,7 @@
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-raw-traffic-application.h"
 #include "ns3/ib-subnet-manager.h"
+#include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/uinteger.h"
 
@@ -18,6 +19,8 @@
 
 namespace ns3
 {
+
+NS_LOG_COMPONENT_DEFINE("IbTrafficPattern");
 
 namespace
 {

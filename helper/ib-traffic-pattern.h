@@ -19,7 +19,7 @@ namespace ns3
 struct IbFabric;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Classic traffic patterns over the hosts of a fabric, and raw IB flows for them.
  *
  * A pattern is a list of (source host, destination host) pairs, by host index in

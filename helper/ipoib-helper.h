@@ -23,7 +23,7 @@ namespace ns3
 class IpoibNetDevice;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Puts IP over InfiniBand (IpoibNetDevice) on every host of an IbFabric, so that
  * InternetStackHelper, Ipv4AddressHelper and any ns-3 IP application can use it.
  *

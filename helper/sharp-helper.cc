@@ -6,10 +6,13 @@
 
 #include "ns3/abort.h"
 #include "ns3/ib-switch.h"
+#include "ns3/log.h"
 #include "ns3/node.h"
 
 namespace ns3
 {
+
+NS_LOG_COMPONENT_DEFINE("SharpHelper");
 
 SharpHelper::SharpHelper()
 {

@@ -18,7 +18,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-helper
  * @brief Puts SHARP aggregation nodes into the switches of a fabric and creates the
  * aggregation manager that builds trees over them.
  *

@@ -25,7 +25,7 @@ class IbMemoryRegion;
 class IbQueuePair;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-apps
  * @brief What the two perftest processes exchange out of band (over TCP or rdma_cm)
  * before a test: how to reach the peer's queue pair and its buffer.
  */
@@ -39,7 +39,7 @@ struct IbPerftestEndpoint
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-apps
  * @brief One line of a perftest report: the measurement of one message size.
  *
  * Bandwidth tests fill the BW fields, latency tests the t_ fields (microseconds); see
@@ -67,7 +67,7 @@ struct IbPerftestResult
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-apps
  * @brief One side (client or server) of a perftest benchmark (ib_write_bw, ib_write_lat,
  * ib_read_bw, ib_read_lat, ib_send_bw, ib_send_lat, ib_atomic_lat) over an RC queue pair
  * of the node's IbHca.

@@ -18,7 +18,7 @@ class IbNetDevice;
 class Packet;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-apps
  * @brief Sends raw IBA packets (RC SEND Only, virtual payload) from one port, to drive a
  * link or fabric before any transport is involved.
  *

@@ -25,7 +25,7 @@ namespace ns3
 class CollectiveTransport;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief A communicator: ranks 0..n-1 of a CollectiveTransport, and the engine that runs
  * collective operations on them with a CollectiveAlgorithm.
  *

@@ -11,7 +11,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief Recursive halving-doubling allreduce (Rabenseifner): a reduce-scatter by
  * recursive halving (log2 n exchanges with partners rank XOR n/2, n/4, ..., 1, exchanging
  * S/2, S/4, ...) and an allgather by recursive doubling in the reverse order: 2(n-1)/n * S

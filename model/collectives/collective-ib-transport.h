@@ -25,7 +25,7 @@ class IbQueuePair;
 class IbSubnetManager;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief CollectiveTransport over the RDMA transport: one RC queue pair per pair of ranks
  * that talk (created and connected the first time they do), messages cut into fragments of
  * at most SlotSize bytes, each sent as SEND_WITH_IMM into one of RecvSlots receive buffers

@@ -11,7 +11,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief Recursive-doubling allreduce: log2 n rounds; in round k every rank exchanges its
  * whole buffer with rank XOR 2^k and reduces what it receives. log2 n message latencies
  * (half of halving-doubling's 2 log2 n) but log2 n * S bytes per rank, so it is the

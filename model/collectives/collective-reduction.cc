@@ -5,6 +5,7 @@
 #include "collective-reduction.h"
 
 #include "ns3/abort.h"
+#include "ns3/log.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,8 @@
 
 namespace ns3
 {
+
+NS_LOG_COMPONENT_DEFINE("CollectiveReduction");
 
 namespace
 {

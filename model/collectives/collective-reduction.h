@@ -12,7 +12,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief Element type of a collective operation's buffer.
  */
 enum class CollectiveDataType : uint8_t
@@ -28,7 +28,7 @@ enum class CollectiveDataType : uint8_t
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief Reduction operator of a collective operation.
  */
 enum class CollectiveRedOp : uint8_t
@@ -43,7 +43,7 @@ enum class CollectiveRedOp : uint8_t
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief Element-wise reductions on raw byte buffers, for every CollectiveDataType and
  * CollectiveRedOp. FLOAT16 and BFLOAT16 elements are converted to float, combined, and
  * rounded back to nearest-even.

@@ -11,7 +11,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief Ring allreduce: a ring reduce-scatter and a ring allgather over n segments of
  * S/n bytes, 2(n-1) steps; every rank sends and receives 2(n-1)/n * S bytes, the minimum, so
  * it is bandwidth-optimal, with 2(n-1) message latencies. Works for any n.

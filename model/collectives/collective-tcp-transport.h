@@ -24,7 +24,7 @@ class Socket;
 class Address;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief CollectiveTransport over ns-3 TCP sockets, for any IPv4 fabric (Ethernet,
  * point-to-point, ...): one connection per pair of ranks, opened by Setup (the lower rank
  * connects to the higher one's listening socket and first sends its rank), so that the

@@ -14,7 +14,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief Point-to-point message transport between the ranks 0..n-1 of a communicator,
  * the only thing the collective algorithms use (CollectiveIbTransport over RDMA,
  * CollectiveTcpTransport over TCP/IP).

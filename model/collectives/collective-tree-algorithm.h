@@ -11,7 +11,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-collectives
  * @brief Tree allreduce: a binomial-tree reduce to rank 0 followed by a binomial-tree
  * broadcast, both pipelined in chunks (a chunk moves on as soon as it has arrived, or has
  * been reduced from all children). 2 ceil(log2 n) message latencies for a small message;

@@ -16,7 +16,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-common
  * @brief A first-in first-out queue in a ring buffer.
  *
  * Unlike std::deque (which allocates a map and a node on construction in libstdc++),

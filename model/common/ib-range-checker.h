@@ -18,7 +18,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-common
  * @brief An attribute checker for a range of values that says what is wrong.
  *
  * ns-3 reports a value its checker refuses as "Invalid value for attribute set (Name) on

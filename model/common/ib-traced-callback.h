@@ -14,7 +14,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-common
  * @brief A TracedCallback that keeps a bit of its owner's mask set while anything is
  * connected to it.
  *

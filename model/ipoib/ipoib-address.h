@@ -15,7 +15,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-ipoib
  * @brief The 20-byte IPoIB link-layer address (RFC 4391 section 9.1.1): one byte of
  * flags/reserved, the 24-bit QP number, then the 16-byte port GID.
  *
@@ -124,7 +124,7 @@ class IpoibAddress
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-ipoib
  * @param os stream
  * @param a address
  * @return os, with "qpn=0x000002 gid=fe80:..." written

@@ -4,10 +4,14 @@
 
 #include "ipoib-header.h"
 
+#include "ns3/log.h"
+
 #include <iomanip>
 
 namespace ns3
 {
+
+NS_LOG_COMPONENT_DEFINE("IpoibHeader");
 
 NS_OBJECT_ENSURE_REGISTERED(IpoibHeader);
 

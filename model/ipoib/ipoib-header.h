@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-ipoib
  * @brief The 4-byte IPoIB encapsulation header (RFC 4391 section 6): a 16-bit EtherType
  * (0x0800 IPv4, 0x0806 ARP, 0x86DD IPv6) and 16 reserved bits, sent as zero.
  */

@@ -31,7 +31,7 @@ class IbSubnetManager;
 class Packet;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-ipoib
  * @brief IP over InfiniBand in datagram mode (RFC 4391/4392), as an ns3::NetDevice on
  * top of a UD queue pair of the node's IbHca.
  *

@@ -23,7 +23,7 @@ class IbNetDevice;
 class Packet;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-link
  * @brief A full-duplex InfiniBand cable between exactly two ports.
  *
  * Each direction is an independent serial link; the channel only adds the propagation

@@ -15,7 +15,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-link
  * @brief InfiniBand link speeds and widths, and the data rate they give.
  *
  * The per-lane figures come from the IBA speed table (IB-REFERENCE.md section 3):

@@ -12,7 +12,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-link
  * @brief One reference to a packet, handed from queue to queue without touching the packet.
  *
  * What a Ptr<Packet> holds (one count of the packet's reference count), but movable:

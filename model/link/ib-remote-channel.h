@@ -19,7 +19,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-link
  * @brief One-byte prefix that an IbRemoteChannel puts in front of a packet it ships to
  * another MPI rank: it says whether the packet is a data packet or a link-level
  * flow-control packet, the one fact IbChannel::Transmit passes besides the packet.
@@ -67,7 +67,7 @@ class IbRemoteHeader : public Header
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-link
  * @brief An InfiniBand cable whose two ports are on different MPI ranks of a
  * distributed simulation (ns-3's DistributedSimulatorImpl or NullMessageSimulatorImpl).
  *

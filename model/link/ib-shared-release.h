@@ -13,7 +13,7 @@ namespace ns3
 class IbNetDevice;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-link
  * @brief The input buffer of a packet a switch sends out of several ports (multicast).
  *
  * The buffer is released when the last copy has left, so that the slowest member's output

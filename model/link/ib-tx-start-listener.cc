@@ -6,8 +6,12 @@
 
 #include "ib-net-device.h"
 
+#include "ns3/log.h"
+
 namespace ns3
 {
+
+NS_LOG_COMPONENT_DEFINE("IbTxStartListener");
 
 IbTxStartListener::~IbTxStartListener()
 {

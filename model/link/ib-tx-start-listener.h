@@ -13,7 +13,7 @@ namespace ns3
 class IbNetDevice;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-link
  * @brief Told by an IbNetDevice each time it starts to transmit a data packet: how a source
  * that keeps one of the port's VL queues filled learns that there is room again.
  *

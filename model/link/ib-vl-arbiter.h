@@ -14,7 +14,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-link
  * @brief The VL arbiter of an output port (IBA vol. 1, 7.6.9).
  *
  * Two tables of (VL, weight) entries, high and low priority. The weight of an entry is

@@ -15,7 +15,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-scheduler
  * @brief An event scheduler for large fabrics: a 4-ary heap of events in one array.
  *
  * Same order as every ns-3 scheduler (time, then insertion), so a simulation gives the

@@ -20,7 +20,7 @@ namespace ns3
 class IbHeapScheduler;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-scheduler
  * @brief An event scheduler for fabrics: a timing wheel of one-tick buckets for the near
  * future, a heap for the rest.
  *

@@ -20,7 +20,7 @@ namespace ns3
 class IbHca;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-sharp
  * @brief The SHARP aggregation manager (AM): knows the fabric's aggregation nodes and
  * builds one aggregation tree per group of hosts on the subnet manager's routes.
  *

@@ -27,7 +27,7 @@ class Packet;
 class SharpAggregationNode;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-sharp
  * @brief What one fragment sequence number of a SHARP tree carries (see SharpTree).
  */
 struct SharpFragment
@@ -41,7 +41,7 @@ struct SharpFragment
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-sharp
  * @brief A SHARP aggregation tree: built by SharpAggregationManager over the subnet
  * manager's routes for one group of hosts (a communicator), shared by the aggregation
  * nodes on it and by the hosts' SharpCollectiveAlgorithm.
@@ -97,7 +97,7 @@ class SharpTree : public SimpleRefCount<SharpTree>
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-sharp
  * @brief A SHARP aggregation node (AN): the reduction engine of one switch ASIC.
  *
  * Aggregated to a switch's Node and attached to its IbSwitch, it receives the packets

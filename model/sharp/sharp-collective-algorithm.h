@@ -27,7 +27,7 @@ class IbQueuePair;
 class SharpAggregationManager;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-sharp
  * @brief SHARP in-network allreduce, reduce and barrier: the hosts' side of SHARP.
  *
  * Setup gives every rank a UD queue pair and asks the SharpAggregationManager for an

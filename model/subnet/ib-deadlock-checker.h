@@ -17,7 +17,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief Checks routing tables for credit deadlocks and unreachable destinations.
  *
  * A channel is a directed link, named by its sending end (node, output port). The routes
@@ -34,7 +34,7 @@ class IbDeadlockChecker
 {
   public:
     /**
-     * @ingroup infiniband
+     * @ingroup infiniband-subnet
      * @brief A cycle of channel dependencies.
      */
     struct Cycle

@@ -18,7 +18,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief Writes and reads linear forwarding tables in the text layout ibroute and
  * dump_fts print, which OpenSM's "file" routing engine loads as an opensm-lfts.dump
  * (OpenSM's own dump_lfts output, with decimal ranges and "#" comments, is read too).

@@ -15,7 +15,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief Assigns LIDs the way OpenSM does by default, producing the IbRoutingProblem a
  * routing engine works on.
  *

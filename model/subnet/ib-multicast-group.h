@@ -18,7 +18,7 @@ class IbNetDevice;
 class IbSubnetManager;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief Builds an InfiniBand multicast group the way a subnet manager does (IBA
  * 14.2.5.x, OpenSM's multicast manager in spirit): one spanning tree of the switches,
  * pruned to the branches that lead to members, programmed into every switch's multicast

@@ -14,7 +14,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief Reads a fabric description in `ibnetdiscover` text format, or in ibsim's
  * simplified form of it, into an IbTopology.
  *

@@ -23,7 +23,7 @@ class IbNetDevice;
 class IbSwitch;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief The path record a subnet manager answers for a (source, destination) pair.
  */
 struct IbPathRecord
@@ -38,7 +38,7 @@ struct IbPathRecord
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief A subnet manager: discovers the fabric from the ns-3 nodes and IB cables,
  * assigns LIDs, computes routes with an OpenSM-named routing engine, programs every
  * switch's LFT and SL-to-VL tables, checks for credit deadlocks and answers path

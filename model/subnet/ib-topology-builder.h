@@ -15,7 +15,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief Builds regular fabrics (fat trees, k-ary n-trees, rings, chains) as IbTopology
  * descriptions.
  *

@@ -15,7 +15,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief A fabric as the subnet manager sees it: switches, channel adapters (HCAs),
  * their numbered ports, and the cables between them.
  *

@@ -19,7 +19,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-transport
  * @brief A completion queue (ibv_cq): work completions of the queue pairs attached to
  * it, in the order the HCA generates them.
  *

@@ -15,7 +15,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-transport
  * @brief A registered memory region (ibv_mr): a range of host virtual addresses with a
  * local key, a remote key and access rights, created by IbHca::RegisterMemory.
  *

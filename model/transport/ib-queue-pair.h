@@ -29,7 +29,7 @@ class IbNetDevice;
 class Packet;
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-transport
  * @brief Counters of one queue pair.
  */
 struct IbQpCounters
@@ -55,7 +55,7 @@ struct IbQpCounters
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-transport
  * @brief A queue pair (ibv_qp) of the RC or UD transport service, created by
  * IbHca::CreateQp.
  *

@@ -4,10 +4,14 @@
 
 #include "ib-verbs.h"
 
+#include "ns3/log.h"
+
 #include <array>
 
 namespace ns3
 {
+
+NS_LOG_COMPONENT_DEFINE("IbVerbs");
 
 const char*
 IbWcStatusName(IbWcStatus s)

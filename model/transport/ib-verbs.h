@@ -14,7 +14,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-transport
  * @brief Types of the verbs-like API of the RDMA transport (IbHca, IbQueuePair,
  * IbCompletionQueue, IbMemoryRegion), close to libibverbs in spirit: work requests are
  * posted to queue pairs, their completions arrive on completion queues.
@@ -170,21 +170,21 @@ struct IbQpAttr
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-transport
  * @param s a status
  * @return its libibverbs-style name, e.g. "REM_ACCESS_ERR"
  */
 const char* IbWcStatusName(IbWcStatus s);
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-transport
  * @param code an IBA RNR timer code (0..31)
  * @return the time it stands for (IBA table 45: code 0 = 655.36 ms, 1 = 0.01 ms, ...)
  */
 Time IbRnrTimerValue(uint8_t code);
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-transport
  * @param timeout an IBA local ACK timeout exponent (0 = infinite)
  * @return 4.096 us * 2^timeout, or Time::Max() for 0 (no timeout)
  */

@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief InfiniBand ACK Extended Transport Header (AETH), 4 bytes.
  *
  * Wire layout (big-endian): Syndrome 8 | MSN 24. Syndrome bit 7 is reserved, bits 6..5 give the

@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief InfiniBand Atomic Acknowledge Extended Transport Header (AtomicAckETH), 8 bytes.
  *
  * Wire layout: the 64-bit original remote data, big-endian. Follows the AETH in an RC ATOMIC

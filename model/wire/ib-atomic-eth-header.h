@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief InfiniBand Atomic Extended Transport Header (AtomicETH), 28 bytes.
  *
  * Wire layout (big-endian): VA 64 | R_Key 32 | SwapOrAdd 64 | Compare 64. Carried by

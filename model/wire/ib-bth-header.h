@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief BTH OpCode values of the RC and UD transports (upper 3 bits: transport, lower 5:
  * operation).
  */
@@ -45,7 +45,7 @@ struct IbOpcode
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief InfiniBand Base Transport Header (BTH), 12 bytes.
  *
  * Wire layout (big-endian): OpCode 8 | SE 1, M 1, PadCnt 2, TVer 4 | P_Key 16 |

@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief The CRC trailer of an InfiniBand packet: ICRC (4 bytes) then VCRC (2 bytes).
  *
  * Both values are written least significant byte first (see IbCrc). Raw packets (LRH LNH 0 or

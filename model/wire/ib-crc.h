@@ -11,7 +11,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief The CRCs of the InfiniBand link and transport layers: ICRC, VCRC and LPCRC.
  *
  * All functions are static and thread-safe; the class has no state.

@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief InfiniBand Datagram Extended Transport Header (DETH), 8 bytes, carried by UD packets.
  *
  * Wire layout (big-endian): Q_Key 32 | reserved 8, SrcQP 24. The reserved byte is written as 0

@@ -12,7 +12,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief The 16-byte Endace ERF record header that precedes each InfiniBand packet in a
  * pcap file of link type 197 (LINKTYPE_ERF), as Mellanox ibdump writes it.
  *

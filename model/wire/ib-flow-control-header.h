@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief InfiniBand link-level flow-control packet, 6 bytes.
  *
  * Wire layout: Op 4, FCTBS 12 | VL 4, FCCL 12 (big-endian) | LPCRC 16. The LPCRC is computed by

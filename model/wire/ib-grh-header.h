@@ -14,7 +14,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief InfiniBand Global Route Header (GRH), 40 bytes, present when the LRH LNH is 3.
  *
  * Wire layout (big-endian): IPVer 4, TClass 8, FlowLabel 20 | PayLen 16, NxtHdr 8, HopLmt 8 |

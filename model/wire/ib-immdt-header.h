@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief InfiniBand Immediate Data Extended Transport Header (ImmDt), 4 bytes.
  *
  * Wire layout: the 32-bit immediate data, big-endian. Carried by the "with Immediate" opcodes.

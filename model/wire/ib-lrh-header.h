@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief InfiniBand Local Route Header (LRH), 8 bytes, first header of every packet.
  *
  * Wire layout (big-endian): VL 4, LVer 4 | SL 4, reserved 2, LNH 2 | DLID 16 |

@@ -22,7 +22,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief Validating parser of one InfiniBand packet given as contiguous wire bytes.
  *
  * Parse() takes the bytes from the first LRH byte through the VCRC (as in an ibdump/ERF

@@ -18,7 +18,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief Assembles and edits complete IBA packets (LRH ... ICRC VCRC) held in ns3::Packet.
  *
  * The packet's bytes are always the bytes on the wire: LRH PktLen, BTH PadCnt, GRH

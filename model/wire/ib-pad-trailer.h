@@ -11,7 +11,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief The 0 to 3 zero bytes that pad an IBA payload to a multiple of 4 bytes.
  *
  * A Trailer rather than Packet::AddPaddingAtEnd because the latter leaves the new bytes

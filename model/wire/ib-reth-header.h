@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief InfiniBand RDMA Extended Transport Header (RETH), 16 bytes.
  *
  * Wire layout (big-endian): VA 64 | R_Key 32 | DMA length 32. Carried by RDMA WRITE First/Only

@@ -11,7 +11,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-wire
  * @brief Raw Header (RWH) of an IBA raw datagram (LRH LNH = 0).
  *
  * 4 bytes: 16 reserved bits, then the 16-bit EtherType of the payload. A raw datagram is

@@ -14,7 +14,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief OpenSM's "dfsssp" engine: deadlock-free single-source shortest-path routing
  * (Hoefler et al., "Optimized routing for large-scale InfiniBand networks", 2009;
  * Domke et al., "Deadlock-free oblivious routing for arbitrary topologies", 2011).

@@ -17,7 +17,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief What a routing engine is asked to route: a topology and the subnet manager's
  * LID assignment.
  */
@@ -43,7 +43,7 @@ struct IbRoutingProblem
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief The result of routing: a linear forwarding table per switch, and optionally a
  * service level per (source CA, destination LID) for engines that avoid deadlock by
  * spreading routes over VLs.
@@ -76,7 +76,7 @@ struct IbRoutingTables
 };
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief Base class of the routing engines (named as OpenSM names them).
  *
  * An engine fills an LFT for every switch so that every CA LID is reachable from every

@@ -13,7 +13,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief OpenSM's "file" engine: loads the forwarding tables from an opensm-lfts.dump
  * (format: IbLftDump), for example one dumped by OpenSM or dump_fts on a real cluster.
  *

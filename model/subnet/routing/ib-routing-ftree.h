@@ -15,7 +15,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief OpenSM's "ftree" engine: d-mod-k routing for fat trees.
  *
  * Levels come from IbTopology::Node::level (0 = leaves) when every switch has one, else

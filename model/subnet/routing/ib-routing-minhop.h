@@ -17,7 +17,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief OpenSM's default engine "minhop": shortest paths in switch hops, balanced.
  *
  * For every destination switch a BFS over the switch graph gives every switch its hop
@@ -52,7 +52,7 @@ class IbMinHopRouting : public IbRoutingEngine
     ~IbMinHopRouting() override;
 
     /**
-     * @ingroup infiniband
+     * @ingroup infiniband-subnet
      * @brief The switches of a fabric as a graph, for the engines.
      */
     struct SwitchGraph
@@ -83,7 +83,7 @@ class IbMinHopRouting : public IbRoutingEngine
     };
 
     /**
-     * @ingroup infiniband
+     * @ingroup infiniband-subnet
      * @brief Candidate output ports of every switch towards one destination switch.
      */
     struct PortCandidates

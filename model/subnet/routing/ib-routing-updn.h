@@ -15,7 +15,7 @@ namespace ns3
 {
 
 /**
- * @ingroup infiniband
+ * @ingroup infiniband-subnet
  * @brief OpenSM's "updn" engine: up*\/down* routing, deadlock-free on any topology.
  *
  * Switches are ranked by BFS distance from the root switches (rank 0). A move from
