@@ -25,7 +25,8 @@
 #   BUILD_DIR       the build folder (default <repo>/build-ns3-newer)
 #   JOBS            parallel build jobs (default 2)
 #
-# About 20 minutes on two cores. Needs network access to deb.debian.org (Debian packages).
+# About 20 minutes on two cores. The packages come from the Debian archive that apt's
+# sources on this machine already use (utils/apt-mirror.sh), with the suite set above.
 
 set -euo pipefail
 
@@ -68,8 +69,15 @@ CONFIG_DIR=$ROOT/usr/lib/x86_64-linux-gnu/cmake/ns3
 if [[ ! -f $CONFIG_DIR/ns3Config.cmake ]]; then
   log "fetching libns3-dev and libns3 from Debian $SUITE"
   mkdir -p "$NEWER/apt/lists/partial" "$NEWER/debs"
+  # shellcheck source=utils/apt-mirror.sh
+  source "$IB_REPO/utils/apt-mirror.sh"
+  if ! mirror=$(ib_debian_mirror); then
+    echo "build-newer-ns3: apt's sources name no Debian archive to take $SUITE's packages" >&2
+    echo "  from; configure one in /etc/apt/sources.list(.d) and run this again" >&2
+    exit 1
+  fi
   echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-    "http://deb.debian.org/debian $SUITE main" >"$NEWER/apt/sources.list"
+    "$mirror $SUITE main" >"$NEWER/apt/sources.list"
   APT=(-o "Dir::Etc::SourceList=$NEWER/apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
     -o "Dir::State::Lists=$NEWER/apt/lists" -o "Dir::Cache=$NEWER/apt")
   apt-get "${APT[@]}" update >/dev/null
