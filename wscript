@@ -105,7 +105,8 @@ def build(bld):
             gtest = bld.create_ns3_program('infiniband-gtest', [IB_MODULE] + IB_DEPENDENCIES)
             gtest.source = gtest_sources
             _use(gtest, 'BOOST', 'GTEST', 'IBCXX17')
-            gtest.defines = ['IB_TSHARK_TESTS=1']
+            gtest.defines = ['IB_TSHARK_TESTS=1',
+                             'IB_SOURCE_DIR="%s"' % bld.path.abspath()]
 
     if bld.env['ENABLE_EXAMPLES']:
         for source in _glob(bld, 'examples/*.cc'):

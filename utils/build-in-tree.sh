@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Builds this module in-tree, as contrib/infiniband of Debian 12's ns-3 3.37 source tree,
-# then runs the module's GoogleTest binary and one example there.
+# Builds this module in-tree, as contrib/infiniband of an ns-3 source tree (Debian 12's
+# ns-3 3.37 source by default, or one you give), then runs there the module's GoogleTest
+# binary, ns-3's test.py on the module's suite and its examples-to-run list, and one example.
 #
-#   bash utils/build-in-tree.sh [--mpi] [--all-tests] [--fresh] [--fetch-only]
+#   bash utils/build-in-tree.sh [--ns3=PATH] [--mpi] [--all-tests] [--fresh] [--fetch-only]
 #
+#   --ns3=PATH    an ns-3 source tree to use: a folder (ns-3.48/, say) or a release tarball
+#                 (ns-3.48.tar.bz2, ns-3.48-trimmed.tar.gz), unpacked once under
+#                 $NS3_SRC_DIR; default: Debian's ns-3 3.37 source (apt-get source ns3)
 #   --mpi         configure ns-3 with --enable-mpi (installs libopenmpi-dev if missing)
 #   --all-tests   build the examples and tests of every enabled ns-3 module, not only
 #                 this module's (slower)
@@ -15,6 +19,7 @@
 #                 it is already there (`apt-get source ns3` runs only once)
 #   JOBS          parallel build jobs (default 2)
 #   IB_EXAMPLE    example to run, with arguments (default "ib-link --pcap=true")
+#   IB_TESTPY     0: skip test.py (default 1)
 #
 # Fetching the source needs root once: it adds a deb-src line for Debian's main archive
 # (/etc/apt/sources.list.d/debian-src.list) if none is configured, and runs apt-get update.
@@ -32,15 +37,16 @@ IB_EXAMPLE=${IB_EXAMPLE:-ib-link --pcap=true}
 # point-to-point are enabled, without enabling csma: test-runner then fails to link.
 NS3_MODULES='infiniband;core;network;internet;internet-apps;point-to-point;applications;flow-monitor;csma'
 
-opt_mpi=0 opt_all_tests=0 opt_fresh=0 opt_fetch_only=0
+opt_mpi=0 opt_all_tests=0 opt_fresh=0 opt_fetch_only=0 opt_ns3=
 for arg in "$@"; do
   case "$arg" in
+    --ns3=*) opt_ns3=${arg#--ns3=} ;;
     --mpi) opt_mpi=1 ;;
     --all-tests) opt_all_tests=1 ;;
     --fresh) opt_fresh=1 ;;
     --fetch-only) opt_fetch_only=1 ;;
     -h | --help)
-      sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -63,6 +69,8 @@ fi
 export IB_EXTRA_DEPS
 # shellcheck source=utils/install-deps.sh
 source "$IB_UTILS_DIR/install-deps.sh"
+# shellcheck source=utils/apt-mirror.sh
+source "$IB_UTILS_DIR/apt-mirror.sh"
 
 # ------------------------------------------------------------------ ns-3 source
 find_ns3_tree() {
@@ -81,16 +89,56 @@ have_deb_src() {
     grep -qsE '^[[:space:]]*Types:.*[[:space:]]deb-src([[:space:]]|$)' /etc/apt/sources.list.d/*.sources
 }
 
-if ! NS3_TREE=$(find_ns3_tree); then
+# A tree the user gave: a folder, or a tarball unpacked once under $NS3_SRC_DIR.
+user_ns3_tree() {
+  local path=$1 name dir
+  if [[ -d $path ]]; then
+    (cd "$path" && pwd)
+    return 0
+  fi
+  if [[ ! -f $path ]]; then
+    echo "build-in-tree: --ns3=$path: no such folder or file; give an ns-3 source folder or" \
+      "release tarball" >&2
+    return 1
+  fi
+  name=$(basename "$path")
+  name=${name%.tar.*}
+  name=${name%.tgz}
+  dir="$NS3_SRC_DIR/$name"
+  if [[ ! -d $dir ]]; then
+    mkdir -p "$dir"
+    tar -C "$dir" -xf "$path"
+  fi
+  local top
+  for top in "$dir" "$dir"/*/; do
+    if [[ -x "$top/ns3" && -f "$top/CMakeLists.txt" ]]; then
+      (cd "$top" && pwd)
+      return 0
+    fi
+  done
+  echo "build-in-tree: --ns3=$path: no ns-3 source tree (a folder with ./ns3 and" \
+    "CMakeLists.txt) inside it" >&2
+  return 1
+}
+
+if [[ -n $opt_ns3 ]]; then
+  NS3_TREE=$(user_ns3_tree "$opt_ns3")
+  step "using ns-3 source tree $NS3_TREE"
+elif ! NS3_TREE=$(find_ns3_tree); then
   step "fetching Debian's ns-3 3.37 source into $NS3_SRC_DIR"
   if [[ "$(id -u)" -ne 0 ]] && ! have_deb_src; then
-    echo "build-in-tree: no deb-src entry in apt's sources; as root run:" >&2
-    echo "  echo 'deb-src http://deb.debian.org/debian bookworm main' > /etc/apt/sources.list.d/debian-src.list && apt-get update" >&2
+    echo "build-in-tree: no deb-src entry in apt's sources; run this script as root (it adds" >&2
+    echo "  one for the Debian archive apt already uses), or add a deb-src line yourself" >&2
     exit 1
   fi
   if ! have_deb_src; then
     codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-    echo "deb-src http://deb.debian.org/debian $codename main" >/etc/apt/sources.list.d/debian-src.list
+    if ! mirror=$(ib_debian_mirror); then
+      echo "build-in-tree: apt's sources name no Debian archive for $codename to take the" >&2
+      echo "  ns-3 source from; add a deb-src line for your mirror and run this again" >&2
+      exit 1
+    fi
+    echo "deb-src $mirror $codename main" >/etc/apt/sources.list.d/debian-src.list
     echo "build-in-tree: added /etc/apt/sources.list.d/debian-src.list"
     apt-get update
   elif ! apt-cache showsrc ns3 2>/dev/null | grep -q '^Package: ns3$'; then
@@ -153,7 +201,7 @@ if [[ -d build/include/ns3 ]]; then
   grep -lZ 'contrib/infiniband/' build/include/ns3/*.h 2>/dev/null | xargs -0 -r rm -f
 fi
 
-configure_args=(configure -G Ninja -d default --enable-examples --enable-tests
+configure_args=(configure -G Ninja -d default --enable-examples --enable-tests --disable-werror
   "--enable-modules=$NS3_MODULES")
 if ((!opt_all_tests)); then
   configure_args+=("--filter-module-examples-and-tests=infiniband")
@@ -200,6 +248,21 @@ if [[ -x "$gtest" ]]; then
 else
   echo "build-in-tree: $gtest was not built (no test/*-test.cc?)" >&2
   status=1
+fi
+
+if [[ ${IB_TESTPY:-1} != 0 ]]; then
+  # ns-3's own harness: the module's TestSuite (which runs the GoogleTest suites, one test
+  # case per test file) and every example of test/examples-to-run.py.
+  step "./test.py --no-build --suite=infiniband"
+  py_status=0
+  python3 ./test.py --no-build --suite=infiniband || py_status=$?
+  echo "build-in-tree: test.py --suite=infiniband exit status $py_status"
+  ((py_status == 0)) || status=$py_status
+  step "./test.py --no-build --constrain=example (test/examples-to-run.py)"
+  py_status=0
+  python3 ./test.py --no-build --constrain=example || py_status=$?
+  echo "build-in-tree: test.py --constrain=example exit status $py_status"
+  ((py_status == 0)) || status=$py_status
 fi
 
 example_name=${IB_EXAMPLE%% *}

@@ -1,0 +1,28 @@
+#! /usr/bin/env python3
+# ns-3's test.py reads this file in an ns-3 source tree (contrib/infiniband/test/): each entry
+# is (example name and arguments, condition to run it, condition to run it under valgrind).
+# `./test.py --example=ib-link` runs one; `./test.py` runs them all with the module's suites.
+# Each argument set is a quick one (a few seconds at most in a release build).
+
+cpp_examples = [
+    ("ib-link", "True", "True"),
+    ("ib-link --pcap=true", "True", "False"),
+    ("ib-fat-tree --hosts=16 --radix=8", "True", "False"),
+    ("ib-fat-tree --routing=dfsssp --pattern=all-to-all --hosts=16 --radix=8", "True", "False"),
+    ("ib-ibnetdiscover", "True", "False"),
+    ("ib-perftest", "True", "False"),
+    ("ib-perftest --test=read_lat --switches=3", "True", "False"),
+    ("ib-vs-ethernet --hosts=4 --bytes=100000", "True", "False"),
+    ("ib-allreduce --hosts=8 --e=1M", "True", "False"),
+    ("ib-allreduce --algo=sharp --hosts=8 --e=64K", "True", "False"),
+    ("ib-allreduce --fabric=tcp --hosts=4 --e=64K", "True", "False"),
+    ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
+    (
+        "ai-training-fabrics --quick --models=resnet50 --fabrics=eth-100,ib-hdr,ib-hdr-sharp "
+        "--iterations=1",
+        "True",
+        "False",
+    ),
+]
+
+python_examples = []
