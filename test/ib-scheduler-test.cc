@@ -10,6 +10,7 @@
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-heap-scheduler.h"
 #include "ns3/ib-net-device.h"
+#include "ns3/ib-prefetch.h"
 #include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-switch.h"
 #include "ns3/ib-timing-wheel-scheduler.h"
@@ -33,8 +34,8 @@ namespace
  * give the same events in the same order. Times: mostly a few steps ahead (many ties),
  * some beyond the timing wheel's span, a few very far; phases that fill and phases that
  * drain, so that the wheel empties and moves on to the heap's first event. Half the
- * inserts come with a prefetch hint (IbTimingWheelScheduler::PrefetchHint), half of those
- * with a second (PrefetchAlso).
+ * inserts come with a prefetch hint (IbPrefetch::Hint), half of those
+ * with a second (IbPrefetch::Also).
  */
 void
 CheckOrderAgainstMapScheduler(const std::string& type)
@@ -81,14 +82,14 @@ CheckOrderAgainstMapScheduler(const std::string& type)
                 const uintptr_t also = rng() % 3 == 0   ? 0
                                        : rng() % 2 == 0 ? first + rng() % 4096
                                                         : number();
-                IbTimingWheelScheduler::PrefetchHint(reinterpret_cast<const void*>(first),
-                                                     static_cast<uint32_t>(rng() % 64),
-                                                     reinterpret_cast<const void*>(also));
+                IbPrefetch::Hint(reinterpret_cast<const void*>(first),
+                                 static_cast<uint32_t>(rng() % 64),
+                                 reinterpret_cast<const void*>(also));
                 if (rng() % 2 == 0)
                 {
-                    IbTimingWheelScheduler::PrefetchAlso(reinterpret_cast<const void*>(number()),
-                                                         static_cast<uint32_t>(rng() % 64),
-                                                         reinterpret_cast<const void*>(number()));
+                    IbPrefetch::Also(reinterpret_cast<const void*>(number()),
+                                     static_cast<uint32_t>(rng() % 64),
+                                     reinterpret_cast<const void*>(number()));
                 }
             }
             heap->Insert(ev);
@@ -136,7 +137,7 @@ CheckOrderAgainstMapScheduler(const std::string& type)
         ++compared;
     }
     EXPECT_TRUE(heap->IsEmpty());
-    IbTimingWheelScheduler::PrefetchHint(nullptr, 0); // none left for the next test
+    IbPrefetch::Hint(nullptr, 0); // none left for the next test
     EXPECT_GT(removed, 5000u);
     EXPECT_GT(compared, 50000u);
     EXPECT_GT(farCompared, 100u); // the wheel emptied and moved on to the heap's first
@@ -201,33 +202,32 @@ TEST(IbTimingWheelScheduler, PrefetchHintsKeepTheirLines)
 {
     // What RemoveNext prefetches is decoded from the 64-bit hint stored with the event:
     // the first line, the count and one extra line up to 65,535 lines further on.
-    using W = IbTimingWheelScheduler;
     const uintptr_t a = 0x7f12345640; // a line
     const auto at = [](uintptr_t x) { return reinterpret_cast<const void*>(x); };
-    uint64_t h = W::EncodeHint(at(a + 10), 3, nullptr);
-    EXPECT_EQ(W::HintFirstLine(h), a);
-    EXPECT_EQ(W::HintLineCount(h), 3u);
-    EXPECT_EQ(W::HintExtraLine(h), 0u);
+    uint64_t h = IbPrefetch::Encode(at(a + 10), 3, nullptr);
+    EXPECT_EQ(IbPrefetch::FirstLine(h), a);
+    EXPECT_EQ(IbPrefetch::LineCount(h), 3u);
+    EXPECT_EQ(IbPrefetch::ExtraLine(h), 0u);
     // A port's per-VL line, 512 bytes or more in.
-    h = W::EncodeHint(at(a + 10), 2, at(a + 512 + 5));
-    EXPECT_EQ(W::HintFirstLine(h), a);
-    EXPECT_EQ(W::HintLineCount(h), 2u);
-    EXPECT_EQ(W::HintExtraLine(h), a + 512);
-    EXPECT_EQ(W::HintExtraLine(W::EncodeHint(at(a), 63, at(a + 64 * 0xFFFF + 63))),
+    h = IbPrefetch::Encode(at(a + 10), 2, at(a + 512 + 5));
+    EXPECT_EQ(IbPrefetch::FirstLine(h), a);
+    EXPECT_EQ(IbPrefetch::LineCount(h), 2u);
+    EXPECT_EQ(IbPrefetch::ExtraLine(h), a + 512);
+    EXPECT_EQ(IbPrefetch::ExtraLine(IbPrefetch::Encode(at(a), 63, at(a + 64 * 0xFFFF + 63))),
               a + 64 * 0xFFFF);
-    EXPECT_EQ(W::HintLineCount(W::EncodeHint(at(a), 63, at(a + 64 * 0xFFFF))), 63u);
+    EXPECT_EQ(IbPrefetch::LineCount(IbPrefetch::Encode(at(a), 63, at(a + 64 * 0xFFFF))), 63u);
     // None: in the first line, 4 MB or more beyond it, before it.
-    EXPECT_EQ(W::HintExtraLine(W::EncodeHint(at(a), 1, at(a + 20))), 0u);
-    EXPECT_EQ(W::HintExtraLine(W::EncodeHint(at(a), 1, at(a + 64 * 0x10000))), 0u);
-    EXPECT_EQ(W::HintExtraLine(W::EncodeHint(at(a + 64), 1, at(a))), 0u);
-    EXPECT_EQ(W::EncodeHint(at(a), 1, at(a)), W::EncodeHint(at(a), 1, nullptr));
+    EXPECT_EQ(IbPrefetch::ExtraLine(IbPrefetch::Encode(at(a), 1, at(a + 20))), 0u);
+    EXPECT_EQ(IbPrefetch::ExtraLine(IbPrefetch::Encode(at(a), 1, at(a + 64 * 0x10000))), 0u);
+    EXPECT_EQ(IbPrefetch::ExtraLine(IbPrefetch::Encode(at(a + 64), 1, at(a))), 0u);
+    EXPECT_EQ(IbPrefetch::Encode(at(a), 1, at(a)), IbPrefetch::Encode(at(a), 1, nullptr));
     // Bits above 47 of the address are dropped, not spread into the count or the extra line.
-    h = W::EncodeHint(at((uintptr_t{1} << 50) | a), 4, nullptr);
-    EXPECT_EQ(W::HintFirstLine(h), a);
-    EXPECT_EQ(W::HintLineCount(h), 4u);
-    EXPECT_EQ(W::HintExtraLine(h), 0u);
+    h = IbPrefetch::Encode(at((uintptr_t{1} << 50) | a), 4, nullptr);
+    EXPECT_EQ(IbPrefetch::FirstLine(h), a);
+    EXPECT_EQ(IbPrefetch::LineCount(h), 4u);
+    EXPECT_EQ(IbPrefetch::ExtraLine(h), 0u);
     GTEST_FLAG_SET(death_test_style, "threadsafe");
-    EXPECT_DEATH(W::PrefetchAlso(at(a), 64), "PrefetchHint/PrefetchAlso: 64 lines; at most 63");
+    EXPECT_DEATH(IbPrefetch::Also(at(a), 64), "IbPrefetch::Hint/Also: 64 lines; at most 63");
 }
 
 TEST(IbTimingWheelScheduler, GivesMapSchedulersOrderAtTheWheelsEdges)

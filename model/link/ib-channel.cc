@@ -9,7 +9,7 @@
 #include "ns3/double.h"
 #include "ns3/ib-flow-control-header.h"
 #include "ns3/ib-packet.h"
-#include "ns3/ib-timing-wheel-scheduler.h"
+#include "ns3/ib-prefetch.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
@@ -179,7 +179,7 @@ IbChannel::UpdatePortModes()
         IbNetDevice* src = PeekPointer(m_devices[1 - d]);
         if (src != nullptr && PeekPointer(src->m_channel) == this)
         {
-            src->m_txDir = direct ? &dir : nullptr;
+            src->m_hot.txDir = direct ? &dir : nullptr;
         }
     }
 }
@@ -333,7 +333,7 @@ IbChannel::Direction::Launch(Time delay, InFlight&& item)
     Ref(); // the scheduler's reference, dropped after the event ran
     // Arrive reads the receiving port's first lines and the VL's: on a large fabric, long
     // out of the cache.
-    IbTimingWheelScheduler::PrefetchHint(dst, 2, &dst->m_vl[vl & 15]);
+    dst->HintArrival(vl);
     Simulator::ScheduleWithContext(context, delay, this);
 }
 
@@ -354,7 +354,7 @@ IbChannel::Direction::Arrive()
     const uint8_t vl = IbFlowControlHeader::VlOf(item.head);
     const uint16_t fctbs = IbFlowControlHeader::FctbsOf(item.head);
     const uint16_t fccl = IbFlowControlHeader::FcclOf(item.head);
-    if (dst->m_watched & IbNetDevice::WATCH_FC_RX)
+    if (dst->m_hot.watched & IbNetDevice::WATCH_FC_RX)
     {
         // Someone watches it arrive: the packet the fields stand for.
         IbFlowControlHeader fc;

@@ -12,9 +12,9 @@
 #include "ns3/ib-flow-control-header.h"
 #include "ns3/ib-lrh-header.h"
 #include "ns3/ib-packet.h"
+#include "ns3/ib-prefetch.h"
 #include "ns3/ib-range-checker.h"
 #include "ns3/ib-rwh-header.h"
-#include "ns3/ib-timing-wheel-scheduler.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
@@ -38,9 +38,9 @@ namespace
 /**
  * Fire a per-packet trace source only if something is connected to it: an unconnected
  * TracedCallback still costs a call and a reference count round trip on the packet, and
- * asking it (IsEmpty) reads its own cache line; the port's m_watched bit is in the line
+ * asking it (IsEmpty) reads its own cache line; the port's m_hot.watched bit is in the line
  * every packet reads anyway.
- * @param watched whether the trace source has something connected (its m_watched bit)
+ * @param watched whether the trace source has something connected (its m_hot.watched bit)
  * @param trace the trace source
  * @param args its arguments
  */
@@ -269,24 +269,30 @@ IbNetDevice::GetTypeId()
 }
 
 IbNetDevice::IbNetDevice()
-    : m_rate(IbLinkRate::GetDataRate(IbLinkRate::EDR, 4))
 {
     NS_LOG_FUNCTION(this);
+    m_hot.rate = IbLinkRate::GetDataRate(IbLinkRate::EDR, 4);
+    // The hint sizes (HOT_LINES, ARRIVAL_LINES) count lines from the object's start.
+    NS_ABORT_MSG_UNLESS(reinterpret_cast<const char*>(&m_hot) -
+                                    reinterpret_cast<const char*>(this) ==
+                                static_cast<std::ptrdiff_t>(HOT_START) &&
+                            reinterpret_cast<uintptr_t>(this) % IbPrefetch::LINE == 0,
+                        "IbNetDevice: the hot state is not where the prefetch hints assume");
     // One event object for every end of transmission (at most one is pending): no
     // allocation per packet. It holds a raw pointer, so it does not keep the port alive.
-    m_txCompleteEvent = Ptr<EventImpl>(MakeEvent(&IbNetDevice::TransmitComplete, this), false);
-    // The per-packet trace sources keep a bit of m_watched, which every packet tests.
-    m_phyRxEndTrace.Watch(&m_watched, WATCH_PHY_RX_END);
-    m_rxBufferTrace.Watch(&m_watched, WATCH_RX_BUFFER);
-    m_snifferTrace.Watch(&m_watched, WATCH_SNIFFER);
-    m_promiscSnifferTrace.Watch(&m_watched, WATCH_PROMISC_SNIFFER);
-    m_txQueueDepthTrace.Watch(&m_watched, WATCH_TX_QUEUE_DEPTH);
-    m_phyTxBeginTrace.Watch(&m_watched, WATCH_PHY_TX_BEGIN);
-    m_phyTxEndTrace.Watch(&m_watched, WATCH_PHY_TX_END);
-    m_fcTxTrace.Watch(&m_watched, WATCH_FC_TX);
-    m_fcRxTrace.Watch(&m_watched, WATCH_FC_RX);
-    m_macTxTrace.Watch(&m_watched, WATCH_MAC_TX);
-    m_macRxTrace.Watch(&m_watched, WATCH_MAC_RX);
+    m_hot.txCompleteEvent = Ptr<EventImpl>(MakeEvent(&IbNetDevice::TransmitComplete, this), false);
+    // The per-packet trace sources keep a bit of m_hot.watched, which every packet tests.
+    m_phyRxEndTrace.Watch(&m_hot.watched, WATCH_PHY_RX_END);
+    m_rxBufferTrace.Watch(&m_hot.watched, WATCH_RX_BUFFER);
+    m_snifferTrace.Watch(&m_hot.watched, WATCH_SNIFFER);
+    m_promiscSnifferTrace.Watch(&m_hot.watched, WATCH_PROMISC_SNIFFER);
+    m_txQueueDepthTrace.Watch(&m_hot.watched, WATCH_TX_QUEUE_DEPTH);
+    m_phyTxBeginTrace.Watch(&m_hot.watched, WATCH_PHY_TX_BEGIN);
+    m_phyTxEndTrace.Watch(&m_hot.watched, WATCH_PHY_TX_END);
+    m_fcTxTrace.Watch(&m_hot.watched, WATCH_FC_TX);
+    m_fcRxTrace.Watch(&m_hot.watched, WATCH_FC_RX);
+    m_macTxTrace.Watch(&m_hot.watched, WATCH_MAC_TX);
+    m_macRxTrace.Watch(&m_hot.watched, WATCH_MAC_RX);
 }
 
 IbNetDevice::~IbNetDevice()
@@ -310,11 +316,11 @@ IbNetDevice::DoDispose()
     NS_LOG_FUNCTION(this);
     m_node = nullptr;
     m_channel = nullptr;
-    m_txDir = nullptr;
+    m_hot.txDir = nullptr;
     SetReceiveErrorModel(nullptr);
-    m_txCurrent = TxItem();
+    m_hot.txCurrent = TxItem();
     m_txReadyCallback.Nullify();
-    m_switch = nullptr;
+    m_hot.forwarder = nullptr;
     m_hca = nullptr;
     ForgetTxStartListeners();
     for (auto& v : m_vl)
@@ -323,7 +329,7 @@ IbNetDevice::DoDispose()
     }
     m_drainQueue.Clear();
     m_refreshEvent.Cancel();
-    m_refreshPending = false;
+    m_hot.refreshPending = false;
     m_drainEvent.Cancel();
     m_ibRxCallback = MakeNullCallback<void, Ptr<IbNetDevice>, Ptr<Packet>, uint8_t, uint32_t>();
     m_rxCallback =
@@ -382,7 +388,7 @@ IbNetDevice::Retrain(const char* attribute)
     {
         return; // the training under way reads the attributes as they are when it ends
     }
-    if (!m_linkUp)
+    if (!m_hot.linkUp)
     {
         // Trained with the peer at link up (NotifyLinkUp).
         m_activeSpeed = m_speed;
@@ -390,7 +396,7 @@ IbNetDevice::Retrain(const char* attribute)
         return;
     }
     Ptr<IbNetDevice> peer = m_channel->GetPeer(this);
-    if (TrainedRate(*peer) == m_rate && peer->TrainedRate(*this) == peer->m_rate)
+    if (TrainedRate(*peer) == m_hot.rate && peer->TrainedRate(*this) == peer->m_hot.rate)
     {
         return; // the link runs as it does (the same value, or a speed the peer lacks)
     }
@@ -409,10 +415,11 @@ IbNetDevice::Retrain(const char* attribute)
     Time end = Simulator::Now();
     for (IbNetDevice* d : {this, PeekPointer(peer)})
     {
-        d->m_linkUp = false;
+        d->m_hot.linkUp = false;
         d->m_retraining = true;
-        NS_ASSERT(d->m_txDir != nullptr);
-        end = std::max({end, d->m_txDir->lastArrival, d->m_txFreeAt + d->m_txDir->arrivalDelay});
+        NS_ASSERT(d->m_hot.txDir != nullptr);
+        end = std::max(
+            {end, d->m_hot.txDir->lastArrival, d->m_hot.txFreeAt + d->m_hot.txDir->arrivalDelay});
     }
     NS_LOG_INFO("node " << m_node->GetId() << ": " << attribute
                         << " changed, the link trains again until " << end.As(Time::NS));
@@ -427,7 +434,7 @@ IbNetDevice::FinishRetrain()
     for (IbNetDevice* d : ends)
     {
         d->TrainWith(d == this ? *peer : *this);
-        d->m_linkUp = true;
+        d->m_hot.linkUp = true;
         d->m_retraining = false;
     }
     // Credits freed while the link was down were not advertised: one flow-control packet
@@ -435,8 +442,8 @@ IbNetDevice::FinishRetrain()
     // send theirs before either starts a data packet.
     for (IbNetDevice* d : ends)
     {
-        d->m_fcPending = 0;
-        for (uint8_t vl = 0; vl < d->m_numDataVls; ++vl)
+        d->m_hot.fcPending = 0;
+        for (uint8_t vl = 0; vl < d->m_hot.numDataVls; ++vl)
         {
             d->SendFlowControl(vl, IbFlowControlHeader::OP_NORMAL);
         }
@@ -450,15 +457,16 @@ IbNetDevice::FinishRetrain()
 void
 IbNetDevice::SetRate(DataRate rate)
 {
-    if (rate == m_rate)
+    if (rate == m_hot.rate)
     {
         return;
     }
     const Time now = Simulator::Now();
-    m_capacityBits += static_cast<double>(m_rate.GetBitRate()) * (now - m_rateSince).GetSeconds();
+    m_capacityBits +=
+        static_cast<double>(m_hot.rate.GetBitRate()) * (now - m_rateSince).GetSeconds();
     m_rateSince = now;
-    m_rate = rate;
-    m_txCarry = 0.0;
+    m_hot.rate = rate;
+    m_hot.txCarry = 0.0;
     UpdateRate();
 }
 
@@ -493,23 +501,23 @@ IbNetDevice::GetWireCapacityBits(Time at) const
                                                          << "last rate change at "
                                                          << m_rateSince.As(Time::US));
     return m_capacityBits +
-           static_cast<double>(m_rate.GetBitRate()) * (at - m_rateSince).GetSeconds();
+           static_cast<double>(m_hot.rate.GetBitRate()) * (at - m_rateSince).GetSeconds();
 }
 
 void
 IbNetDevice::UpdateRate()
 {
     const double stepsPerSecond = static_cast<double>(Seconds(1).GetTimeStep());
-    m_stepsPerByte = 8.0 * stepsPerSecond / static_cast<double>(m_rate.GetBitRate());
-    m_lrhTime = m_rate.CalculateBytesTxTime(IbPacket::LRH_SIZE);
+    m_hot.stepsPerByte = 8.0 * stepsPerSecond / static_cast<double>(m_hot.rate.GetBitRate());
+    m_hot.lrhTime = m_hot.rate.CalculateBytesTxTime(IbPacket::LRH_SIZE);
 }
 
 Time
 IbNetDevice::SerializationTime(uint32_t bytes, bool backToBack)
 {
-    const double exact = bytes * m_stepsPerByte + (backToBack ? m_txCarry : 0.0);
+    const double exact = bytes * m_hot.stepsPerByte + (backToBack ? m_hot.txCarry : 0.0);
     const int64_t steps = std::llround(exact);
-    m_txCarry = exact - static_cast<double>(steps);
+    m_hot.txCarry = exact - static_cast<double>(steps);
     return TimeStep(steps);
 }
 
@@ -534,7 +542,7 @@ IbNetDevice::SetIbMtu(uint32_t mtu)
 void
 IbNetDevice::RefuseOnceUp(const char* attribute, bool changed) const
 {
-    NS_ABORT_MSG_IF(m_linkUp && changed,
+    NS_ABORT_MSG_IF(m_hot.linkUp && changed,
                     "IbNetDevice attribute " << attribute
                                              << " cannot change once the link is up; set it "
                                                 "before the simulation starts.");
@@ -597,13 +605,13 @@ IbNetDevice::SetNumDataVls(uint32_t n)
                             << n
                             << ": an IBA port operates 1, 2, 4, 8 or 15 data VLs (VLCap); use "
                                "the next of these up (the subnet manager maps SLs onto them).");
-    NS_ABORT_MSG_IF(m_linkUp,
+    NS_ABORT_MSG_IF(m_hot.linkUp,
                     "IbNetDevice attribute NumDataVls cannot change once the link is up.");
-    m_numDataVls = static_cast<uint8_t>(n);
+    m_hot.numDataVls = static_cast<uint8_t>(n);
     m_configured = false;
-    if (m_switch != nullptr)
+    if (m_hot.forwarder != nullptr)
     {
-        m_switch->PortSlToVlChanged();
+        m_hot.forwarder->PortSlToVlChanged();
     }
 }
 
@@ -648,9 +656,9 @@ IbNetDevice::SetSlToVl(std::string table)
 {
     m_sl2vlText = table;
     m_configured = false;
-    if (m_switch != nullptr)
+    if (m_hot.forwarder != nullptr)
     {
-        m_switch->PortSlToVlChanged();
+        m_hot.forwarder->PortSlToVlChanged();
     }
 }
 
@@ -672,7 +680,7 @@ IbNetDevice::Configure()
     {
         for (uint8_t sl = 0; sl < 16; ++sl)
         {
-            m_sl2vl[sl] = sl % m_numDataVls;
+            m_sl2vl[sl] = sl % m_hot.numDataVls;
         }
     }
     else
@@ -697,11 +705,11 @@ IbNetDevice::Configure()
             {
                 ok = false;
             }
-            NS_ABORT_MSG_UNLESS(ok && (vl < m_numDataVls || vl == VL15),
+            NS_ABORT_MSG_UNLESS(ok && (vl < m_hot.numDataVls || vl == VL15),
                                 where << ": attribute SlToVlTable='" << m_sl2vlText
                                       << "': entry for SL" << sl << " is '" << item
                                       << "'; it must be a data VL below NumDataVls="
-                                      << unsigned(m_numDataVls) << " or 15 (drop).");
+                                      << unsigned(m_hot.numDataVls) << " or 15 (drop).");
             m_sl2vl[sl++] = static_cast<uint8_t>(vl);
         }
         NS_ABORT_MSG_UNLESS(sl == 16,
@@ -724,21 +732,22 @@ IbNetDevice::Configure()
     m_arbiter.SetLimitOfHighPriority(m_arbiterLimit);
     m_arbiter.Reset();
     // Buffers and credit thresholds.
-    m_capacityBlocks = m_vlBufferSize / IbPacket::BLOCK_SIZE;
+    m_hot.capacityBlocks = m_vlBufferSize / IbPacket::BLOCK_SIZE;
     m_maxPacketBlocks = IbPacket::Blocks(m_mtu + kMaxHeaderBytes);
-    NS_ABORT_MSG_IF(m_capacityBlocks < m_maxPacketBlocks,
+    NS_ABORT_MSG_IF(m_hot.capacityBlocks < m_maxPacketBlocks,
                     where << ": VlBufferSize=" << m_vlBufferSize
                           << " bytes cannot hold one packet of the MTU (" << m_mtu
                           << " bytes of payload plus headers); use at least "
                           << m_maxPacketBlocks * IbPacket::BLOCK_SIZE << " bytes.");
-    // A stalled sender must always be woken: once at most m_updateBlocks freed blocks are
+    // A stalled sender must always be woken: once at most m_hot.updateBlocks freed blocks are
     // unreported, the sender's view of the buffer still has room for a full packet. That
     // view is at most 2048 blocks ahead of the ABR (ComputeFccl: half the 12-bit space),
     // whatever the buffer holds, so a larger buffer does not allow a larger threshold.
-    const uint32_t window = std::min<uint32_t>(m_capacityBlocks, 2048);
+    const uint32_t window = std::min<uint32_t>(m_hot.capacityBlocks, 2048);
     const uint32_t maxUpdate =
         window > m_maxPacketBlocks ? window - m_maxPacketBlocks : uint32_t{1};
-    m_updateBlocks = std::clamp<uint32_t>(m_creditUpdateBytes / IbPacket::BLOCK_SIZE, 1, maxUpdate);
+    m_hot.updateBlocks =
+        std::clamp<uint32_t>(m_creditUpdateBytes / IbPacket::BLOCK_SIZE, 1, maxUpdate);
     UpdateRate();
     m_configured = true;
 }
@@ -758,7 +767,7 @@ void
 IbNetDevice::SetIbReceiveCallback(IbReceiveCallback cb)
 {
     m_ibRxCallback = cb;
-    m_switch = nullptr;
+    m_hot.forwarder = nullptr;
     m_hca = nullptr;
 }
 
@@ -766,24 +775,24 @@ void
 IbNetDevice::SetTxReadyCallback(TxReadyCallback cb)
 {
     m_txReadyCallback = cb;
-    m_switch = nullptr;
+    m_hot.forwarder = nullptr;
     m_hca = nullptr;
 }
 
 void
 IbNetDevice::SetForwarder(IbPacketForwarder* owner, uint8_t port)
 {
-    m_switch = owner;
+    m_hot.forwarder = owner;
     m_hca = nullptr;
-    m_ownerPort = port;
+    m_hot.ownerPort = port;
 }
 
 void
 IbNetDevice::SetConsumer(IbPacketConsumer* owner, uint8_t port)
 {
     m_hca = owner;
-    m_switch = nullptr;
-    m_ownerPort = port;
+    m_hot.forwarder = nullptr;
+    m_hot.ownerPort = port;
 }
 
 DataRate
@@ -807,7 +816,7 @@ IbNetDevice::AddTxStartListener(IbTxStartListener* listener)
     *tail = listener;
     listener->m_txStartPort = this;
     listener->m_nextOnPort = nullptr;
-    m_watched |= WATCH_TX_START;
+    m_hot.watched |= WATCH_TX_START;
 }
 
 void
@@ -825,7 +834,7 @@ IbNetDevice::RemoveTxStartListener(IbTxStartListener* listener)
     }
     if (m_txStartListeners == nullptr)
     {
-        m_watched &= static_cast<uint16_t>(~WATCH_TX_START);
+        m_hot.watched &= static_cast<uint16_t>(~WATCH_TX_START);
     }
 }
 
@@ -880,7 +889,7 @@ IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
     NS_ASSERT(bytes == packet.Get()->GetSize());
     NS_ASSERT(head == IbPacket::PeekHead(*packet.Get()) && (head >> 28) == vl);
     TxVl& q = m_vl[vl].tx;
-    if (m_watched & WATCH_MAC_TX)
+    if (m_hot.watched & WATCH_MAC_TX)
     {
         m_macTxTrace(packet.Share());
     }
@@ -898,8 +907,8 @@ IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
     // fabric that ring slot is a cache miss, and in an uncongested one most forwarded
     // packets find their output idle. The queue-depth trace sees every packet pass through
     // the queue: not with it connected.
-    if (!m_txBusy && m_linkUp && m_txNonEmpty == 0 && m_fcPending == 0 && vl != VL15 &&
-        !(m_watched & WATCH_TX_QUEUE_DEPTH))
+    if (!m_hot.txBusy && m_hot.linkUp && m_hot.txNonEmpty == 0 && m_hot.fcPending == 0 &&
+        vl != VL15 && !(m_hot.watched & WATCH_TX_QUEUE_DEPTH))
     {
         uint16_t headBlocks[16];
         headBlocks[vl] = item.Blocks();
@@ -910,15 +919,15 @@ IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
             {
                 AbortUnarbitrated(static_cast<uint16_t>(1u << vl));
             }
-            m_txCurrent = std::move(item);
+            m_hot.txCurrent = std::move(item);
             StartTransmission(vl, true);
             return;
         }
     }
     q.queue.Push(std::move(item));
-    m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
-    FireIfConnected(m_watched & WATCH_TX_QUEUE_DEPTH, m_txQueueDepthTrace, vl, q.queue.Size());
-    if (!m_txBusy)
+    m_hot.txNonEmpty |= static_cast<uint16_t>(1u << vl);
+    FireIfConnected(m_hot.watched & WATCH_TX_QUEUE_DEPTH, m_txQueueDepthTrace, vl, q.queue.Size());
+    if (!m_hot.txBusy)
     {
         TrySend();
     }
@@ -928,7 +937,7 @@ void
 IbNetDevice::SetSwitchPortMode(Time rxDelay, bool cutThrough)
 {
     m_rxDelay = rxDelay;
-    m_cutThrough = cutThrough;
+    m_hot.cutThrough = cutThrough;
     if (m_channel != nullptr)
     {
         m_channel->UpdatePortModes();
@@ -944,7 +953,7 @@ IbNetDevice::GetRxDelay() const
 bool
 IbNetDevice::IsCutThrough() const
 {
-    return m_cutThrough;
+    return m_hot.cutThrough;
 }
 
 void
@@ -982,9 +991,9 @@ IbNetDevice::FirstHopProblem(uint16_t dlid) const
     }
     const uint32_t node = peer->GetNode() ? peer->GetNode()->GetId() : 0;
     std::ostringstream os;
-    if (peer->m_switch != nullptr)
+    if (peer->m_hot.forwarder != nullptr)
     {
-        if (peer->m_switch->HasRoute(dlid))
+        if (peer->m_hot.forwarder->HasRoute(dlid))
         {
             return "";
         }
@@ -1046,14 +1055,14 @@ void
 IbNetDevice::SetReceiveErrorModel(Ptr<ErrorModel> em)
 {
     m_receiveErrorModel = em;
-    // A bit of m_watched, in the port's first line, says whether to look at it.
+    // A bit of m_hot.watched, in the port's first line, says whether to look at it.
     if (em)
     {
-        m_watched |= WATCH_RX_ERROR_MODEL;
+        m_hot.watched |= WATCH_RX_ERROR_MODEL;
     }
     else
     {
-        m_watched &= static_cast<uint16_t>(~WATCH_RX_ERROR_MODEL);
+        m_hot.watched &= static_cast<uint16_t>(~WATCH_RX_ERROR_MODEL);
     }
 }
 
@@ -1077,13 +1086,13 @@ IbNetDevice::GetCreditStallTime(uint8_t vl) const
 void
 IbNetDevice::NoteCreditStall(uint8_t vl, uint32_t blocks)
 {
-    NS_ASSERT(vl < m_numDataVls && m_vl[vl].tx.queue.Empty());
+    NS_ASSERT(vl < m_hot.numDataVls && m_vl[vl].tx.queue.Empty());
     TxVl& t = m_vl[vl].tx;
     t.stallBlocks = static_cast<uint16_t>(blocks);
     if (!t.stalled)
     {
         t.stalled = true;
-        t.stallStart = std::max(Simulator::Now(), m_txFreeAt);
+        t.stallStart = std::max(Simulator::Now(), m_hot.txFreeAt);
     }
 }
 
@@ -1111,31 +1120,31 @@ IbNetDevice::GetRxCrcErrors() const
 uint64_t
 IbNetDevice::GetFlowControlPacketsSent() const
 {
-    return m_fcSent;
+    return m_hot.fcSent;
 }
 
 uint64_t
 IbNetDevice::GetTxPackets() const
 {
-    return m_txPackets;
+    return m_hot.txPackets;
 }
 
 uint64_t
 IbNetDevice::GetTxBytes() const
 {
-    return m_txBytes;
+    return m_hot.txBytes;
 }
 
 double
 IbNetDevice::GetTxBytesOnWire() const
 {
-    double bytes = static_cast<double>(m_txBytes);
-    if (m_txBusy)
+    double bytes = static_cast<double>(m_hot.txBytes);
+    if (m_hot.txBusy)
     {
-        // The packet being sent ends at m_txFreeAt and takes m_stepsPerByte per byte; it
+        // The packet being sent ends at m_hot.txFreeAt and takes m_hot.stepsPerByte per byte; it
         // may not have started yet (after a flow-control packet, or a cut-through tail).
-        const double left = (m_txFreeAt - Simulator::Now()).GetTimeStep() / m_stepsPerByte;
-        bytes -= std::clamp(left, 0.0, static_cast<double>(m_txCurrent.bytes));
+        const double left = (m_hot.txFreeAt - Simulator::Now()).GetTimeStep() / m_hot.stepsPerByte;
+        bytes -= std::clamp(left, 0.0, static_cast<double>(m_hot.txCurrent.bytes));
     }
     return bytes;
 }
@@ -1151,9 +1160,9 @@ IbNetDevice::NotifyLinkUp()
         Configure();
     }
     Ptr<IbNetDevice> peer = m_channel->GetPeer(this);
-    NS_ABORT_MSG_IF(peer->GetNumDataVls() != m_numDataVls,
+    NS_ABORT_MSG_IF(peer->GetNumDataVls() != m_hot.numDataVls,
                     "IbNetDevice on node "
-                        << m_node->GetId() << " has NumDataVls=" << unsigned(m_numDataVls)
+                        << m_node->GetId() << " has NumDataVls=" << unsigned(m_hot.numDataVls)
                         << " but its peer on node " << peer->GetNode()->GetId() << " has "
                         << unsigned(peer->GetNumDataVls())
                         << "; set the same NumDataVls on both ends of a cable.");
@@ -1168,9 +1177,9 @@ IbNetDevice::NotifyLinkUp()
                         << "; set the same Mtu on both ends of a cable (an IBA link runs at the "
                            "smaller one, which the model does not negotiate).");
     TrainWith(*peer);
-    m_linkUp = true;
+    m_hot.linkUp = true;
     m_arbiter.Reset();
-    for (uint8_t vl = 0; vl < m_numDataVls; ++vl)
+    for (uint8_t vl = 0; vl < m_hot.numDataVls; ++vl)
     {
         SendFlowControl(vl, IbFlowControlHeader::OP_INIT);
     }
@@ -1181,7 +1190,7 @@ IbNetDevice::NotifyLinkUp()
 bool
 IbNetDevice::IsLinkUp() const
 {
-    return m_linkUp;
+    return m_hot.linkUp;
 }
 
 void
@@ -1233,11 +1242,11 @@ IbNetDevice::SendIbPacket(Ptr<Packet> packet)
         IbPacket::SetVl(packet, vl);
         head = IbPacket::HeadWithVl(head, vl);
     }
-    FireIfConnected(m_watched & WATCH_MAC_TX, m_macTxTrace, packet);
+    FireIfConnected(m_hot.watched & WATCH_MAC_TX, m_macTxTrace, packet);
     q.queue.Push({IbOwnedPacket(packet), head, static_cast<uint16_t>(bytes), 0, nullptr, Time()});
-    m_txNonEmpty |= static_cast<uint16_t>(1u << vl);
-    FireIfConnected(m_watched & WATCH_TX_QUEUE_DEPTH, m_txQueueDepthTrace, vl, q.queue.Size());
-    if (!m_txBusy)
+    m_hot.txNonEmpty |= static_cast<uint16_t>(1u << vl);
+    FireIfConnected(m_hot.watched & WATCH_TX_QUEUE_DEPTH, m_txQueueDepthTrace, vl, q.queue.Size());
+    if (!m_hot.txBusy)
     {
         TrySend();
     }
@@ -1248,7 +1257,7 @@ uint16_t
 IbNetDevice::ComputeFccl(uint8_t vl) const
 {
     const RxVl& r = m_vl[vl].rx;
-    const uint32_t freeBlocks = m_capacityBlocks - r.usedBlocks;
+    const uint32_t freeBlocks = m_hot.capacityBlocks - r.usedBlocks;
     return static_cast<uint16_t>((r.abr + std::min<uint32_t>(freeBlocks, 2048)) & 0xFFF);
 }
 
@@ -1270,23 +1279,23 @@ IbNetDevice::AbortUnarbitrated(uint16_t vls) const
 void
 IbNetDevice::TrySend()
 {
-    if (m_txBusy || !m_linkUp)
+    if (m_hot.txBusy || !m_hot.linkUp)
     {
         return;
     }
     // Flow-control packets go first, between data packets.
-    while (m_fcPending != 0)
+    while (m_hot.fcPending != 0)
     {
-        const uint8_t vl = LowestBit(m_fcPending);
-        m_fcPending &= static_cast<uint16_t>(~(1u << vl));
+        const uint8_t vl = LowestBit(m_hot.fcPending);
+        m_hot.fcPending &= static_cast<uint16_t>(~(1u << vl));
         SendFlowControl(vl, IbFlowControlHeader::OP_NORMAL);
     }
-    if (m_txNonEmpty == 0)
+    if (m_hot.txNonEmpty == 0)
     {
         return;
     }
     int vl = -1;
-    if (m_txNonEmpty & (1u << VL15))
+    if (m_hot.txNonEmpty & (1u << VL15))
     {
         vl = VL15;
     }
@@ -1294,7 +1303,7 @@ IbNetDevice::TrySend()
     {
         uint16_t eligible = 0;
         uint16_t headBlocks[16];
-        for (uint32_t mask = m_txNonEmpty; mask != 0; mask &= mask - 1)
+        for (uint32_t mask = m_hot.txNonEmpty; mask != 0; mask &= mask - 1)
         {
             const uint8_t v = LowestBit(mask);
             TxVl& t = m_vl[v].tx;
@@ -1320,13 +1329,13 @@ IbNetDevice::TrySend()
         }
     }
     TxVl& t = m_vl[vl].tx;
-    m_txCurrent = t.queue.Pop();
+    m_hot.txCurrent = t.queue.Pop();
     const bool emptied = t.queue.Empty();
     if (emptied)
     {
-        m_txNonEmpty &= static_cast<uint16_t>(~(1u << vl));
+        m_hot.txNonEmpty &= static_cast<uint16_t>(~(1u << vl));
     }
-    FireIfConnected(m_watched & WATCH_TX_QUEUE_DEPTH,
+    FireIfConnected(m_hot.watched & WATCH_TX_QUEUE_DEPTH,
                     m_txQueueDepthTrace,
                     static_cast<uint8_t>(vl),
                     t.queue.Size());
@@ -1337,9 +1346,9 @@ void
 IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
 {
     // The direction the packet leaves on: asked for now, written at the end (Launch).
-    __builtin_prefetch(m_txDir);
+    IbPrefetch::Now(m_hot.txDir);
     TxVl& t = m_vl[vl].tx;
-    const TxItem& item = m_txCurrent;
+    const TxItem& item = m_hot.txCurrent;
     if (vl != VL15)
     {
         t.fctbs = (t.fctbs + item.Blocks()) & 0xFFF;
@@ -1347,17 +1356,18 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
     // The wire may still carry flow-control packets sent just now, and a cut-through
     // packet may not start before its own tail allows: start after both.
     const Time now = Simulator::Now();
-    const Time start = std::max({now, m_txFreeAt, item.earliestStart});
-    const bool backToBack = start == m_txFreeAt;
+    const Time start = std::max({now, m_hot.txFreeAt, item.earliestStart});
+    const bool backToBack = start == m_hot.txFreeAt;
     const Time startDelay = start - now;
     const Time txEnd = startDelay + SerializationTime(item.bytes, backToBack);
-    const Time headerEnd = startDelay + m_lrhTime;
-    m_txBusy = true;
-    ++m_txPackets;
-    m_txBytes += item.bytes;
-    m_txFreeAt = now + txEnd;
-    NS_LOG_LOGIC("VL" << unsigned(vl) << " sends " << item.bytes << " bytes until " << m_txFreeAt);
-    if (m_watched & (WATCH_PHY_TX_BEGIN | WATCH_SNIFFER | WATCH_PROMISC_SNIFFER))
+    const Time headerEnd = startDelay + m_hot.lrhTime;
+    m_hot.txBusy = true;
+    ++m_hot.txPackets;
+    m_hot.txBytes += item.bytes;
+    m_hot.txFreeAt = now + txEnd;
+    NS_LOG_LOGIC("VL" << unsigned(vl) << " sends " << item.bytes << " bytes until "
+                      << m_hot.txFreeAt);
+    if (m_hot.watched & (WATCH_PHY_TX_BEGIN | WATCH_SNIFFER | WATCH_PROMISC_SNIFFER))
     {
         // At the first bit on the wire (pcap and ascii records are stamped with the time
         // of the call), which flow-control packets or a cut-through tail may delay.
@@ -1371,7 +1381,7 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
             Simulator::Schedule(startDelay, &IbNetDevice::FireTxBeginTraces, this, p);
         }
     }
-    if (m_watched & WATCH_TX_START)
+    if (m_hot.watched & WATCH_TX_START)
     {
         IbTxStartListener* filled = nullptr;
         for (IbTxStartListener* l = m_txStartListeners; l != nullptr;)
@@ -1413,36 +1423,32 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
     // TransmitComplete reads this port's first three lines and releases the packet's input
     // buffer on the port it came in by (its first line and the VL's), or on a multicast
     // copy's shared record.
-    IbTimingWheelScheduler::PrefetchHint(this, 3);
+    IbPrefetch::Hint(this, HOT_LINES);
     if (item.releasePort != nullptr)
     {
         const uintptr_t release = reinterpret_cast<uintptr_t>(item.releasePort);
         if (release & 1)
         {
-            IbTimingWheelScheduler::PrefetchAlso(
-                reinterpret_cast<const void*>(release & ~uintptr_t{1}),
-                1);
+            IbPrefetch::Also(reinterpret_cast<const void*>(release & ~uintptr_t{1}), 1);
         }
         else
         {
-            IbTimingWheelScheduler::PrefetchAlso(item.releasePort,
-                                                 1,
-                                                 &item.releasePort->m_vl[item.releaseVl].rx);
+            IbPrefetch::Also(item.releasePort, 1, &item.releasePort->m_vl[item.releaseVl].rx);
         }
     }
-    Simulator::Schedule(txEnd, m_txCompleteEvent);
+    Simulator::Schedule(txEnd, m_hot.txCompleteEvent);
     // The packet stays with the port until the end of serialization only for PhyTxEnd,
     // and then the cable carries a copy: a cut-through switch downstream may rewrite the
     // VL of what it receives before the last bit leaves here, and PhyTxEnd shows the
     // packet as sent. Otherwise its reference goes to the cable outright, without writing
     // the packet's reference count (on a large fabric, no longer in the cache).
-    IbOwnedPacket onCable = !(m_watched & WATCH_PHY_TX_END)
-                                ? std::move(m_txCurrent.packet)
-                                : IbOwnedPacket(m_txCurrent.packet.Get()->Copy());
-    if (m_txDir != nullptr)
+    IbOwnedPacket onCable = !(m_hot.watched & WATCH_PHY_TX_END)
+                                ? std::move(m_hot.txCurrent.packet)
+                                : IbOwnedPacket(m_hot.txCurrent.packet.Get()->Copy());
+    if (m_hot.txDir != nullptr)
     {
         // Neither the IbChannel object nor the packet is read: on a large fabric, cache misses.
-        m_txDir->SendData(std::move(onCable), item.head, item.bytes, headerEnd, txEnd);
+        m_hot.txDir->SendData(std::move(onCable), item.head, item.bytes, headerEnd, txEnd);
     }
     else
     {
@@ -1459,21 +1465,21 @@ IbNetDevice::StartTransmission(uint8_t vl, bool emptied)
 void
 IbNetDevice::FireTxBeginTraces(Ptr<Packet> p)
 {
-    FireIfConnected(m_watched & WATCH_PHY_TX_BEGIN, m_phyTxBeginTrace, p);
-    FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, p);
-    FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
+    FireIfConnected(m_hot.watched & WATCH_PHY_TX_BEGIN, m_phyTxBeginTrace, p);
+    FireIfConnected(m_hot.watched & WATCH_SNIFFER, m_snifferTrace, p);
+    FireIfConnected(m_hot.watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
 }
 
 void
 IbNetDevice::NotifyTxReady(uint8_t vl)
 {
-    if (m_switch != nullptr)
+    if (m_hot.forwarder != nullptr)
     {
-        m_switch->PortTxReady(m_ownerPort, this, vl);
+        m_hot.forwarder->PortTxReady(m_hot.ownerPort, this, vl);
     }
     else if (m_hca != nullptr)
     {
-        m_hca->PortTxReady(m_ownerPort, this, vl);
+        m_hca->PortTxReady(m_hot.ownerPort, this, vl);
     }
     else if (!m_txReadyCallback.IsNull())
     {
@@ -1485,10 +1491,10 @@ void
 IbNetDevice::TransmitComplete()
 {
     NS_LOG_FUNCTION(this);
-    m_txBusy = false;
-    TxItem item = std::move(m_txCurrent);
-    m_txCurrent = TxItem();
-    if (item.packet && (m_watched & WATCH_PHY_TX_END))
+    m_hot.txBusy = false;
+    TxItem item = std::move(m_hot.txCurrent);
+    m_hot.txCurrent = TxItem();
+    if (item.packet && (m_hot.watched & WATCH_PHY_TX_END))
     {
         m_phyTxEndTrace(item.packet.Share());
     }
@@ -1518,22 +1524,22 @@ void
 IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
 {
     NS_LOG_FUNCTION(this << unsigned(vl) << unsigned(op));
-    NS_ASSERT(!m_txBusy);
+    NS_ASSERT(!m_hot.txBusy);
     const uint16_t fctbs = m_vl[vl].tx.fctbs;
     const uint16_t fccl = ComputeFccl(vl);
     NS_ASSERT(fctbs <= 0xFFF && fccl <= 0xFFF && vl <= 15 && op <= 15); // (FirstWordOf masks)
     const Time now = Simulator::Now();
-    const bool backToBack = m_txFreeAt >= now;
-    const Time start = backToBack ? m_txFreeAt : now;
-    m_txFreeAt = start + SerializationTime(IbFlowControlHeader::SIZE, backToBack);
+    const bool backToBack = m_hot.txFreeAt >= now;
+    const Time start = backToBack ? m_hot.txFreeAt : now;
+    m_hot.txFreeAt = start + SerializationTime(IbFlowControlHeader::SIZE, backToBack);
     m_vl[vl].rx.freedBlocks = 0;
     m_vl[vl].rx.lastFcSent = now;
-    ++m_fcSent;
-    if (!(m_watched & WATCH_FC_TX) && m_txDir != nullptr)
+    ++m_hot.fcSent;
+    if (!(m_hot.watched & WATCH_FC_TX) && m_hot.txDir != nullptr)
     {
         // Only the fields cross the cable (IbChannel::Direction::Arrive): no header object.
-        m_txDir->SendFlowControl(IbFlowControlHeader::FirstWordOf(op, fctbs, vl, fccl),
-                                 m_txFreeAt - now);
+        m_hot.txDir->SendFlowControl(IbFlowControlHeader::FirstWordOf(op, fctbs, vl, fccl),
+                                     m_hot.txFreeAt - now);
         return;
     }
     IbFlowControlHeader fc;
@@ -1541,25 +1547,25 @@ IbNetDevice::SendFlowControl(uint8_t vl, uint8_t op)
     fc.SetFctbs(fctbs);
     fc.SetVl(vl);
     fc.SetFccl(fccl);
-    if (!(m_watched & WATCH_FC_TX))
+    if (!(m_hot.watched & WATCH_FC_TX))
     {
-        m_channel->TransmitFlowControl(fc, this, m_txFreeAt - now);
+        m_channel->TransmitFlowControl(fc, this, m_hot.txFreeAt - now);
         return;
     }
     Ptr<Packet> p = IbChannel::MakeFlowControlPacket(fc);
     m_fcTxTrace(p);
-    m_channel->Transmit(IbOwnedPacket(p), this, m_txFreeAt - now, m_txFreeAt - now, true);
+    m_channel->Transmit(IbOwnedPacket(p), this, m_hot.txFreeAt - now, m_hot.txFreeAt - now, true);
 }
 
 void
 IbNetDevice::RequestFlowControl(uint8_t vl)
 {
-    if (!m_linkUp)
+    if (!m_hot.linkUp)
     {
         return;
     }
-    m_fcPending |= static_cast<uint16_t>(1u << vl);
-    if (!m_txBusy)
+    m_hot.fcPending |= static_cast<uint16_t>(1u << vl);
+    if (!m_hot.txBusy)
     {
         TrySend();
     }
@@ -1589,7 +1595,7 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
 {
     NS_LOG_FUNCTION(this << owned.Get() << bytes);
     NS_ASSERT(head == IbPacket::PeekHead(*owned.Get()) && bytes == owned.Get()->GetSize());
-    if (m_watched & WATCH_PHY_RX_END)
+    if (m_hot.watched & WATCH_PHY_RX_END)
     {
         m_phyRxEndTrace(owned.Share());
     }
@@ -1598,25 +1604,25 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
     const bool flowControlled = vl != VL15;
     if (flowControlled)
     {
-        NS_ABORT_MSG_IF(vl >= m_numDataVls,
-                        "IbNetDevice on node " << m_node->GetId() << " received a packet on VL"
-                                               << unsigned(vl)
-                                               << " but has NumDataVls=" << unsigned(m_numDataVls));
+        NS_ABORT_MSG_IF(vl >= m_hot.numDataVls,
+                        "IbNetDevice on node "
+                            << m_node->GetId() << " received a packet on VL" << unsigned(vl)
+                            << " but has NumDataVls=" << unsigned(m_hot.numDataVls));
         RxVl& r = m_vl[vl].rx;
         r.abr = (r.abr + blocks) & 0xFFF;
         r.active = true;
-        if (!m_refreshPending)
+        if (!m_hot.refreshPending)
         {
             // A flag, not m_refreshEvent.IsExpired(): that looks the event up in the
             // scheduler, a cache miss per received packet on a large fabric.
-            m_refreshPending = true;
+            m_hot.refreshPending = true;
             const Time period = m_fcRefresh.IsZero()
                                     ? IbLinkRate::FlowControlRefreshPeriod(m_activeSpeed)
                                     : m_fcRefresh;
             m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
         }
     }
-    if ((m_watched & WATCH_RX_ERROR_MODEL) && m_receiveErrorModel->IsCorrupt(owned.Share()))
+    if ((m_hot.watched & WATCH_RX_ERROR_MODEL) && m_receiveErrorModel->IsCorrupt(owned.Share()))
     {
         // The VCRC check fails: hardware discards the packet; its blocks never occupy
         // the buffer, and the credits they stood for go back to the sender.
@@ -1626,7 +1632,7 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
         if (flowControlled)
         {
             m_vl[vl].rx.freedBlocks += blocks;
-            if (m_vl[vl].rx.freedBlocks >= m_updateBlocks)
+            if (m_vl[vl].rx.freedBlocks >= m_hot.updateBlocks)
             {
                 RequestFlowControl(vl);
             }
@@ -1637,24 +1643,25 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
     {
         RxVl& r = m_vl[vl].rx;
         r.usedBlocks += blocks;
-        NS_ASSERT_MSG(r.usedBlocks <= m_capacityBlocks,
+        NS_ASSERT_MSG(r.usedBlocks <= m_hot.capacityBlocks,
                       "credit accounting broken: VL" << unsigned(vl) << " buffer holds "
-                                                     << r.usedBlocks << " of " << m_capacityBlocks
-                                                     << " blocks");
-        FireIfConnected(m_watched & WATCH_RX_BUFFER,
+                                                     << r.usedBlocks << " of "
+                                                     << m_hot.capacityBlocks << " blocks");
+        FireIfConnected(m_hot.watched & WATCH_RX_BUFFER,
                         m_rxBufferTrace,
                         vl,
                         r.usedBlocks * IbPacket::BLOCK_SIZE);
     }
-    if (m_watched & (WATCH_SNIFFER | WATCH_PROMISC_SNIFFER))
+    if (m_hot.watched & (WATCH_SNIFFER | WATCH_PROMISC_SNIFFER))
     {
         const Ptr<Packet> p = owned.Share();
-        FireIfConnected(m_watched & WATCH_SNIFFER, m_snifferTrace, p);
-        FireIfConnected(m_watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
+        FireIfConnected(m_hot.watched & WATCH_SNIFFER, m_snifferTrace, p);
+        FireIfConnected(m_hot.watched & WATCH_PROMISC_SNIFFER, m_promiscSnifferTrace, p);
     }
-    if (m_switch != nullptr)
+    if (m_hot.forwarder != nullptr)
     {
-        m_switch->PortForward(m_ownerPort, this, std::move(owned), head, bytes, vl, blocks);
+        m_hot.forwarder
+            ->PortForward(m_hot.ownerPort, this, std::move(owned), head, bytes, vl, blocks);
         return;
     }
     Ptr<Packet> packet = owned.Release();
@@ -1662,8 +1669,8 @@ IbNetDevice::ReceiveData(IbOwnedPacket owned, uint32_t head, uint32_t bytes)
     {
         // The HCA is this port's consumer: MacRx fires for what it is handed, as for what
         // goes up to ns-3's protocols without one (IbFabricStats counts flows with it).
-        FireIfConnected(m_watched & WATCH_MAC_RX, m_macRxTrace, packet);
-        m_hca->PortReceive(m_ownerPort, this, std::move(packet), vl, blocks);
+        FireIfConnected(m_hot.watched & WATCH_MAC_RX, m_macRxTrace, packet);
+        m_hca->PortReceive(m_hot.ownerPort, this, std::move(packet), vl, blocks);
         return;
     }
     if (!m_ibRxCallback.IsNull())
@@ -1726,11 +1733,11 @@ IbNetDevice::ReleaseRxBuffer(uint8_t vl, uint32_t blocks)
                        << r.usedBlocks << " are in use");
     r.usedBlocks -= blocks;
     r.freedBlocks += blocks;
-    FireIfConnected(m_watched & WATCH_RX_BUFFER,
+    FireIfConnected(m_hot.watched & WATCH_RX_BUFFER,
                     m_rxBufferTrace,
                     vl,
                     r.usedBlocks * IbPacket::BLOCK_SIZE);
-    if (r.freedBlocks >= m_updateBlocks)
+    if (r.freedBlocks >= m_hot.updateBlocks)
     {
         RequestFlowControl(vl);
     }
@@ -1753,10 +1760,10 @@ IbNetDevice::ReceiveFlowControl(Ptr<Packet> packet)
 void
 IbNetDevice::ApplyFlowControl(uint8_t vl, uint16_t fctbs, uint16_t fccl)
 {
-    NS_ABORT_MSG_IF(vl >= m_numDataVls,
+    NS_ABORT_MSG_IF(vl >= m_hot.numDataVls,
                     "IbNetDevice on node " << m_node->GetId() << " got a flow-control packet for VL"
                                            << unsigned(vl)
-                                           << " but has NumDataVls=" << unsigned(m_numDataVls));
+                                           << " but has NumDataVls=" << unsigned(m_hot.numDataVls));
     // The sender's FCTBS counts every block it put on this VL before this packet, all of
     // which have arrived (the cable is FIFO): resynchronise ABR as IBA prescribes.
     m_vl[vl].rx.abr = fctbs;
@@ -1777,7 +1784,7 @@ IbNetDevice::ApplyFlowControl(uint8_t vl, uint16_t fctbs, uint16_t fccl)
     {
         NotifyTxReady(vl);
     }
-    if (!m_txBusy)
+    if (!m_hot.txBusy)
     {
         TrySend();
     }
@@ -1789,8 +1796,8 @@ IbNetDevice::RefreshFlowControl()
     const Time period =
         m_fcRefresh.IsZero() ? IbLinkRate::FlowControlRefreshPeriod(m_activeSpeed) : m_fcRefresh;
     bool any = false;
-    m_refreshPending = false;
-    for (uint8_t vl = 0; vl < m_numDataVls; ++vl)
+    m_hot.refreshPending = false;
+    for (uint8_t vl = 0; vl < m_hot.numDataVls; ++vl)
     {
         RxVl& r = m_vl[vl].rx;
         if (!r.active)
@@ -1806,7 +1813,7 @@ IbNetDevice::RefreshFlowControl()
     }
     if (any)
     {
-        m_refreshPending = true;
+        m_hot.refreshPending = true;
         m_refreshEvent = Simulator::Schedule(period, &IbNetDevice::RefreshFlowControl, this);
     }
 }
@@ -1814,7 +1821,7 @@ IbNetDevice::RefreshFlowControl()
 void
 IbNetDevice::DeliverUp(Ptr<Packet> packet, uint32_t head)
 {
-    FireIfConnected(m_watched & WATCH_MAC_RX, m_macRxTrace, packet);
+    FireIfConnected(m_hot.watched & WATCH_MAC_RX, m_macRxTrace, packet);
     if (IbPacket::LnhOfHead(head) != IbLrhHeader::LNH_RAW)
     {
         // IBA transport packets go to an HCA's transport, which installs an

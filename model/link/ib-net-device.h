@@ -17,6 +17,7 @@
 #include "ns3/event-id.h"
 #include "ns3/ib-fifo.h"
 #include "ns3/ib-packet.h"
+#include "ns3/ib-prefetch.h"
 #include "ns3/ib-traced-callback.h"
 #include "ns3/mac16-address.h"
 #include "ns3/net-device.h"
@@ -24,6 +25,7 @@
 #include "ns3/traced-callback.h"
 
 #include <array>
+#include <cstddef>
 #include <string>
 
 namespace ns3
@@ -169,10 +171,20 @@ class IbNetDevice : public NetDevice
      */
     void PrefetchForSend(uint8_t vl) const
     {
-        __builtin_prefetch(&m_txBusy);
-        __builtin_prefetch(&m_fcSent);
-        __builtin_prefetch(&m_txBytes);
-        __builtin_prefetch(&m_vl[vl & 15]);
+        IbPrefetch::Now(&m_hot.txBusy);
+        IbPrefetch::Now(&m_hot.fcSent);
+        IbPrefetch::Now(&m_hot.txBytes);
+        IbPrefetch::Now(&m_vl[vl & 15]);
+    }
+
+    /**
+     * Name, for the arrival being scheduled on this port (IbChannel), what it reads first:
+     * the port's first lines and the VL's (IbPrefetch::Hint).
+     * @param vl the VL the packet arrives on
+     */
+    void HintArrival(uint8_t vl) const
+    {
+        IbPrefetch::Hint(this, ARRIVAL_LINES, &m_vl[vl & 15]);
     }
 
     /**
@@ -462,7 +474,7 @@ class IbNetDevice : public NetDevice
      * @param changed whether the new value differs from the current one
      */
     void RefuseOnceUp(const char* attribute, bool changed) const;
-    friend class IbChannel;            // sets m_txDir
+    friend class IbChannel;            // sets m_hot.txDir
     friend class IbChannel::Direction; // delivers packets and flow-control fields
 
     /// A packet waiting in a transmit queue.
@@ -540,7 +552,7 @@ class IbNetDevice : public NetDevice
      */
     void TrySend();
     /**
-     * Put m_txCurrent, just taken from @p vl's queue (or handed over directly by
+     * Put m_hot.txCurrent, just taken from @p vl's queue (or handed over directly by
      * EnqueueForwarded), on the wire: credits, timing, traces, the end-of-transmission
      * event, the cable, and the owner's TX-ready notice if the queue is now empty.
      * @param vl its VL
@@ -687,7 +699,7 @@ class IbNetDevice : public NetDevice
      */
     void SetNumDataVls(uint32_t n);
 
-    /// Bits of m_watched: which per-packet trace sources have something connected.
+    /// Bits of m_hot.watched: which per-packet trace sources have something connected.
     enum Watch : uint16_t
     {
         WATCH_PHY_RX_END = 1u << 0,      //!< m_phyRxEndTrace
@@ -705,39 +717,66 @@ class IbNetDevice : public NetDevice
         WATCH_TX_START = 1u << 12,       //!< m_txStartListeners is not empty
     };
 
-    // The members every packet touches come first, together, so that a packet costs as
-    // few cache lines per port as possible (on a large fabric each of them is a miss):
-    // what receiving and releasing read in the object's first line, what sending reads
-    // in its first three (flow control in its first two), and each VL's state in one
-    // line of its own (m_vl).
+    /**
+     * The members every packet touches, first in the object, so that a packet costs as few
+     * cache lines per port as possible (on a large fabric each of them is a miss): what
+     * receiving and releasing read, in the object's first line (after Object's own
+     * members); what a flow-control packet sent needs, in its first two; what sending a
+     * data packet reads, in its first three. Each VL's state has a line of its own (m_vl).
+     * The object is line-aligned (its VL states are); the static_asserts below keep this
+     * layout and the lines the prefetch hints name (HOT_LINES, ARRIVAL_LINES) in step.
+     */
+    struct HotState
+    {
+        // in the object's first line (after Object's own 32 bytes) and the start of its
+        // second: what receiving and sending read of the port's state and owner
+        bool txBusy{false};         //!< a data packet is being serialized
+        bool linkUp{false};         //!< link state
+        bool cutThrough{false};     //!< hand on at header arrival
+        bool refreshPending{false}; //!< m_refreshEvent is scheduled
+        uint8_t numDataVls{8};      //!< data VLs in use
+        uint8_t ownerPort{0};       //!< this port's number on its owner (forwarder or m_hca)
+        uint16_t txNonEmpty{0};     //!< bit v set when VL v's queue is not empty
+        uint16_t fcPending{0};      //!< bit v set when a flow-control packet for v is due
+        uint16_t watched{0};        //!< per-packet trace sources connected (Watch bits)
+        uint32_t capacityBlocks{0}; //!< m_vlBufferSize in blocks
+        uint32_t updateBlocks{1};   //!< m_creditUpdateBytes in blocks
+        DataRate rate;              //!< data rate derived from speed and width
+        IbPacketForwarder* forwarder{nullptr}; //!< owning switch, called directly (SetForwarder)
+        // second line: what a flow-control packet sent needs
+        uint64_t fcSent{0};                   //!< flow-control packets sent
+        IbChannel::Direction* txDir{nullptr}; //!< where packets go (null: m_channel->Transmit)
+        double stepsPerByte{0.0};             //!< time steps one byte takes at rate
+        double txCarry{0.0};                  //!< sub-step remainder of back-to-back serialization
+        Time txFreeAt;                  //!< the wire is busy (flow-control packets) until then
+        Time lrhTime;                   //!< time the LRH takes on the wire (cut-through delivery)
+        Ptr<EventImpl> txCompleteEvent; //!< calls TransmitComplete; reused for every packet
+        uint64_t txPackets{0};          //!< data packets transmitted
+        // third line: the packet being sent, then (m_arbiter, right after this struct)
+        // the VL arbiter, whose walks (what Select reads) come first in it
+        uint64_t txBytes{0}; //!< wire bytes of data packets transmitted
+        TxItem txCurrent;    //!< the data packet being serialized
+    };
 
-    // Hot state: first line (after Object's own members)
-    bool m_txBusy{false};                 //!< a data packet is being serialized
-    bool m_linkUp{false};                 //!< link state
-    bool m_cutThrough{false};             //!< hand on at header arrival
-    bool m_refreshPending{false};         //!< m_refreshEvent is scheduled
-    uint8_t m_numDataVls{8};              //!< data VLs in use
-    uint8_t m_ownerPort{0};               //!< this port's number on its owner (m_switch or m_hca)
-    uint16_t m_txNonEmpty{0};             //!< bit v set when VL v's queue is not empty
-    uint16_t m_fcPending{0};              //!< bit v set when a flow-control packet for v is due
-    uint16_t m_watched{0};                //!< per-packet trace sources connected (Watch bits)
-    uint32_t m_capacityBlocks{0};         //!< m_vlBufferSize in blocks
-    uint32_t m_updateBlocks{1};           //!< m_creditUpdateBytes in blocks
-    DataRate m_rate;                      //!< data rate derived from speed and width
-    IbPacketForwarder* m_switch{nullptr}; //!< owning switch, called directly (SetForwarder)
-    // second line (a flow-control packet sent needs the first two)
-    uint64_t m_fcSent{0};                   //!< flow-control packets sent
-    IbChannel::Direction* m_txDir{nullptr}; //!< where packets go (null: m_channel->Transmit)
-    double m_stepsPerByte{0.0};             //!< time steps one byte takes at m_rate
-    double m_txCarry{0.0};                  //!< sub-step remainder of back-to-back serialization
-    Time m_txFreeAt;                        //!< the wire is busy (flow-control packets) until then
-    Time m_lrhTime;                   //!< time the LRH takes on the wire (cut-through delivery)
-    Ptr<EventImpl> m_txCompleteEvent; //!< calls TransmitComplete; reused for every packet
-    uint64_t m_txPackets{0};          //!< data packets transmitted
-    // third line: the packet being sent and the VL arbiter, whose walks (what Select
-    // reads) come first in it
-    uint64_t m_txBytes{0}; //!< wire bytes of data packets transmitted
-    TxItem m_txCurrent;    //!< the data packet being serialized
+    /// Where HotState starts in the object: right after the NetDevice (Object) base, as
+    /// the constructor checks.
+    static constexpr size_t HOT_START = sizeof(NetDevice);
+    /// The object's lines a transmission's end reads first: the hot state, and the start
+    /// of the VL arbiter that follows it.
+    static constexpr uint32_t HOT_LINES = IbPrefetch::LinesFor(HOT_START + sizeof(HotState));
+    /// The object's lines an arrival reads first: the hot state up to the transmit
+    /// counters (the flags, the owner, the flow-control and wire-timing members).
+    static constexpr uint32_t ARRIVAL_LINES =
+        IbPrefetch::LinesFor(HOT_START + offsetof(HotState, txPackets));
+    static_assert(ARRIVAL_LINES == 2,
+                  "an arrival's members fill the object's first two lines: a member added "
+                  "before txPackets must keep them there, or HintArrival names more lines");
+    static_assert(HOT_LINES == 3 && HOT_START + sizeof(HotState) < 3 * IbPrefetch::LINE,
+                  "the hot state and the start of the VL arbiter fill the object's first "
+                  "three lines: a member added to HotState must keep them there, or the "
+                  "hints name more lines");
+
+    HotState m_hot;        //!< the hot state
     IbVlArbiter m_arbiter; //!< VL arbiter
     // then what a port reads when a packet starts and it has listeners, or an HCA
     IbTxStartListener* m_txStartListeners{nullptr}; //!< the first; each names the next
@@ -785,7 +824,7 @@ class IbNetDevice : public NetDevice
     uint8_t m_arbiterLimit{0};          //!< LimitOfHighPriority attribute
     bool m_retraining{false};           //!< down to train again (Retrain, FinishRetrain)
     double m_capacityBits{0.0};         //!< GetWireCapacityBits at m_rateSince
-    Time m_rateSince;                   //!< when m_rate last changed
+    Time m_rateSince;                   //!< when m_hot.rate last changed
     std::string m_sl2vlText;            //!< SlToVlTable as given ("" = default)
 
     // Identity
@@ -813,12 +852,15 @@ class IbNetDevice : public NetDevice
     TracedCallback<uint8_t, Time> m_creditStallTrace;   //!< CreditStall
 };
 
+static_assert(alignof(IbNetDevice) == IbPrefetch::LINE,
+              "an IbNetDevice starts on a cache line, as the hot-state lines assume");
+
 // The port's per-packet getters, inline: a switch calls them for every packet it forwards.
 
 inline uint8_t
 IbNetDevice::GetNumDataVls() const
 {
-    return m_numDataVls;
+    return m_hot.numDataVls;
 }
 
 inline bool
@@ -837,7 +879,7 @@ IbNetDevice::HasCreditsFor(uint8_t vl, uint32_t blocks) const
 inline DataRate
 IbNetDevice::GetDataRate() const
 {
-    return m_rate;
+    return m_hot.rate;
 }
 
 inline uint32_t

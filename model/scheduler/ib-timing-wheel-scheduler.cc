@@ -206,8 +206,8 @@ IbTimingWheelScheduler::PrefetchFirst()
     // keep the object and the function in bytes 16 to 39, which cross a line half the time.
     __builtin_prefetch(next.impl);
     __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(next.impl) + 39));
-    Prefetch(next.hint);
-    Prefetch(next.hint2);
+    IbPrefetch::Fetch(next.hint);
+    IbPrefetch::Fetch(next.hint2);
 }
 
 void
@@ -233,14 +233,12 @@ IbTimingWheelScheduler::Insert(const Event& ev)
                            "26 minutes of Simulator::Run); ns-3 would order and cancel events "
                            "wrongly from here on. Split the run into shorter simulations");
     m_lastUid = ev.key.m_uid;
+    uint64_t hint;
+    uint64_t hint2;
+    IbPrefetch::TakeHints(hint, hint2);
     if (ev.key.m_ts - m_base < SPAN)
     {
-        Append(ev.key.m_ts,
-               Slot{ev.impl,
-                    m_hint.load(std::memory_order_relaxed),
-                    m_hint2.load(std::memory_order_relaxed),
-                    ev.key.m_uid,
-                    ev.key.m_context});
+        Append(ev.key.m_ts, Slot{ev.impl, hint, hint2, ev.key.m_uid, ev.key.m_context});
     }
     else
     {
@@ -250,8 +248,6 @@ IbTimingWheelScheduler::Insert(const Event& ev)
             m_heapFirst = ev.key.m_ts;
         }
     }
-    m_hint.store(0, std::memory_order_relaxed);
-    m_hint2.store(0, std::memory_order_relaxed);
 }
 
 bool

@@ -5,12 +5,13 @@
 #ifndef IB_TIMING_WHEEL_SCHEDULER_H
 #define IB_TIMING_WHEEL_SCHEDULER_H
 
+#include "ib-prefetch.h"
+
 #include "ns3/abort.h"
 #include "ns3/ptr.h"
 #include "ns3/scheduler.h"
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -47,10 +48,11 @@ class IbHeapScheduler;
  *
  * Events run one after another, each waiting for the memory it reads; on a large fabric
  * most of that memory (the receiving port, the input port whose buffer a transmission
- * releases) is no longer in the cache. Whoever schedules an event can name, with PrefetchHint
- * and PrefetchAlso, the cache lines its handler will read first (in up to two objects); when
- * that event becomes the next one, RemoveNext prefetches them (and the event object itself),
- * so that they load while the current event runs.
+ * releases) is no longer in the cache. Whoever schedules an event can name, through
+ * IbPrefetch, the cache lines its handler will read first (in up to two objects); Insert
+ * keeps them with the event, and when that event becomes the next one RemoveNext prefetches
+ * them (and the event object itself), so that they load while the current event runs. A
+ * hint for an event that goes to the heap (due SPAN steps or more ahead) is dropped.
  * Hints change no result: they are not read otherwise, and other schedulers ignore them.
  *
  * Select it before the simulation starts:
@@ -82,118 +84,13 @@ class IbTimingWheelScheduler : public Scheduler
     Event RemoveNext() override;
     void Remove(const Event& ev) override;
 
-    /**
-     * Name the memory the handler of the next event inserted (by the next Schedule call,
-     * whatever its scheduler) reads first. This scheduler prefetches it when that event
-     * becomes the next one to run; other schedulers never read it, and a hint for an
-     * event that goes to the heap (due SPAN steps or more ahead) is dropped. A prefetch
-     * never faults: a stale or wrong hint costs memory bandwidth, never a result. It also
-     * drops a PrefetchAlso made before it.
-     * @param address the first byte
-     * @param lines how many cache lines from the one holding @p address (at most 63)
-     * @param also one more line to fetch, in the same object further on (a per-VL member,
-     *        say), or null; dropped unless it is 1 to 65,535 lines after the line holding
-     *        @p address (so within 4 MB)
-     */
-    static void PrefetchHint(const void* address, uint32_t lines, const void* also = nullptr)
-    {
-        m_hint.store(EncodeHint(address, lines, also), std::memory_order_relaxed);
-        m_hint2.store(0, std::memory_order_relaxed);
-    }
-
-    /**
-     * Name a second piece of memory for the same event, after PrefetchHint: one the handler
-     * reaches through the first (the input port whose buffer a transmission releases).
-     * @param address the first byte
-     * @param lines how many cache lines from the one holding @p address (at most 63)
-     * @param also one more line, as for PrefetchHint, or null
-     */
-    static void PrefetchAlso(const void* address, uint32_t lines, const void* also = nullptr)
-    {
-        m_hint2.store(EncodeHint(address, lines, also), std::memory_order_relaxed);
-    }
-
-    /**
-     * A hint as stored with an event: the line address in bits 6 to 47 (higher bits of
-     * @p address are dropped: user-space addresses on today's x86-64 and AArch64 systems
-     * are below 2^48 unless a program asks for more, and a wrong hint costs a useless
-     * prefetch at worst), the line count in bits 0 to 5 and the extra line's distance in
-     * lines from the first in bits 48 to 63 (0: none). Public for tests.
-     * @param address the first byte
-     * @param lines cache lines from the one holding it (at most 63)
-     * @param also the extra line, or null
-     * @return the encoded hint
-     */
-    static uint64_t EncodeHint(const void* address, uint32_t lines, const void* also)
-    {
-        NS_ABORT_MSG_IF(
-            lines > 63,
-            "IbTimingWheelScheduler::PrefetchHint/PrefetchAlso: " << lines << " lines; at most 63");
-        const uint64_t line = reinterpret_cast<uintptr_t>(address) & kLineBits;
-        if (also == nullptr)
-        {
-            return line | lines;
-        }
-        // Before the first line or 4 MB or more after it: a distance of 2^16 lines or more
-        // (unsigned), left out.
-        const uint64_t far = (reinterpret_cast<uintptr_t>(also) - line) / 64;
-        return line | lines | (far < 0x10000 ? far << 48 : 0);
-    }
-
-    /**
-     * @param hint a hint (EncodeHint)
-     * @return the address of its first line
-     */
-    static uint64_t HintFirstLine(uint64_t hint)
-    {
-        return hint & kLineBits;
-    }
-
-    /**
-     * @param hint a hint (EncodeHint)
-     * @return the number of lines from its first
-     */
-    static uint32_t HintLineCount(uint64_t hint)
-    {
-        return static_cast<uint32_t>(hint & 63);
-    }
-
-    /**
-     * @param hint a hint (EncodeHint)
-     * @return the address of its extra line, or 0 if it has none
-     */
-    static uint64_t HintExtraLine(uint64_t hint)
-    {
-        return (hint >> 48) != 0 ? HintFirstLine(hint) + 64 * (hint >> 48) : 0;
-    }
-
   private:
-    /// The bits of a hint that hold the line address.
-    static constexpr uint64_t kLineBits = 0x0000FFFFFFFFFFC0;
-
-    /**
-     * Prefetch what a stored hint names.
-     * @param hint the hint (EncodeHint), or 0
-     */
-    static void Prefetch(uint64_t hint)
-    {
-        const uint64_t line = HintFirstLine(hint);
-        for (uint64_t i = 0; i < HintLineCount(hint); ++i)
-        {
-            __builtin_prefetch(reinterpret_cast<const void*>(line + 64 * i));
-        }
-        if (const uint64_t extra = HintExtraLine(hint); extra != 0)
-        {
-            __builtin_prefetch(reinterpret_cast<const void*>(extra));
-        }
-    }
-
     /// An event in a bucket; its time is the bucket's.
     struct Slot
     {
         EventImpl* impl;  //!< the event
-        uint64_t hint;    //!< PrefetchHint (EncodeHint), or 0
-        uint64_t hint2;   //!< PrefetchAlso (EncodeHint), or 0
+        uint64_t hint;    //!< IbPrefetch::Hint (IbPrefetch::Encode), or 0
+        uint64_t hint2;   //!< IbPrefetch::Also, or 0
         uint32_t uid;     //!< its uid
         uint32_t context; //!< its context
     };
@@ -270,12 +167,6 @@ class IbTimingWheelScheduler : public Scheduler
     {
         return m_buckets[ts & (SPAN - 1)];
     }
-
-    /// The hint for the next Insert (PrefetchHint). Atomic because the real-time simulator
-    /// inserts from other threads too; relaxed: a hint on the wrong event changes no result.
-    static inline std::atomic<uint64_t> m_hint{0};
-    /// The second hint for the next Insert, or 0.
-    static inline std::atomic<uint64_t> m_hint2{0};
 
     uint64_t m_base{0};                   //!< the wheel holds events due in [m_base, m_base + SPAN)
     uint64_t m_wheelFirst;                //!< the time of the wheel's first event; max if empty
