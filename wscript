@@ -89,7 +89,8 @@ def build(bld):
 
     headers = bld(features='ns3header')
     headers.module = IB_MODULE
-    headers.source = _glob(bld, 'model/**/*.h', 'helper/*.h')
+    headers.source = [h for h in _glob(bld, 'model/**/*.h', 'helper/*.h')
+                      if not h.endswith('-internal.h')]
 
     if bld.env['ENABLE_TESTS']:
         # ns-3 TestSuite sources (run by test.py), if the module has any.

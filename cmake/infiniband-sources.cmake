@@ -5,6 +5,8 @@
 set(IB_ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
 file(GLOB_RECURSE IB_MODEL_SOURCES CONFIGURE_DEPENDS ${IB_ROOT}/model/*.cc)
 file(GLOB_RECURSE IB_MODEL_HEADERS CONFIGURE_DEPENDS ${IB_ROOT}/model/*.h)
+# *-internal.h headers are shared by the .cc files of one class, not public.
+list(FILTER IB_MODEL_HEADERS EXCLUDE REGEX "-internal\\.h$")
 file(GLOB IB_HELPER_SOURCES CONFIGURE_DEPENDS ${IB_ROOT}/helper/*.cc)
 file(GLOB IB_HELPER_HEADERS CONFIGURE_DEPENDS ${IB_ROOT}/helper/*.h)
 file(GLOB IB_TEST_SOURCES CONFIGURE_DEPENDS ${IB_ROOT}/test/*-test.cc ${IB_ROOT}/test/*-util.cc)

@@ -1,0 +1,182 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef IB_QUEUE_PAIR_INTERNAL_H
+#define IB_QUEUE_PAIR_INTERNAL_H
+
+// What the three files of IbQueuePair share (ib-queue-pair.cc: state machine, posting,
+// scheduling, packet building, receive and completions; ib-queue-pair-requester.cc;
+// ib-queue-pair-responder.cc). Not for use outside them.
+
+#include "ib-verbs.h"
+
+#include "ns3/ib-packet.h"
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+namespace ns3
+{
+namespace ib_qp_detail
+{
+
+/// PSNs are 24 bits.
+constexpr uint32_t kPsnMask = 0xFFFFFF;
+/// Half the PSN space: PSNs at least this far apart cannot be ordered.
+constexpr uint32_t kPsnHalf = 0x800000;
+/// Bytes of a UD receive buffer reserved for the GRH.
+constexpr uint32_t kUdGrhBytes = 40;
+/// Smallest number of atomics a responder remembers.
+constexpr uint32_t kMinAtomicLog = 16;
+/// Largest RC message (IBA: 2^31 bytes).
+constexpr uint64_t kMaxMessage = 0x80000000ULL;
+/// Bytes of LRH + BTH.
+constexpr uint32_t kBaseHeaders = IbPacket::LRH_SIZE + IbPacket::BTH_SIZE;
+/// Largest LRH + BTH + extension headers of the opcodes used (AtomicETH).
+constexpr uint32_t kMaxHeaders = kBaseHeaders + 28;
+
+/**
+ * @param lid a LID
+ * @return "N (0xN)", as messages name a LID
+ */
+inline std::string
+LidText(uint16_t lid)
+{
+    std::ostringstream os;
+    os << lid << " (0x" << std::hex << lid << ")";
+    return os.str();
+}
+
+/// Inbound message in progress at the responder.
+enum InKind : uint8_t
+{
+    IN_NONE = 0,
+    IN_SEND = 1,
+    IN_WRITE = 2
+};
+
+/**
+ * @param a a PSN
+ * @param n an increment
+ * @return a + n modulo 2^24
+ */
+inline uint32_t
+PsnAdd(uint32_t a, uint32_t n)
+{
+    return (a + n) & kPsnMask;
+}
+
+/**
+ * @param a a PSN
+ * @param b a PSN
+ * @return a - b as a signed 24-bit distance
+ */
+inline int32_t
+PsnDiff(uint32_t a, uint32_t b)
+{
+    return static_cast<int32_t>(((a - b) & kPsnMask) << 8) >> 8;
+}
+
+/**
+ * @param a a PSN
+ * @param b a PSN
+ * @return true if a comes before b
+ */
+inline bool
+PsnLess(uint32_t a, uint32_t b)
+{
+    return PsnDiff(a, b) < 0;
+}
+
+/**
+ * @param p bytes
+ * @return the big-endian 16-bit value there
+ */
+inline uint16_t
+Be16(const uint8_t* p)
+{
+    return static_cast<uint16_t>((p[0] << 8) | p[1]);
+}
+
+/**
+ * @param p bytes
+ * @return the big-endian 24-bit value there
+ */
+inline uint32_t
+Be24(const uint8_t* p)
+{
+    return (static_cast<uint32_t>(p[0]) << 16) | (static_cast<uint32_t>(p[1]) << 8) | p[2];
+}
+
+/**
+ * @param p bytes
+ * @return the big-endian 32-bit value there
+ */
+inline uint32_t
+Be32(const uint8_t* p)
+{
+    return (static_cast<uint32_t>(p[0]) << 24) | Be24(p + 1);
+}
+
+/**
+ * @param p bytes
+ * @return the big-endian 64-bit value there
+ */
+inline uint64_t
+Be64(const uint8_t* p)
+{
+    return (static_cast<uint64_t>(Be32(p)) << 32) | Be32(p + 4);
+}
+
+/**
+ * @param op a send WR opcode
+ * @return the completion opcode it produces
+ */
+inline IbWcOpcode
+WcOpcodeFor(IbWrOpcode op)
+{
+    switch (op)
+    {
+    case IbWrOpcode::SEND:
+    case IbWrOpcode::SEND_WITH_IMM:
+        return IbWcOpcode::SEND;
+    case IbWrOpcode::RDMA_WRITE:
+    case IbWrOpcode::RDMA_WRITE_WITH_IMM:
+        return IbWcOpcode::RDMA_WRITE;
+    case IbWrOpcode::RDMA_READ:
+        return IbWcOpcode::RDMA_READ;
+    case IbWrOpcode::ATOMIC_CMP_AND_SWP:
+        return IbWcOpcode::COMP_SWAP;
+    case IbWrOpcode::ATOMIC_FETCH_AND_ADD:
+        return IbWcOpcode::FETCH_ADD;
+    }
+    return IbWcOpcode::SEND;
+}
+
+/**
+ * @param len message bytes
+ * @param mtu path MTU
+ * @return packets (at least 1)
+ */
+inline uint32_t
+PacketsFor(uint64_t len, uint32_t mtu)
+{
+    return len == 0 ? 1 : static_cast<uint32_t>((len + mtu - 1) / mtu);
+}
+
+/**
+ * @param mtu a value
+ * @return true if it is an IBA MTU
+ */
+inline bool
+IsIbaMtu(uint32_t mtu)
+{
+    return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
+}
+
+} // namespace ib_qp_detail
+} // namespace ns3
+
+#endif // IB_QUEUE_PAIR_INTERNAL_H
