@@ -41,9 +41,9 @@ LayerRanks()
         {"transport", 5},
         {"ipoib", 6},
         {"collectives", 6},
-        {"apps", 6},
         {"sharp", 7},
         {"training", 8},
+        {"apps", 8},
         {"helper", 9},
     };
     return ranks;

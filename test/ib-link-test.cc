@@ -741,7 +741,7 @@ TEST_F(IbLinkTest, AWidthChangeWhileTheLinkIsUpRetrainsBothEnds)
     uint32_t callbacks = 0;
     l.a->AddLinkChangeCallback(Callback<void>([&callbacks]() { ++callbacks; }));
     std::vector<std::pair<Time, bool>> changes;
-    for (const Time at : {MicroSeconds(20), MicroSeconds(60)})
+    for (const Time& at : {MicroSeconds(20), MicroSeconds(60)})
     {
         for (int64_t ns = 0; ns < 2000; ++ns)
         {

@@ -223,8 +223,13 @@ echo "build-in-tree: ns-3 recognised contrib/infiniband as module 'infiniband'"
 # ns-3's own libraries first: that they build is independent of this module's state.
 ns3_libs=()
 IFS=';' read -r -a mods <<<"$NS3_MODULES"
+# ns-3 3.37 names its library targets libcore, ...; 3.43 and later core, ...
+lib_prefix=lib
+if ! ninja -C cmake-cache -t targets all 2>/dev/null | grep -q '^libcore:'; then
+  lib_prefix=
+fi
 for m in "${mods[@]}"; do
-  [[ "$m" == infiniband ]] || ns3_libs+=("lib$m")
+  [[ "$m" == infiniband ]] || ns3_libs+=("$lib_prefix$m")
 done
 step "building ns-3's libraries: cmake --build cmake-cache -j $JOBS --target ${ns3_libs[*]}"
 cmake --build cmake-cache -j "$JOBS" --target "${ns3_libs[@]}"
