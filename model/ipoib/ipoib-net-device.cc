@@ -13,6 +13,7 @@
 #include "ns3/ib-hca.h"
 #include "ns3/ib-memory-region.h"
 #include "ns3/ib-net-device.h"
+#include "ns3/ib-ns3-compat.h"
 #include "ns3/ib-queue-pair.h"
 #include "ns3/ib-range-checker.h"
 #include "ns3/ib-subnet-manager.h"
@@ -68,6 +69,40 @@ constexpr std::size_t kMaxSentFifo = 65536;
 
 /// The universal/local bit of an EUI-64 (RFC 4291 appendix A), in a 64-bit integer.
 constexpr uint64_t kUniversalLocalBit = 0x0200000000000000ULL;
+
+/// Bytes of an 8-byte link-layer address as neighbour discovery reads it from an option:
+/// the option's 16 bytes less its type and length.
+constexpr uint8_t kNdEui64Bytes = 14;
+
+/**
+ * @return the address type ns-3 3.44 and later give an 8-byte link-layer address that
+ *         neighbour discovery read from an option (a 14-byte "MacAddress", which ns-3
+ *         itself does not register, and without which its decoder stops); 0 on older
+ *         releases, whose decoder leaves it untyped
+ */
+uint8_t
+NdEui64Type()
+{
+    static const uint8_t type = ib_compat::ADDRESSES_HAVE_KINDS
+                                    ? ib_compat::RegisterAddressType("MacAddress", kNdEui64Bytes)
+                                    : 0;
+    return type;
+}
+
+/// Registered when the library loads, before any packet is decoded.
+const uint8_t g_ndEui64Type = NdEui64Type();
+
+/**
+ * @param a an address
+ * @return whether it is an 8-byte (Eui64 mode) hardware address: a Mac64Address, or one
+ *         that neighbour discovery learnt from a link-layer address option
+ */
+bool
+IsEui64Address(const Address& a)
+{
+    return Mac64Address::IsMatchingType(a) ||
+           (ib_compat::ADDRESSES_HAVE_KINDS && a.CheckCompatible(NdEui64Type(), kNdEui64Bytes));
+}
 
 } // namespace
 
@@ -568,15 +603,16 @@ IpoibNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolN
     }
     if (m_addressMode == EUI64)
     {
-        if (!Mac64Address::IsMatchingType(dest))
+        if (!IsEui64Address(dest))
         {
             NS_LOG_WARN("not an 8-byte (Eui64 mode) address: " << dest << ": dropped");
             m_macTxDropTrace(packet);
             return false;
         }
         // Not Mac64Address::ConvertFrom: an address that neighbour discovery learnt from a
-        // link-layer address option is a typeless Address of 14 bytes (the option's 16
-        // bytes minus type and length), and ConvertFrom would copy all of them.
+        // link-layer address option is 14 bytes (the option's 16 bytes minus type and
+        // length; untyped before ns-3 3.44, NdEui64Type after), and ConvertFrom would copy
+        // all of them.
         uint8_t b[Address::MAX_SIZE];
         dest.CopyTo(b);
         group = (b[0] & 0x01) != 0; // the individual/group bit
