@@ -135,13 +135,15 @@ IbQueuePair::MessageDone(IbWrOpcode kind,
     }
 }
 
-void
-IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
+// The phases of ReceiveRequest (always inlined into it: see ib-queue-pair.h).
+
+inline bool
+IbQueuePair::CheckRequestPsn(const Rx& rx)
 {
     if (m_responderFailed)
     {
         ++m_counters.stateDrops;
-        return;
+        return false;
     }
     const int32_t d = PsnDiff(rx.psn, m_ePsn);
     if (d > 0)
@@ -152,248 +154,298 @@ IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
             m_nakSent = true;
             QueueNak(IbAethHeader::NAK_PSN_SEQUENCE_ERROR, m_ePsn, false);
         }
-        return;
+        return false;
     }
     if (d < 0)
     {
         ++m_counters.duplicatesReceived;
         ReceiveDuplicate(rx);
-        return;
+        return false;
     }
     m_nakSent = false;
-    const uint8_t op = rx.opcode;
-    const uint32_t n = rx.payload;
-    const uint8_t rnr = IbAethHeader::RnrNakSyndrome(m_attr.minRnrTimer);
+    return true;
+}
+
+inline void
+IbQueuePair::EndMessageInProgress(IbWcStatus status)
+{
     // A fatal NAK ends the message in progress. A SEND's receive WR was taken off the
     // queue at its First packet: it completes in error now, ahead of the WRs the QP's
     // error state will flush (before, it was dropped without a completion).
     // A SEND cut short by the NAK completes its receive WR with the NAK's status, as rxe
     // does, so that the receiver's completions say why (later ones are flushed).
-    auto endInProgress = [this](IbWcStatus status) {
-        if (m_inKind == IN_SEND)
+    if (m_inKind == IN_SEND)
+    {
+        Complete(m_recvCq, m_inRecv.wr.wrId, status, IbWcOpcode::RECV, 0);
+    }
+    m_inKind = IN_NONE;
+}
+
+inline void
+IbQueuePair::NakInvalidRequest(const Rx& rx)
+{
+    EndMessageInProgress(IbWcStatus::REM_INV_REQ_ERR);
+    QueueNak(IbAethHeader::NAK_INVALID_REQUEST, rx.psn, true);
+}
+
+inline void
+IbQueuePair::NakRemoteAccess(const Rx& rx)
+{
+    EndMessageInProgress(IbWcStatus::REM_ACCESS_ERR);
+    QueueNak(IbAethHeader::NAK_REMOTE_ACCESS_ERROR, rx.psn, true);
+}
+
+inline void
+IbQueuePair::NakNotReady(const Rx& rx)
+{
+    m_nakSent = true; // drop what follows silently until the retry arrives
+    QueueNak(IbAethHeader::RnrNakSyndrome(m_attr.minRnrTimer), rx.psn, false);
+}
+
+inline bool
+IbQueuePair::ReceiveSend(const Rx& rx, const Ptr<Packet>& packet)
+{
+    const uint8_t op = rx.opcode;
+    const uint32_t n = rx.payload;
+    const bool first = op == IbOpcode::RC_SEND_FIRST || op == IbOpcode::RC_SEND_ONLY ||
+                       op == IbOpcode::RC_SEND_ONLY_WITH_IMMEDIATE;
+    const bool last = op != IbOpcode::RC_SEND_FIRST && op != IbOpcode::RC_SEND_MIDDLE;
+    const bool full = !last; // First and Middle carry exactly one MTU
+    if ((first ? m_inKind != IN_NONE : m_inKind != IN_SEND) || (full ? n != m_pmtu : n > m_pmtu) ||
+        (last && !first && n == 0))
+    {
+        NakInvalidRequest(rx);
+        return false;
+    }
+    if (first)
+    {
+        if (m_rq.Empty())
         {
-            Complete(m_recvCq, m_inRecv.wr.wrId, status, IbWcOpcode::RECV, 0);
+            NakNotReady(rx);
+            return false;
         }
+        m_inRecv = m_rq.Pop();
+        m_inKind = IN_SEND;
+        m_inOffset = 0;
+    }
+    if (static_cast<uint64_t>(m_inOffset) + n > m_inRecv.wr.sge.length)
+    {
+        Complete(m_recvCq, m_inRecv.wr.wrId, IbWcStatus::LOC_LEN_ERR, IbWcOpcode::RECV, 0);
+        m_inKind = IN_NONE; // completed: not again as flushed
+        NakInvalidRequest(rx);
+        return false;
+    }
+    Place(packet, rx, m_inRecv.mr, m_inRecv.wr.sge.addr + m_inOffset);
+    m_inOffset += n;
+    if (last)
+    {
+        m_msn = PsnAdd(m_msn, 1);
         m_inKind = IN_NONE;
-    };
-    auto invalid = [this, &rx, &endInProgress]() {
-        endInProgress(IbWcStatus::REM_INV_REQ_ERR);
-        QueueNak(IbAethHeader::NAK_INVALID_REQUEST, rx.psn, true);
-    };
-    auto accessError = [this, &rx, &endInProgress]() {
-        endInProgress(IbWcStatus::REM_ACCESS_ERR);
-        QueueNak(IbAethHeader::NAK_REMOTE_ACCESS_ERROR, rx.psn, true);
-    };
-    auto notReady = [this, &rx, rnr]() {
-        m_nakSent = true; // drop what follows silently until the retry arrives
-        QueueNak(rnr, rx.psn, false);
-    };
-    switch (op)
+        MessageDone(rx.hasImm ? IbWrOpcode::SEND_WITH_IMM : IbWrOpcode::SEND,
+                    m_inOffset,
+                    m_inRecv.wr.sge.addr,
+                    &m_inRecv,
+                    rx.imm,
+                    rx.hasImm);
+    }
+    return true;
+}
+
+inline bool
+IbQueuePair::ReceiveWrite(const Rx& rx, const Ptr<Packet>& packet)
+{
+    const uint8_t op = rx.opcode;
+    const uint32_t n = rx.payload;
+    const bool first = op == IbOpcode::RC_RDMA_WRITE_FIRST || op == IbOpcode::RC_RDMA_WRITE_ONLY ||
+                       op == IbOpcode::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+    const bool last = op != IbOpcode::RC_RDMA_WRITE_FIRST && op != IbOpcode::RC_RDMA_WRITE_MIDDLE;
+    if (first ? m_inKind != IN_NONE : m_inKind != IN_WRITE)
+    {
+        NakInvalidRequest(rx);
+        return false;
+    }
+    if (first)
+    {
+        const bool shapeOk =
+            last ? (n == rx.dmaLen && n <= m_pmtu) : (n == m_pmtu && rx.dmaLen > m_pmtu);
+        if (!shapeOk)
+        {
+            NakInvalidRequest(rx);
+            return false;
+        }
+        IbMemoryRegion* mr = nullptr;
+        if (!(m_attr.accessFlags & IB_ACCESS_REMOTE_WRITE))
+        {
+            NakInvalidRequest(rx); // the QP does not take WRITEs: invalid request, as rxe and hfi1
+            return false;
+        }
+        if (rx.dmaLen > 0 &&
+            !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_WRITE)))
+        {
+            NakRemoteAccess(rx);
+            return false;
+        }
+        if (rx.hasImm && m_rq.Empty())
+        {
+            NakNotReady(rx);
+            return false;
+        }
+        m_inKind = IN_WRITE;
+        m_inVa = rx.va;
+        m_inMr = mr;
+        m_inLen = rx.dmaLen;
+        m_inOffset = 0;
+    }
+    else
+    {
+        const uint64_t after = static_cast<uint64_t>(m_inOffset) + n;
+        const bool shapeOk =
+            last ? (n >= 1 && n <= m_pmtu && after == m_inLen) : (n == m_pmtu && after < m_inLen);
+        if (!shapeOk)
+        {
+            NakInvalidRequest(rx);
+            return false;
+        }
+        if (rx.hasImm && m_rq.Empty())
+        {
+            NakNotReady(rx);
+            return false;
+        }
+    }
+    Place(packet, rx, m_inMr, m_inVa + m_inOffset);
+    m_inOffset += n;
+    if (last)
+    {
+        m_msn = PsnAdd(m_msn, 1);
+        m_inKind = IN_NONE;
+        if (rx.hasImm)
+        {
+            const RecvWqe r = m_rq.Pop();
+            MessageDone(IbWrOpcode::RDMA_WRITE_WITH_IMM, m_inLen, m_inVa, &r, rx.imm, true);
+        }
+        else
+        {
+            MessageDone(IbWrOpcode::RDMA_WRITE, m_inLen, m_inVa, nullptr, 0, false);
+        }
+    }
+    return true;
+}
+
+inline void
+IbQueuePair::ReceiveReadRequest(const Rx& rx)
+{
+    if (m_inKind != IN_NONE)
+    {
+        NakInvalidRequest(rx);
+        return;
+    }
+    IbMemoryRegion* mr = nullptr;
+    if (!(m_attr.accessFlags & IB_ACCESS_REMOTE_READ) || m_attr.maxDestRdAtomic == 0)
+    {
+        NakInvalidRequest(rx); // the QP does not take READs (or has no responder resources)
+        return;
+    }
+    if (rx.dmaLen > 0 && !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_READ)))
+    {
+        NakRemoteAccess(rx);
+        return;
+    }
+    m_msn = PsnAdd(m_msn, 1);
+    const uint32_t npkts = QueueReadResponse(rx, mr);
+    m_ePsn = PsnAdd(m_ePsn, npkts);
+    m_ackCount = 0;
+    Kick();
+}
+
+inline void
+IbQueuePair::ReceiveAtomic(const Rx& rx)
+{
+    if (m_inKind != IN_NONE || rx.va % 8 != 0 || !(m_attr.accessFlags & IB_ACCESS_REMOTE_ATOMIC) ||
+        m_attr.maxDestRdAtomic == 0)
+    {
+        NakInvalidRequest(rx); // also when the QP does not take atomics or has no resources
+        return;
+    }
+    IbMemoryRegion* mr = RemoteRegion(rx.rkey, rx.va, 8, IB_ACCESS_REMOTE_ATOMIC);
+    if (mr == nullptr)
+    {
+        NakRemoteAccess(rx);
+        return;
+    }
+    const uint64_t orig = mr->ReadU64(rx.va);
+    if (rx.opcode == IbOpcode::RC_FETCH_ADD)
+    {
+        mr->WriteU64(rx.va, orig + rx.swapAdd);
+    }
+    else if (orig == rx.compare)
+    {
+        mr->WriteU64(rx.va, rx.swapAdd);
+    }
+    for (AtomicRecord& a : m_atomicLog)
+    {
+        // A record of the same PSN is from before the PSN space wrapped: a duplicate
+        // of this atomic must get this one's value, not that one's.
+        a.valid = a.valid && a.psn != rx.psn;
+    }
+    m_atomicLog[m_atomicNext] = AtomicRecord{rx.psn, orig, true};
+    m_atomicNext = (m_atomicNext + 1) % m_atomicLog.size();
+    m_msn = PsnAdd(m_msn, 1);
+    Response r;
+    r.kind = RESP_ATOMIC_ACK;
+    r.psn = rx.psn;
+    r.msn = m_msn;
+    r.orig = orig;
+    r.readyAt = Simulator::Now() + m_hca->m_responseDelay;
+    m_resp.push_back(r);
+    ++m_rdAtomicQueued;
+    m_ePsn = PsnAdd(m_ePsn, 1);
+    m_ackCount = 0;
+    Kick();
+}
+
+void
+IbQueuePair::ReceiveRequest(const Rx& rx, Ptr<Packet> packet)
+{
+    if (!CheckRequestPsn(rx))
+    {
+        return;
+    }
+    switch (rx.opcode)
     {
     case IbOpcode::RC_SEND_FIRST:
     case IbOpcode::RC_SEND_ONLY:
     case IbOpcode::RC_SEND_ONLY_WITH_IMMEDIATE:
     case IbOpcode::RC_SEND_MIDDLE:
     case IbOpcode::RC_SEND_LAST:
-    case IbOpcode::RC_SEND_LAST_WITH_IMMEDIATE: {
-        const bool first = op == IbOpcode::RC_SEND_FIRST || op == IbOpcode::RC_SEND_ONLY ||
-                           op == IbOpcode::RC_SEND_ONLY_WITH_IMMEDIATE;
-        const bool last = op != IbOpcode::RC_SEND_FIRST && op != IbOpcode::RC_SEND_MIDDLE;
-        const bool full = !last; // First and Middle carry exactly one MTU
-        if ((first ? m_inKind != IN_NONE : m_inKind != IN_SEND) ||
-            (full ? n != m_pmtu : n > m_pmtu) || (last && !first && n == 0))
+    case IbOpcode::RC_SEND_LAST_WITH_IMMEDIATE:
+        if (!ReceiveSend(rx, packet))
         {
-            invalid();
             return;
-        }
-        if (first)
-        {
-            if (m_rq.Empty())
-            {
-                notReady();
-                return;
-            }
-            m_inRecv = m_rq.Pop();
-            m_inKind = IN_SEND;
-            m_inOffset = 0;
-        }
-        if (static_cast<uint64_t>(m_inOffset) + n > m_inRecv.wr.sge.length)
-        {
-            Complete(m_recvCq, m_inRecv.wr.wrId, IbWcStatus::LOC_LEN_ERR, IbWcOpcode::RECV, 0);
-            m_inKind = IN_NONE; // completed: not again as flushed
-            invalid();
-            return;
-        }
-        Place(packet, rx, m_inRecv.mr, m_inRecv.wr.sge.addr + m_inOffset);
-        m_inOffset += n;
-        if (last)
-        {
-            m_msn = PsnAdd(m_msn, 1);
-            m_inKind = IN_NONE;
-            MessageDone(rx.hasImm ? IbWrOpcode::SEND_WITH_IMM : IbWrOpcode::SEND,
-                        m_inOffset,
-                        m_inRecv.wr.sge.addr,
-                        &m_inRecv,
-                        rx.imm,
-                        rx.hasImm);
         }
         break;
-    }
     case IbOpcode::RC_RDMA_WRITE_FIRST:
     case IbOpcode::RC_RDMA_WRITE_ONLY:
     case IbOpcode::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE:
     case IbOpcode::RC_RDMA_WRITE_MIDDLE:
     case IbOpcode::RC_RDMA_WRITE_LAST:
-    case IbOpcode::RC_RDMA_WRITE_LAST_WITH_IMMEDIATE: {
-        const bool first = op == IbOpcode::RC_RDMA_WRITE_FIRST ||
-                           op == IbOpcode::RC_RDMA_WRITE_ONLY ||
-                           op == IbOpcode::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
-        const bool last =
-            op != IbOpcode::RC_RDMA_WRITE_FIRST && op != IbOpcode::RC_RDMA_WRITE_MIDDLE;
-        if (first ? m_inKind != IN_NONE : m_inKind != IN_WRITE)
+    case IbOpcode::RC_RDMA_WRITE_LAST_WITH_IMMEDIATE:
+        if (!ReceiveWrite(rx, packet))
         {
-            invalid();
             return;
-        }
-        if (first)
-        {
-            const bool shapeOk =
-                last ? (n == rx.dmaLen && n <= m_pmtu) : (n == m_pmtu && rx.dmaLen > m_pmtu);
-            if (!shapeOk)
-            {
-                invalid();
-                return;
-            }
-            IbMemoryRegion* mr = nullptr;
-            if (!(m_attr.accessFlags & IB_ACCESS_REMOTE_WRITE))
-            {
-                invalid(); // the QP does not take WRITEs: invalid request, as rxe and hfi1
-                return;
-            }
-            if (rx.dmaLen > 0 &&
-                !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_WRITE)))
-            {
-                accessError();
-                return;
-            }
-            if (rx.hasImm && m_rq.Empty())
-            {
-                notReady();
-                return;
-            }
-            m_inKind = IN_WRITE;
-            m_inVa = rx.va;
-            m_inMr = mr;
-            m_inLen = rx.dmaLen;
-            m_inOffset = 0;
-        }
-        else
-        {
-            const uint64_t after = static_cast<uint64_t>(m_inOffset) + n;
-            const bool shapeOk = last ? (n >= 1 && n <= m_pmtu && after == m_inLen)
-                                      : (n == m_pmtu && after < m_inLen);
-            if (!shapeOk)
-            {
-                invalid();
-                return;
-            }
-            if (rx.hasImm && m_rq.Empty())
-            {
-                notReady();
-                return;
-            }
-        }
-        Place(packet, rx, m_inMr, m_inVa + m_inOffset);
-        m_inOffset += n;
-        if (last)
-        {
-            m_msn = PsnAdd(m_msn, 1);
-            m_inKind = IN_NONE;
-            if (rx.hasImm)
-            {
-                const RecvWqe r = m_rq.Pop();
-                MessageDone(IbWrOpcode::RDMA_WRITE_WITH_IMM, m_inLen, m_inVa, &r, rx.imm, true);
-            }
-            else
-            {
-                MessageDone(IbWrOpcode::RDMA_WRITE, m_inLen, m_inVa, nullptr, 0, false);
-            }
         }
         break;
-    }
-    case IbOpcode::RC_RDMA_READ_REQUEST: {
-        if (m_inKind != IN_NONE)
-        {
-            invalid();
-            return;
-        }
-        IbMemoryRegion* mr = nullptr;
-        if (!(m_attr.accessFlags & IB_ACCESS_REMOTE_READ) || m_attr.maxDestRdAtomic == 0)
-        {
-            invalid(); // the QP does not take READs (or has no responder resources)
-            return;
-        }
-        if (rx.dmaLen > 0 && !(mr = RemoteRegion(rx.rkey, rx.va, rx.dmaLen, IB_ACCESS_REMOTE_READ)))
-        {
-            accessError();
-            return;
-        }
-        m_msn = PsnAdd(m_msn, 1);
-        const uint32_t npkts = QueueReadResponse(rx, mr);
-        m_ePsn = PsnAdd(m_ePsn, npkts);
-        m_ackCount = 0;
-        Kick();
+    case IbOpcode::RC_RDMA_READ_REQUEST:
+        ReceiveReadRequest(rx);
         return;
-    }
     case IbOpcode::RC_COMPARE_SWAP:
-    case IbOpcode::RC_FETCH_ADD: {
-        if (m_inKind != IN_NONE || rx.va % 8 != 0 ||
-            !(m_attr.accessFlags & IB_ACCESS_REMOTE_ATOMIC) || m_attr.maxDestRdAtomic == 0)
-        {
-            invalid(); // also when the QP does not take atomics or has no resources
-            return;
-        }
-        IbMemoryRegion* mr = RemoteRegion(rx.rkey, rx.va, 8, IB_ACCESS_REMOTE_ATOMIC);
-        if (mr == nullptr)
-        {
-            accessError();
-            return;
-        }
-        const uint64_t orig = mr->ReadU64(rx.va);
-        if (op == IbOpcode::RC_FETCH_ADD)
-        {
-            mr->WriteU64(rx.va, orig + rx.swapAdd);
-        }
-        else if (orig == rx.compare)
-        {
-            mr->WriteU64(rx.va, rx.swapAdd);
-        }
-        for (AtomicRecord& a : m_atomicLog)
-        {
-            // A record of the same PSN is from before the PSN space wrapped: a duplicate
-            // of this atomic must get this one's value, not that one's.
-            a.valid = a.valid && a.psn != rx.psn;
-        }
-        m_atomicLog[m_atomicNext] = AtomicRecord{rx.psn, orig, true};
-        m_atomicNext = (m_atomicNext + 1) % m_atomicLog.size();
-        m_msn = PsnAdd(m_msn, 1);
-        Response r;
-        r.kind = RESP_ATOMIC_ACK;
-        r.psn = rx.psn;
-        r.msn = m_msn;
-        r.orig = orig;
-        r.readyAt = Simulator::Now() + m_hca->m_responseDelay;
-        m_resp.push_back(r);
-        ++m_rdAtomicQueued;
-        m_ePsn = PsnAdd(m_ePsn, 1);
-        m_ackCount = 0;
-        Kick();
+    case IbOpcode::RC_FETCH_ADD:
+        ReceiveAtomic(rx);
         return;
-    }
     default:
-        invalid();
+        NakInvalidRequest(rx);
         return;
     }
+    // A SEND or WRITE packet executed: ACK it on AckReq or every AckCoalescing packets.
     m_ePsn = PsnAdd(m_ePsn, 1);
     ++m_ackCount;
     if (rx.ackReq || m_ackCount >= m_hca->m_ackCoalescing)

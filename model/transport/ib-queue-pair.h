@@ -453,6 +453,63 @@ class IbQueuePair : public Object
      * @param packet the packet
      */
     void ReceiveRequest(const Rx& rx, Ptr<Packet> packet);
+    // The phases of ReceiveRequest, defined in ib-queue-pair-responder.cc and called only
+    // there: always inlined, so that the per-packet path stays one function (the library is
+    // PIC, where GCC would call a plain member function through the PLT, and the larger
+    // phases exceed its inlining limits even when declared inline).
+    /**
+     * Check a request's PSN: count and drop it after a fatal NAK, NAK the first packet
+     * beyond the expected PSN, hand a duplicate to ReceiveDuplicate.
+     * @param rx the parsed packet
+     * @return true if it has the expected PSN (to be executed)
+     */
+    [[gnu::always_inline]] inline bool CheckRequestPsn(const Rx& rx);
+    /**
+     * End the message in progress after a fatal NAK: a SEND's receive WR completes with
+     * @p status.
+     * @param status the completion status of that WR
+     */
+    [[gnu::always_inline]] inline void EndMessageInProgress(IbWcStatus status);
+    /**
+     * Answer a request with a fatal invalid-request NAK.
+     * @param rx the parsed packet
+     */
+    [[gnu::always_inline]] inline void NakInvalidRequest(const Rx& rx);
+    /**
+     * Answer a request with a fatal remote-access-error NAK.
+     * @param rx the parsed packet
+     */
+    [[gnu::always_inline]] inline void NakRemoteAccess(const Rx& rx);
+    /**
+     * Answer a request with an RNR NAK (no receive WR) and drop what follows until the
+     * retry.
+     * @param rx the parsed packet
+     */
+    [[gnu::always_inline]] inline void NakNotReady(const Rx& rx);
+    /**
+     * Execute a SEND packet with the expected PSN.
+     * @param rx the parsed packet
+     * @param packet the packet
+     * @return true if executed (to be acknowledged), false if NAKed
+     */
+    [[gnu::always_inline]] inline bool ReceiveSend(const Rx& rx, const Ptr<Packet>& packet);
+    /**
+     * Execute an RDMA WRITE packet with the expected PSN.
+     * @param rx the parsed packet
+     * @param packet the packet
+     * @return true if executed (to be acknowledged), false if NAKed
+     */
+    [[gnu::always_inline]] inline bool ReceiveWrite(const Rx& rx, const Ptr<Packet>& packet);
+    /**
+     * Execute an RDMA READ request with the expected PSN: queue its responses.
+     * @param rx the parsed packet
+     */
+    [[gnu::always_inline]] inline void ReceiveReadRequest(const Rx& rx);
+    /**
+     * Execute an atomic with the expected PSN: queue its ATOMIC ACKNOWLEDGE.
+     * @param rx the parsed packet
+     */
+    [[gnu::always_inline]] inline void ReceiveAtomic(const Rx& rx);
     /**
      * Queue the response packets of a READ request (new or duplicate) at the responder.
      * @param rx the parsed request
