@@ -65,8 +65,9 @@ using namespace ns3;
 // IB_NS3_CORE_ASSERTS in that case, and the tests that need ARP say so and skip.
 #ifdef IB_NS3_CORE_ASSERTS
 #define IB_SKIP_IF_NS3_ARP_ASSERTS()                                                               \
-    GTEST_SKIP() << "this ns-3 was built with asserts, and ns-3 3.37's ArpHeader asserts on "      \
-                    "20-byte IPoIB addresses; run against an ns-3 built without asserts"
+    GTEST_SKIP()                                                                                   \
+        << "this ns-3 was built with asserts, and ns-3's ArpHeader (3.37 to 3.48) "                \
+           "asserts on 20-byte IPoIB addresses; run against an ns-3 built without asserts"
 #else
 #define IB_SKIP_IF_NS3_ARP_ASSERTS()                                                               \
     do                                                                                             \
