@@ -303,63 +303,6 @@ IbBthHeader::OpcodeName(uint8_t opcode)
 }
 
 bool
-IbBthHeader::IsKnownOpcode(uint8_t opcode)
-{
-    return opcode <= IbOpcode::RC_FETCH_ADD || opcode == IbOpcode::UD_SEND_ONLY ||
-           opcode == IbOpcode::UD_SEND_ONLY_WITH_IMMEDIATE;
-}
-
-uint8_t
-IbBthHeader::ExtensionHeaders(uint8_t opcode)
-{
-    switch (opcode)
-    {
-    case IbOpcode::RC_SEND_LAST_WITH_IMMEDIATE:
-    case IbOpcode::RC_SEND_ONLY_WITH_IMMEDIATE:
-    case IbOpcode::RC_RDMA_WRITE_LAST_WITH_IMMEDIATE:
-        return EXT_IMMDT;
-    case IbOpcode::RC_RDMA_WRITE_FIRST:
-    case IbOpcode::RC_RDMA_WRITE_ONLY:
-    case IbOpcode::RC_RDMA_READ_REQUEST:
-        return EXT_RETH;
-    case IbOpcode::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE:
-        return EXT_RETH | EXT_IMMDT;
-    case IbOpcode::RC_RDMA_READ_RESPONSE_FIRST:
-    case IbOpcode::RC_RDMA_READ_RESPONSE_LAST:
-    case IbOpcode::RC_RDMA_READ_RESPONSE_ONLY:
-    case IbOpcode::RC_ACKNOWLEDGE:
-        return EXT_AETH;
-    case IbOpcode::RC_ATOMIC_ACKNOWLEDGE:
-        return EXT_AETH | EXT_ATOMIC_ACK_ETH;
-    case IbOpcode::RC_COMPARE_SWAP:
-    case IbOpcode::RC_FETCH_ADD:
-        return EXT_ATOMIC_ETH;
-    case IbOpcode::UD_SEND_ONLY:
-        return EXT_DETH;
-    case IbOpcode::UD_SEND_ONLY_WITH_IMMEDIATE:
-        return EXT_DETH | EXT_IMMDT;
-    default:
-        // RC SEND First/Middle/Last/Only, RDMA WRITE Middle/Last, READ Response Middle,
-        // and unknown opcodes.
-        return 0;
-    }
-}
-
-uint32_t
-IbBthHeader::ExtensionHeaderSize(uint8_t opcode)
-{
-    const uint8_t ext = ExtensionHeaders(opcode);
-    uint32_t size = 0;
-    size += (ext & EXT_DETH) ? 8 : 0;
-    size += (ext & EXT_RETH) ? 16 : 0;
-    size += (ext & EXT_ATOMIC_ETH) ? 28 : 0;
-    size += (ext & EXT_AETH) ? 4 : 0;
-    size += (ext & EXT_ATOMIC_ACK_ETH) ? 8 : 0;
-    size += (ext & EXT_IMMDT) ? 4 : 0;
-    return size;
-}
-
-bool
 IbBthHeader::HasPayload(uint8_t opcode)
 {
     if (!IsKnownOpcode(opcode))

@@ -228,7 +228,7 @@ class IbBthHeader : public Header
      * @param opcode the opcode
      * @return true if known
      */
-    static bool IsKnownOpcode(uint8_t opcode);
+    static constexpr bool IsKnownOpcode(uint8_t opcode);
     /**
      * @brief Get the extension headers that follow the BTH for an opcode, as EXT_* bits.
      *
@@ -237,7 +237,7 @@ class IbBthHeader : public Header
      * @param opcode the opcode
      * @return the EXT_* bits (0 for an unknown opcode)
      */
-    static uint8_t ExtensionHeaders(uint8_t opcode);
+    static constexpr uint8_t ExtensionHeaders(uint8_t opcode);
     /**
      * @brief Get the total size of the extension headers that follow the BTH for an opcode.
      *
@@ -247,7 +247,13 @@ class IbBthHeader : public Header
      * @param opcode the opcode
      * @return the size in bytes (0 for an unknown opcode)
      */
-    static uint32_t ExtensionHeaderSize(uint8_t opcode);
+    static constexpr uint32_t ExtensionHeaderSize(uint8_t opcode);
+    /**
+     * @brief Get the total size of some extension headers.
+     * @param ext EXT_* bits
+     * @return the size in bytes of the headers named by @p ext
+     */
+    static constexpr uint32_t ExtensionBytes(uint8_t ext);
     /**
      * @brief Tell whether packets with this opcode may carry a payload.
      * @param opcode the opcode
@@ -269,6 +275,70 @@ class IbBthHeader : public Header
     bool m_ackReq;     //!< Acknowledge Request
     uint32_t m_psn;    //!< Packet Sequence Number, 24 bits
 };
+
+// Inline (constexpr): the per-packet decoder (IbHeaderView) looks opcodes up without a call.
+
+constexpr bool
+IbBthHeader::IsKnownOpcode(uint8_t opcode)
+{
+    return opcode <= IbOpcode::RC_FETCH_ADD || opcode == IbOpcode::UD_SEND_ONLY ||
+           opcode == IbOpcode::UD_SEND_ONLY_WITH_IMMEDIATE;
+}
+
+constexpr uint8_t
+IbBthHeader::ExtensionHeaders(uint8_t opcode)
+{
+    switch (opcode)
+    {
+    case IbOpcode::RC_SEND_LAST_WITH_IMMEDIATE:
+    case IbOpcode::RC_SEND_ONLY_WITH_IMMEDIATE:
+    case IbOpcode::RC_RDMA_WRITE_LAST_WITH_IMMEDIATE:
+        return EXT_IMMDT;
+    case IbOpcode::RC_RDMA_WRITE_FIRST:
+    case IbOpcode::RC_RDMA_WRITE_ONLY:
+    case IbOpcode::RC_RDMA_READ_REQUEST:
+        return EXT_RETH;
+    case IbOpcode::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE:
+        return EXT_RETH | EXT_IMMDT;
+    case IbOpcode::RC_RDMA_READ_RESPONSE_FIRST:
+    case IbOpcode::RC_RDMA_READ_RESPONSE_LAST:
+    case IbOpcode::RC_RDMA_READ_RESPONSE_ONLY:
+    case IbOpcode::RC_ACKNOWLEDGE:
+        return EXT_AETH;
+    case IbOpcode::RC_ATOMIC_ACKNOWLEDGE:
+        return EXT_AETH | EXT_ATOMIC_ACK_ETH;
+    case IbOpcode::RC_COMPARE_SWAP:
+    case IbOpcode::RC_FETCH_ADD:
+        return EXT_ATOMIC_ETH;
+    case IbOpcode::UD_SEND_ONLY:
+        return EXT_DETH;
+    case IbOpcode::UD_SEND_ONLY_WITH_IMMEDIATE:
+        return EXT_DETH | EXT_IMMDT;
+    default:
+        // RC SEND First/Middle/Last/Only, RDMA WRITE Middle/Last, READ Response Middle,
+        // and unknown opcodes.
+        return 0;
+    }
+}
+
+constexpr uint32_t
+IbBthHeader::ExtensionBytes(uint8_t ext)
+{
+    uint32_t size = 0;
+    size += (ext & EXT_DETH) ? 8 : 0;
+    size += (ext & EXT_RETH) ? 16 : 0;
+    size += (ext & EXT_ATOMIC_ETH) ? 28 : 0;
+    size += (ext & EXT_AETH) ? 4 : 0;
+    size += (ext & EXT_ATOMIC_ACK_ETH) ? 8 : 0;
+    size += (ext & EXT_IMMDT) ? 4 : 0;
+    return size;
+}
+
+constexpr uint32_t
+IbBthHeader::ExtensionHeaderSize(uint8_t opcode)
+{
+    return ExtensionBytes(ExtensionHeaders(opcode));
+}
 
 } // namespace ns3
 
