@@ -8,6 +8,7 @@
 
 #include "ns3/abort.h"
 #include "ns3/channel.h"
+#include "ns3/ib-header-view.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-raw-traffic-application.h"
@@ -108,21 +109,21 @@ IbFabricStats::OnRx(IbFabricStats* self, Ptr<const Packet> packet)
     }
     uint8_t h[8 + 40 + 12];
     const uint32_t n = packet->CopyData(h, sizeof(h));
-    const uint16_t dlid = static_cast<uint16_t>((h[2] << 8) | h[3]);
-    const uint16_t slid = static_cast<uint16_t>((h[6] << 8) | h[7]);
+    const IbHeaderView view(h, n);
+    const uint16_t dlid = view.GetDlid();
+    const uint16_t slid = view.GetSlid();
     Flow& f = self->m_flows[(uint32_t(slid) << 16) | dlid];
     f.slid = slid;
     f.dlid = dlid;
     f.packets++;
     f.bytes += packet->GetSize();
     // Payload = PktLen words - headers - pad - ICRC, for IBA transport packets.
-    const uint8_t lnh = h[1] & 0x3;
-    const uint32_t bthAt = lnh == 3 ? 48 : 8;
-    if (lnh >= 2 && n >= bthAt + 12)
+    if (view.HasBth())
     {
-        const uint32_t pktLen = ((h[4] & 0x7) << 8 | h[5]) * 4;
-        const uint8_t pad = (h[bthAt + 1] >> 4) & 0x3;
-        const uint32_t hdr = bthAt + 12 + IbBthHeader::ExtensionHeaderSize(h[bthAt]);
+        const uint32_t pktLen = view.GetPktLen() * 4;
+        const uint8_t pad = view.GetPadCnt();
+        const uint32_t hdr = view.GetBthOffset() + IbBthHeader::SIZE +
+                             IbBthHeader::ExtensionHeaderSize(view.GetOpcode());
         if (pktLen >= hdr + pad + 4)
         {
             f.payload += pktLen - hdr - pad - 4;

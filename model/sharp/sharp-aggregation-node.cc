@@ -7,6 +7,7 @@
 #include "ns3/abort.h"
 #include "ns3/ib-bth-header.h"
 #include "ns3/ib-deth-header.h"
+#include "ns3/ib-header-view.h"
 #include "ns3/ib-immdt-header.h"
 #include "ns3/ib-lrh-header.h"
 #include "ns3/ib-packet.h"
@@ -31,7 +32,10 @@ NS_OBJECT_ENSURE_REGISTERED(SharpAggregationNode);
 namespace
 {
 /// LRH + BTH + DETH + ImmDt: the headers in front of a SHARP payload.
-constexpr uint32_t kHeaders = 8 + 12 + 8 + 4;
+constexpr uint32_t kHeaders =
+    IbLrhHeader::SIZE + IbBthHeader::SIZE +
+    IbBthHeader::ExtensionHeaderSize(IbOpcode::UD_SEND_ONLY_WITH_IMMEDIATE);
+static_assert(kHeaders == 32, "LRH 8 + BTH 12 + DETH 8 + ImmDt 4");
 } // namespace
 
 TypeId
@@ -278,10 +282,18 @@ SharpAggregationNode::Receive(Ptr<Packet> packet, uint8_t inPort, Time tail)
     }
     uint8_t h[kHeaders];
     packet->CopyData(h, kHeaders);
-    const uint32_t destQp = (uint32_t(h[13]) << 16) | (h[14] << 8) | h[15];
+    IbHeaderView view(h, kHeaders);
+    if (view.GetLnh() != IbLrhHeader::LNH_IBA_LOCAL)
+    {
+        NS_LOG_LOGIC("not a local IBA transport packet (raw or global): dropped");
+        ++m_unknownDrops;
+        return;
+    }
+    const uint32_t destQp = view.GetDestQp();
     const uint32_t id = (destQp - SharpTree::QPN_BASE) & 0xFFFF;
-    if (h[8] != IbOpcode::UD_SEND_ONLY_WITH_IMMEDIATE || destQp < SharpTree::QPN_BASE ||
-        id >= m_trees.size() || !m_trees[id] || m_trees[id]->tree->qpn != destQp)
+    if (view.GetOpcode() != IbOpcode::UD_SEND_ONLY_WITH_IMMEDIATE || destQp < SharpTree::QPN_BASE ||
+        id >= m_trees.size() || !m_trees[id] || m_trees[id]->tree->qpn != destQp ||
+        !view.DecodeExtensionHeaders())
     {
         // (A QPN of an earlier tree with this id: its packets were on their way when that
         // tree was destroyed.)
@@ -290,9 +302,9 @@ SharpAggregationNode::Receive(Ptr<Packet> packet, uint8_t inPort, Time tail)
         return;
     }
     TreeState& ts = *m_trees[id];
-    const uint32_t pad = (h[9] >> 4) & 3;
-    const uint32_t bytes = size - kHeaders - pad - IbPacket::CRC_SIZE;
-    const uint32_t imm = (uint32_t(h[28]) << 24) | (uint32_t(h[29]) << 16) | (h[30] << 8) | h[31];
+    const uint32_t pad = view.GetPadCnt();
+    const uint32_t bytes = size - view.GetHeadersSize() - pad - IbPacket::CRC_SIZE;
+    const uint32_t imm = view.GetImmediateData();
     const uint8_t ch = (imm & SharpTree::IMM_SAT) ? SharpTree::SAT : SharpTree::LLT;
     const uint32_t seq = imm & SharpTree::IMM_SEQ_MASK;
     const uint32_t slotIdx = seq % ts.tree->window[ch];
@@ -305,7 +317,7 @@ SharpAggregationNode::Receive(Ptr<Packet> packet, uint8_t inPort, Time tail)
             m_scratch.resize(size);
         }
         packet->CopyData(m_scratch.data(), size);
-        data = m_scratch.data() + kHeaders;
+        data = m_scratch.data() + view.GetHeadersSize();
     }
     if (imm & SharpTree::IMM_DOWN)
     {
@@ -315,7 +327,7 @@ SharpAggregationNode::Receive(Ptr<Packet> packet, uint8_t inPort, Time tail)
         return;
     }
     // A contribution from a child.
-    const uint16_t slid = static_cast<uint16_t>((h[6] << 8) | h[7]);
+    const uint16_t slid = view.GetSlid();
     NS_ASSERT_MSG(slid < ts.role.childOfLid.size() && ts.role.childOfLid[slid] >= 0,
                   "SHARP tree " << id << ": contribution from LID " << slid
                                 << ", not a child of switch " << m_switch->GetLid());

@@ -10,6 +10,7 @@
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
+#include "ns3/ib-header-view.h"
 #include "ns3/ib-lrh-header.h"
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
@@ -450,13 +451,14 @@ IbHca::Receive(uint8_t port, Ptr<IbNetDevice> dev, Ptr<Packet> packet, uint8_t v
         return;
     }
     packet->CopyData(h, sizeof(h));
-    if ((h[1] & 3) != IbLrhHeader::LNH_IBA_LOCAL)
+    const IbHeaderView view(h, sizeof(h));
+    if (view.GetLnh() != IbLrhHeader::LNH_IBA_LOCAL)
     {
         NS_LOG_LOGIC("not a local IBA transport packet (raw or global): dropped");
         ++m_unknownDrops;
         return;
     }
-    const uint32_t qpn = (static_cast<uint32_t>(h[13]) << 16) | (h[14] << 8) | h[15];
+    const uint32_t qpn = view.GetDestQp();
     if (qpn < FIRST_QPN || qpn - FIRST_QPN >= m_qps.size() || !m_qps[qpn - FIRST_QPN])
     {
         NS_LOG_LOGIC("no QP " << qpn << ": dropped");

@@ -91,46 +91,6 @@ PsnLess(uint32_t a, uint32_t b)
 }
 
 /**
- * @param p bytes
- * @return the big-endian 16-bit value there
- */
-inline uint16_t
-Be16(const uint8_t* p)
-{
-    return static_cast<uint16_t>((p[0] << 8) | p[1]);
-}
-
-/**
- * @param p bytes
- * @return the big-endian 24-bit value there
- */
-inline uint32_t
-Be24(const uint8_t* p)
-{
-    return (static_cast<uint32_t>(p[0]) << 16) | (static_cast<uint32_t>(p[1]) << 8) | p[2];
-}
-
-/**
- * @param p bytes
- * @return the big-endian 32-bit value there
- */
-inline uint32_t
-Be32(const uint8_t* p)
-{
-    return (static_cast<uint32_t>(p[0]) << 24) | Be24(p + 1);
-}
-
-/**
- * @param p bytes
- * @return the big-endian 64-bit value there
- */
-inline uint64_t
-Be64(const uint8_t* p)
-{
-    return (static_cast<uint64_t>(Be32(p)) << 32) | Be32(p + 4);
-}
-
-/**
  * @param op a send WR opcode
  * @return the completion opcode it produces
  */

@@ -14,6 +14,7 @@
 #include "ns3/ib-atomic-eth-header.h"
 #include "ns3/ib-bth-header.h"
 #include "ns3/ib-deth-header.h"
+#include "ns3/ib-header-view.h"
 #include "ns3/ib-immdt-header.h"
 #include "ns3/ib-lrh-header.h"
 #include "ns3/ib-net-device.h"
@@ -1237,66 +1238,58 @@ IbQueuePair::Parse(Ptr<Packet> packet, Rx& rx) const
         return false;
     }
     uint8_t h[kMaxHeaders];
-    packet->CopyData(h, std::min(size, kMaxHeaders));
-    if ((h[1] & 3) != IbLrhHeader::LNH_IBA_LOCAL)
+    const uint32_t copied = std::min(size, kMaxHeaders);
+    packet->CopyData(h, copied);
+    // kMaxHeaders holds the headers of every local opcode: if the packet has them, so has h.
+    IbHeaderView view(h, copied);
+    if (view.GetLnh() != IbLrhHeader::LNH_IBA_LOCAL || !view.DecodeExtensionHeaders())
     {
         return false;
     }
-    rx.sl = h[1] >> 4;
-    rx.slid = Be16(h + 6);
-    rx.opcode = h[8];
-    const uint32_t pad = (h[9] >> 4) & 3;
-    rx.ackReq = (h[16] & 0x80) != 0;
-    rx.psn = Be24(h + 17);
-    if (!IbBthHeader::IsKnownOpcode(rx.opcode))
+    rx.sl = view.GetSl();
+    rx.slid = view.GetSlid();
+    rx.opcode = view.GetOpcode();
+    const uint32_t pad = view.GetPadCnt();
+    rx.ackReq = view.GetAckReq();
+    rx.psn = view.GetPsn();
+    rx.hdrBytes = view.GetHeadersSize();
+    if (size < rx.hdrBytes + pad + IbPacket::CRC_SIZE)
     {
         return false;
     }
-    const uint8_t ext = IbBthHeader::ExtensionHeaders(rx.opcode);
-    const uint32_t extBytes = IbBthHeader::ExtensionHeaderSize(rx.opcode);
-    if (size < kBaseHeaders + extBytes + pad + IbPacket::CRC_SIZE)
-    {
-        return false;
-    }
-    const uint8_t* e = h + kBaseHeaders;
+    const uint8_t ext = view.GetExtensionHeaders();
     if (ext & IbBthHeader::EXT_DETH)
     {
-        rx.qkey = Be32(e);
-        rx.srcQp = Be24(e + 5);
-        e += 8;
+        rx.qkey = view.GetQKey();
+        rx.srcQp = view.GetSrcQp();
     }
     if (ext & IbBthHeader::EXT_RETH)
     {
-        rx.va = Be64(e);
-        rx.rkey = Be32(e + 8);
-        rx.dmaLen = Be32(e + 12);
-        e += 16;
+        rx.va = view.GetRethVirtualAddress();
+        rx.rkey = view.GetRethRKey();
+        rx.dmaLen = view.GetDmaLength();
     }
     if (ext & IbBthHeader::EXT_ATOMIC_ETH)
     {
-        rx.va = Be64(e);
-        rx.rkey = Be32(e + 8);
-        rx.swapAdd = Be64(e + 12);
-        rx.compare = Be64(e + 20);
-        e += 28;
+        rx.va = view.GetAtomicVirtualAddress();
+        rx.rkey = view.GetAtomicRKey();
+        rx.swapAdd = view.GetSwapOrAdd();
+        rx.compare = view.GetCompare();
     }
     if (ext & IbBthHeader::EXT_AETH)
     {
-        rx.syndrome = e[0];
-        rx.msn = Be24(e + 1);
-        e += 4;
+        rx.syndrome = view.GetSyndrome();
+        rx.msn = view.GetMsn();
     }
     if (ext & IbBthHeader::EXT_ATOMIC_ACK_ETH)
     {
-        rx.orig = Be64(e);
-        e += 8;
+        rx.orig = view.GetOriginalData();
     }
     if (ext & IbBthHeader::EXT_IMMDT)
     {
-        rx.imm = Be32(e);
+        rx.imm = view.GetImmediateData();
         rx.hasImm = true;
     }
-    rx.hdrBytes = kBaseHeaders + extBytes;
     rx.payload = size - rx.hdrBytes - pad - IbPacket::CRC_SIZE;
     return true;
 }

@@ -6,6 +6,7 @@
 
 #include "ib-crc-trailer.h"
 #include "ib-crc.h"
+#include "ib-header-view.h"
 #include "ib-pad-trailer.h"
 #include "ib-rwh-header.h"
 
@@ -142,8 +143,7 @@ IbPacket::PeekHead(const Packet& p)
     uint8_t b[4];
     NS_ASSERT(p.GetSize() >= 4);
     p.CopyData(b, 4);
-    return (static_cast<uint32_t>(b[0]) << 24) | (static_cast<uint32_t>(b[1]) << 16) |
-           (static_cast<uint32_t>(b[2]) << 8) | b[3];
+    return IbHeaderView::ReadBe32(b);
 }
 
 void
