@@ -5,9 +5,9 @@
 #include "ib-packet-parser.h"
 
 #include "ib-crc.h"
+#include "ib-header-view.h"
 
 #include "ns3/assert.h"
-#include "ns3/buffer.h"
 #include "ns3/log.h"
 
 #include <algorithm>
@@ -41,6 +41,65 @@ Hex(uint32_t value, int digits)
     std::ostringstream os;
     os << "0x" << std::hex << std::setfill('0') << std::setw(digits) << value;
     return os.str();
+}
+
+/**
+ * @param v a view holding an LRH
+ * @return the LRH it holds
+ */
+IbLrhHeader
+LrhOf(const IbHeaderView& v)
+{
+    IbLrhHeader h;
+    h.SetVl(v.GetVl());
+    h.SetLinkVersion(v.GetLinkVersion());
+    h.SetSl(v.GetSl());
+    h.SetLnh(v.GetLnh());
+    h.SetDlid(v.GetDlid());
+    h.SetPktLen(v.GetPktLen());
+    h.SetSlid(v.GetSlid());
+    return h;
+}
+
+/**
+ * @param v a view holding a GRH
+ * @return the GRH it holds
+ */
+IbGrhHeader
+GrhOf(const IbHeaderView& v)
+{
+    IbGrhHeader h;
+    h.SetIpVer(v.GetIpVer());
+    h.SetTrafficClass(v.GetTrafficClass());
+    h.SetFlowLabel(v.GetFlowLabel());
+    h.SetPayLen(v.GetPayLen());
+    h.SetNxtHdr(v.GetNxtHdr());
+    h.SetHopLmt(v.GetHopLmt());
+    h.SetSgid(Ipv6Address::Deserialize(v.GetSgid()));
+    h.SetDgid(Ipv6Address::Deserialize(v.GetDgid()));
+    return h;
+}
+
+/**
+ * @param v a view holding a BTH
+ * @return the BTH it holds
+ */
+IbBthHeader
+BthOf(const IbHeaderView& v)
+{
+    IbBthHeader h;
+    h.SetOpcode(v.GetOpcode());
+    h.SetSolicitedEvent(v.GetSolicitedEvent());
+    h.SetMigReq(v.GetMigReq());
+    h.SetPadCnt(v.GetPadCnt());
+    h.SetTVer(v.GetTVer());
+    h.SetPKey(v.GetPKey());
+    h.SetFecn(v.GetFecn());
+    h.SetBecn(v.GetBecn());
+    h.SetDestQp(v.GetDestQp());
+    h.SetAckReq(v.GetAckReq());
+    h.SetPsn(v.GetPsn());
+    return h;
 }
 
 } // namespace
@@ -153,18 +212,12 @@ IbPacketParser::Parse(const uint8_t* data, uint32_t len, std::string* error)
         return fail();
     }
 
-    // Headers are read through Buffer::Iterator from a copy that ends where the trailer starts,
-    // so that no header can be read from CRC bytes.
-    const uint8_t lnh = ByteAt(1) & 0x03;
+    // Every header field is read through IbHeaderView, over the bytes before the trailer, so
+    // that no header can be read from CRC bytes.
+    const IbHeaderView lrhView(data, len - VCRC_BYTES);
+    const uint8_t lnh = lrhView.GetLnh();
     m_hasIcrc = (lnh == IbLrhHeader::LNH_IBA_LOCAL || lnh == IbLrhHeader::LNH_IBA_GLOBAL);
-    Buffer buffer;
-    buffer.AddAtStart(len - VCRC_BYTES);
-    buffer.Begin().Write(data, len - VCRC_BYTES);
-    if (m_lrh.Deserialize(buffer.Begin()) != IbLrhHeader::SIZE)
-    {
-        msg << "LRH unreadable";
-        return fail();
-    }
+    m_lrh = LrhOf(lrhView);
 
     // 3. PktLen.
     const uint32_t pktLenBytes = static_cast<uint32_t>(m_lrh.GetPktLen()) * 4;
@@ -178,7 +231,7 @@ IbPacketParser::Parse(const uint8_t* data, uint32_t len, std::string* error)
     // Raw packets: no ICRC, no transport headers.
     if (lnh == IbLrhHeader::LNH_RAW)
     {
-        if (len - VCRC_BYTES < IbLrhHeader::SIZE + RAW_HEADER_BYTES)
+        if (!lrhView.HasRawHeader())
         {
             msg << "raw packet (LNH=0): the " << RAW_HEADER_BYTES << "-byte raw header needs "
                 << RAW_HEADER_BYTES << " bytes after the LRH, "
@@ -186,8 +239,7 @@ IbPacketParser::Parse(const uint8_t* data, uint32_t len, std::string* error)
             return fail();
         }
         m_hasRawHeader = true;
-        m_rawEtherType = static_cast<uint16_t>((ByteAt(IbLrhHeader::SIZE + 2) << 8) |
-                                               ByteAt(IbLrhHeader::SIZE + 3));
+        m_rawEtherType = lrhView.GetRawEtherType();
         m_payloadOffset = IbLrhHeader::SIZE + RAW_HEADER_BYTES;
         m_payloadLength = len - VCRC_BYTES - m_payloadOffset;
         m_data = nullptr;
@@ -211,9 +263,6 @@ IbPacketParser::Parse(const uint8_t* data, uint32_t len, std::string* error)
         return fail();
     }
     const uint32_t covered = len - ICRC_BYTES - VCRC_BYTES;
-    buffer.RemoveAtEnd(ICRC_BYTES);
-    Buffer::Iterator it = buffer.Begin();
-    it.Next(IbLrhHeader::SIZE);
     m_receivedIcrc = LittleEndianAt(covered, ICRC_BYTES);
     m_computedIcrc = IbCrc::ComputeIcrc(data, covered);
     m_icrcValid = (m_receivedIcrc == m_computedIcrc);
@@ -224,20 +273,19 @@ IbPacketParser::Parse(const uint8_t* data, uint32_t len, std::string* error)
         return fail();
     }
 
-    // 5. Structure.
+    // 5. Structure, from the bytes before the ICRC.
+    IbHeaderView view(data, covered);
     uint32_t offset = IbLrhHeader::SIZE;
     if (lnh == IbLrhHeader::LNH_IBA_GLOBAL)
     {
-        if (covered - offset < IbGrhHeader::SIZE)
+        if (!view.HasGrh())
         {
             msg << "GRH missing or short: LNH=3 needs " << IbGrhHeader::SIZE
                 << " bytes after the LRH, " << (covered - offset) << " precede the ICRC";
             return fail();
         }
-        const uint32_t read = m_grh.Deserialize(it);
-        NS_ASSERT(read == IbGrhHeader::SIZE);
-        it.Next(read);
-        offset += read;
+        m_grh = GrhOf(view);
+        offset += IbGrhHeader::SIZE;
         m_hasGrh = true;
         if (m_grh.GetIpVer() != 6)
         {
@@ -257,66 +305,70 @@ IbPacketParser::Parse(const uint8_t* data, uint32_t len, std::string* error)
             return fail();
         }
     }
-    if (covered - offset < IbBthHeader::SIZE)
+    if (!view.HasBth())
     {
         msg << "BTH short: needs " << IbBthHeader::SIZE << " bytes at offset " << offset << ", "
             << (covered - offset) << " precede the ICRC";
         return fail();
     }
-    {
-        const uint32_t read = m_bth.Deserialize(it);
-        NS_ASSERT(read == IbBthHeader::SIZE);
-        it.Next(read);
-        offset += read;
-        m_hasBth = true;
-    }
+    NS_ASSERT(view.GetBthOffset() == offset);
+    m_bth = BthOf(view);
+    offset += IbBthHeader::SIZE;
+    m_hasBth = true;
     const uint8_t opcode = m_bth.GetOpcode();
     if (!IbBthHeader::IsKnownOpcode(opcode))
     {
         msg << "unknown BTH opcode " << Hex(opcode, 2);
         return fail();
     }
-    const uint32_t extSize = IbBthHeader::ExtensionHeaderSize(opcode);
-    if (covered - offset < extSize)
+    if (!view.DecodeExtensionHeaders())
     {
+        const uint32_t extSize = IbBthHeader::ExtensionHeaderSize(opcode);
         msg << "extension headers of " << IbBthHeader::OpcodeName(opcode) << " (" << extSize
             << " bytes) longer than the " << (covered - offset)
             << " bytes between the BTH and the ICRC";
         return fail();
     }
-    // Extension headers, in wire order; each fits (extSize was checked).
-    const uint8_t ext = IbBthHeader::ExtensionHeaders(opcode);
-    auto readExt = [&it, &offset](Header& h, bool& present) {
-        const uint32_t read = h.Deserialize(it);
-        NS_ASSERT(read == h.GetSerializedSize());
-        it.Next(read);
-        offset += read;
-        present = true;
-    };
+    // Extension headers, in wire order; each fits (DecodeExtensionHeaders checked).
+    const uint8_t ext = view.GetExtensionHeaders();
     if (ext & IbBthHeader::EXT_DETH)
     {
-        readExt(m_deth, m_hasDeth);
+        m_deth.SetQKey(view.GetQKey());
+        m_deth.SetSrcQp(view.GetSrcQp());
+        m_hasDeth = true;
     }
     if (ext & IbBthHeader::EXT_RETH)
     {
-        readExt(m_reth, m_hasReth);
+        m_reth.SetVirtualAddress(view.GetRethVirtualAddress());
+        m_reth.SetRKey(view.GetRethRKey());
+        m_reth.SetDmaLength(view.GetDmaLength());
+        m_hasReth = true;
     }
     if (ext & IbBthHeader::EXT_ATOMIC_ETH)
     {
-        readExt(m_atomicEth, m_hasAtomicEth);
+        m_atomicEth.SetVirtualAddress(view.GetAtomicVirtualAddress());
+        m_atomicEth.SetRKey(view.GetAtomicRKey());
+        m_atomicEth.SetSwapOrAdd(view.GetSwapOrAdd());
+        m_atomicEth.SetCompare(view.GetCompare());
+        m_hasAtomicEth = true;
     }
     if (ext & IbBthHeader::EXT_AETH)
     {
-        readExt(m_aeth, m_hasAeth);
+        m_aeth.SetSyndrome(view.GetSyndrome());
+        m_aeth.SetMsn(view.GetMsn());
+        m_hasAeth = true;
     }
     if (ext & IbBthHeader::EXT_ATOMIC_ACK_ETH)
     {
-        readExt(m_atomicAckEth, m_hasAtomicAckEth);
+        m_atomicAckEth.SetOriginalData(view.GetOriginalData());
+        m_hasAtomicAckEth = true;
     }
     if (ext & IbBthHeader::EXT_IMMDT)
     {
-        readExt(m_immDt, m_hasImmDt);
+        m_immDt.SetImmediateData(view.GetImmediateData());
+        m_hasImmDt = true;
     }
+    offset = view.GetHeadersSize();
     const uint32_t payloadAndPad = covered - offset;
     m_padCount = m_bth.GetPadCnt();
     if (m_padCount > payloadAndPad)

@@ -43,8 +43,10 @@ namespace ns3
  * payload, then the VCRC (no ICRC); LNH 1 (IPv6, non-IBA) has the IPv6 packet as payload right
  * after the LRH, then the VCRC.
  *
- * Every byte is read through bounds-checked accessors; the input is never modified. This class
- * serves tests and capture checks, not the simulator's per-packet path.
+ * The header fields are decoded by IbHeaderView (the decoder the per-packet paths use too) over
+ * the bytes before the trailer, whose Has*() checks bound every read; the trailers are read
+ * through bounds-checked accessors. The input is never modified. This class serves tests and
+ * capture checks, not the simulator's per-packet path.
  */
 class IbPacketParser
 {
