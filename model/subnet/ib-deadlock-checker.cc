@@ -4,11 +4,11 @@
 
 #include "ib-deadlock-checker.h"
 
+#include "ib-channel-cycle-finder.h"
+
 #include "ns3/log.h"
 
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/strong_components.hpp>
 #include <cstdio>
 
 namespace ns3
@@ -164,14 +164,14 @@ IbDeadlockChecker::Check(const IbRoutingProblem& problem,
     }
 
     std::vector<Cycle> cycles;
-    using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+    std::vector<IbChannelCycleFinder::Dependency> deps;
     for (uint32_t vl = 0; vl < 16; ++vl)
     {
         if (succ[vl].empty())
         {
             continue;
         }
-        Graph g(nCh);
+        deps.clear();
         for (uint32_t c = 0; c < nCh; ++c)
         {
             const auto& bits = succ[vl][c];
@@ -184,66 +184,18 @@ IbDeadlockChecker::Check(const IbRoutingProblem& problem,
             {
                 if (bits[q >> 6] & (uint64_t{1} << (q & 63)))
                 {
-                    boost::add_edge(c, ch.base[end.peerNode] + q, g);
+                    deps.emplace_back(c, ch.base[end.peerNode] + q);
                 }
             }
         }
-        std::vector<uint32_t> comp(nCh);
-        const uint32_t nComp = boost::strong_components(
-            g,
-            boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
-        std::vector<uint32_t> size(nComp, 0);
-        for (uint32_t c = 0; c < nCh; ++c)
+        const IbChannelCycleFinder finder(nCh, deps);
+        for (const auto& found : finder.FindComponentCycles())
         {
-            ++size[comp[c]];
-        }
-        std::vector<bool> reported(nComp, false);
-        std::vector<int64_t> parent(nCh, -1);
-        for (uint32_t v = 0; v < nCh; ++v)
-        {
-            if (size[comp[v]] < 2 || reported[comp[v]])
-            {
-                continue;
-            }
-            reported[comp[v]] = true;
-            // Shortest cycle through v inside its component (BFS back to v).
-            std::vector<uint32_t> queue{v};
-            std::vector<uint32_t> touched{v};
-            parent[v] = v;
-            int64_t last = -1;
-            for (std::size_t head = 0; head < queue.size() && last < 0; ++head)
-            {
-                const uint32_t u = queue[head];
-                for (auto [e, eEnd] = boost::out_edges(u, g); e != eEnd; ++e)
-                {
-                    const uint32_t w = boost::target(*e, g);
-                    if (comp[w] != comp[v])
-                    {
-                        continue;
-                    }
-                    if (w == v)
-                    {
-                        last = u;
-                        break;
-                    }
-                    if (parent[w] < 0)
-                    {
-                        parent[w] = u;
-                        touched.push_back(w);
-                        queue.push_back(w);
-                    }
-                }
-            }
             Cycle cycle;
             cycle.vl = static_cast<uint8_t>(vl);
-            for (int64_t x = last; x >= 0; x = (static_cast<uint32_t>(x) == v ? -1 : parent[x]))
+            for (uint32_t c : found)
             {
-                cycle.channels.push_back(ch.channel[x]);
-            }
-            std::reverse(cycle.channels.begin(), cycle.channels.end());
-            for (uint32_t x : touched)
-            {
-                parent[x] = -1;
+                cycle.channels.push_back(ch.channel[c]);
             }
             cycles.push_back(std::move(cycle));
         }

@@ -23,12 +23,12 @@ namespace ns3
  * A channel is a directed link, named by its sending end (node, output port). The routes
  * are all (source CA port, destination CA LID) pairs following the LFTs; a route on VL v
  * (its SL, tables.GetSl(), through the SL-to-VL map) that uses channel c1 and then c2
- * makes c2 a dependency of c1 in VL v's channel dependency graph (Boost.Graph). With
- * credit-based flow control a cycle in that graph is a possible deadlock (Dally and
- * Seitz); an acyclic graph on every VL means there is none. CA output channels are left
- * out of the graph: no channel depends on them, so they are in no cycle. Each strongly
- * connected
- * component with more than one channel is reported as one cycle through it.
+ * makes c2 a dependency of c1 in VL v's channel dependency graph. With credit-based flow
+ * control a cycle in that graph is a possible deadlock (Dally and Seitz); an acyclic graph
+ * on every VL means there is none. CA output channels are left out of the graph: no
+ * channel depends on them, so they are in no cycle. Each strongly connected component
+ * with more than one channel is reported as one cycle through it
+ * (IbChannelCycleFinder::FindComponentCycles(), on Boost.Graph).
  */
 class IbDeadlockChecker
 {
