@@ -6,6 +6,7 @@
 
 #include "ib-routing-minhop.h"
 
+#include "ns3/ib-channel-cycle-finder.h"
 #include "ns3/log.h"
 
 #include <algorithm>
@@ -373,11 +374,26 @@ IbDfssspRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
         }
     };
 
+    // The graph of all possible dependencies, numbered as depIndex numbers them (by first
+    // channel, then by the second's position among its switch's output channels): the
+    // search below follows them in that order.
+    std::vector<IbChannelCycleFinder::Dependency> allDeps;
+    allDeps.reserve(depBase[nEdges]);
+    for (uint32_t e = 0; e < nEdges; ++e)
+    {
+        const uint32_t y = graph.adj[e].first;
+        for (uint32_t w = graph.adjOffset[y]; w < graph.adjOffset[y + 1]; ++w)
+        {
+            allDeps.emplace_back(e, w);
+        }
+    }
+    NS_ASSERT(allDeps.size() == depBase[nEdges]);
+    const IbChannelCycleFinder finder(nEdges, allDeps);
+    allDeps = {};
+
     uint32_t layersUsed = 1;
     std::vector<uint32_t> count;
-    std::vector<uint8_t> color(nEdges);
-    std::vector<std::pair<uint32_t, uint32_t>> stack; // (channel, next dependency to try)
-    std::vector<uint32_t> cycle;                      // dependencies of the cycle found
+    std::vector<uint32_t> cycle; // dependencies of the cycle found
     for (uint32_t current = 0; current < 16; ++current)
     {
         // The layer's dependency graph: how many units induce each dependency.
@@ -403,56 +419,11 @@ IbDfssspRouting::Route(const IbRoutingProblem& problem, IbRoutingTables& tables,
                         "on one VL)");
         }
         layersUsed = current + 1;
-        // Remove cycles until there is none.
+        // Remove cycles until there is none: the first cycle of a depth-first search over
+        // the dependencies some unit of this layer induces (count > 0).
         while (true)
         {
-            std::fill(color.begin(), color.end(), 0);
-            cycle.clear();
-            for (uint32_t root = 0; root < nEdges && cycle.empty(); ++root)
-            {
-                if (color[root] != 0)
-                {
-                    continue;
-                }
-                stack.assign(1, {root, 0});
-                color[root] = 1;
-                while (!stack.empty() && cycle.empty())
-                {
-                    auto& top = stack.back();
-                    const uint32_t y = graph.adj[top.first].first;
-                    const uint32_t degree = graph.adjOffset[y + 1] - graph.adjOffset[y];
-                    if (top.second == degree)
-                    {
-                        color[top.first] = 2;
-                        stack.pop_back();
-                        continue;
-                    }
-                    const uint32_t w = graph.adjOffset[y] + top.second++;
-                    if (count[depIndex(top.first, w)] == 0)
-                    {
-                        continue;
-                    }
-                    if (color[w] == 0)
-                    {
-                        color[w] = 1;
-                        stack.emplace_back(w, 0);
-                    }
-                    else if (color[w] == 1)
-                    {
-                        // Back edge: the cycle runs from w along the stack, then back to w.
-                        std::size_t i = stack.size();
-                        while (stack[i - 1].first != w)
-                        {
-                            --i;
-                        }
-                        for (std::size_t j = i - 1; j + 1 < stack.size(); ++j)
-                        {
-                            cycle.push_back(depIndex(stack[j].first, stack[j + 1].first));
-                        }
-                        cycle.push_back(depIndex(stack.back().first, w));
-                    }
-                }
-            }
+            cycle = finder.FindFirstCycle(count);
             if (cycle.empty())
             {
                 break;
