@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ns3
 {
@@ -59,6 +60,85 @@ class IbDfssspRouting : public IbRoutingEngine
                std::string* error) override;
     /// @return "dfsssp"
     std::string GetName() const override;
+
+  private:
+    /// What the phases of Route() share: the switch graph, its channels, the routes and
+    /// their layers (defined in ib-routing-dfsssp.cc).
+    struct Context;
+
+    /**
+     * Index the switch-to-switch channels (the switch graph's adjacency entries) by
+     * source, by input switch and by port, and count each switch's CA ports.
+     * @param c the context
+     */
+    void IndexChannels(Context& c) const;
+    /**
+     * SSSP: route every CA LID, in increasing order, over the cheapest shortest paths, and
+     * make its paths' channels dearer for the LIDs after it.
+     * @param c the context (fills tables.lft for the CA LIDs and c.caLids)
+     * @param [out] error why routing failed
+     * @return true on success
+     */
+    bool RouteCaLids(Context& c, std::string* error) const;
+    /**
+     * Hop counts to the switch @p d, then Dijkstra towards it over the channel weights,
+     * restricted to channels that bring a switch one hop closer.
+     * @param c the context (fills c.hops, c.dist, c.popOrder)
+     * @param d the destination switch (position)
+     * @param [out] error why routing failed (weights overflow, fabric not connected)
+     * @return true on success
+     */
+    bool ShortestPathsTo(Context& c, uint32_t d, std::string* error) const;
+    /**
+     * Every switch's LFT entry for @p lid: the channel to the cheapest next hop one hop
+     * closer to @p d (the lowest port among equals), the delivering port at @p d.
+     * @param c the context (fills c.nextEdge and the LFTs)
+     * @param lid a CA LID
+     * @param d the switch (position) that delivers it
+     */
+    void WriteLftEntries(Context& c, uint32_t lid, uint32_t d) const;
+    /**
+     * Balancing: every channel's weight grows by the number of CA ports whose route to
+     * the LID just routed crosses it.
+     * @param c the context (c.weight)
+     */
+    void Balance(Context& c) const;
+    /**
+     * The route units' sources: a CA's set of attached switches; CAs with the same set
+     * share routes (and SLs).
+     * @param c the context (fills c.groups, c.groupOfCa, c.layer)
+     */
+    void GroupSources(Context& c) const;
+    /**
+     * Number the possible channel dependencies densely and build the cycle finder's graph
+     * of them.
+     * @param c the context (fills c.depBase, c.finder)
+     */
+    void NumberDependencies(Context& c) const;
+    /**
+     * Layering: move units to higher layers until no layer's dependency graph has a cycle.
+     * @param c the context (c.layer, c.layersUsed)
+     * @param [out] error why routing failed (too few VLs)
+     * @return true on success
+     */
+    bool AssignLayers(Context& c, std::string* error) const;
+    /**
+     * Break one cycle of layer @p current: move the units inducing its weakest dependency
+     * (the one the fewest units induce) to the next layer.
+     * @param c the context (c.layer)
+     * @param cycle the dependencies of the cycle
+     * @param current the layer
+     * @param [in,out] count per dependency, the units of layer @p current inducing it
+     */
+    void BreakCycle(Context& c,
+                    const std::vector<uint32_t>& cycle,
+                    uint32_t current,
+                    std::vector<uint32_t>& count) const;
+    /**
+     * Write the SLs (each unit's layer) and the number of layers used into the tables.
+     * @param c the context
+     */
+    void WriteSls(Context& c) const;
 };
 
 } // namespace ns3
