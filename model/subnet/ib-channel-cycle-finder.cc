@@ -131,11 +131,11 @@ IbChannelCycleFinder::IbChannelCycleFinder(uint32_t numChannels,
                                            const std::vector<Dependency>& dependencies)
 {
     NS_LOG_FUNCTION(this << numChannels << dependencies.size());
-    NS_ASSERT_MSG(
-        std::is_sorted(dependencies.begin(),
-                       dependencies.end(),
-                       [](const Dependency& a, const Dependency& b) { return a.first < b.first; }),
-        "dependencies not sorted by first channel");
+    // (A named lambda: a release build puts the condition in sizeof, where C++17 takes no
+    // lambda expression.)
+    const auto byFirst = [](const Dependency& a, const Dependency& b) { return a.first < b.first; };
+    NS_ASSERT_MSG(std::is_sorted(dependencies.begin(), dependencies.end(), byFirst),
+                  "dependencies not sorted by first channel");
     m_impl = std::make_unique<Impl>(numChannels, dependencies);
 }
 
