@@ -103,21 +103,9 @@ IbSwitch::HasRoute(uint16_t dlid) const
 }
 
 void
-IbSwitch::PortForward(uint8_t port,
-                      IbNetDevice* dev,
-                      IbOwnedPacket packet,
-                      uint32_t head,
-                      uint32_t bytes,
-                      uint8_t vl,
-                      uint32_t blocks)
-{
-    Forward(port, dev, std::move(packet), head, bytes, vl, blocks);
-}
-
-void
 IbSwitch::PortTxReady(uint8_t port, IbNetDevice* dev, uint8_t vl)
 {
-    TxReady(port, dev, vl);
+    Grant(port, vl);
 }
 
 uint8_t
@@ -425,17 +413,17 @@ IbSwitch::Receive(uint8_t inPort,
     NS_LOG_FUNCTION(this << unsigned(inPort) << packet << unsigned(vl));
     const uint32_t head = IbPacket::PeekHead(*packet);
     const uint32_t bytes = packet->GetSize();
-    Forward(inPort, PeekPointer(dev), IbOwnedPacket(packet), head, bytes, vl, blocks);
+    PortForward(inPort, PeekPointer(dev), IbOwnedPacket(packet), head, bytes, vl, blocks);
 }
 
 void
-IbSwitch::Forward(uint8_t inPort,
-                  IbNetDevice* dev,
-                  IbOwnedPacket owned,
-                  uint32_t head,
-                  uint32_t bytes,
-                  uint8_t vl,
-                  uint32_t blocks)
+IbSwitch::PortForward(uint8_t inPort,
+                      IbNetDevice* dev,
+                      IbOwnedPacket owned,
+                      uint32_t head,
+                      uint32_t bytes,
+                      uint8_t vl,
+                      uint32_t blocks)
 {
     NS_LOG_FUNCTION(this << unsigned(inPort) << owned.Get() << unsigned(vl));
     const uint8_t sl = (head >> 20) & 0xF;

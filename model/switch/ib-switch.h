@@ -148,7 +148,9 @@ class IbSwitch : public Object, public IbPacketForwarder
      */
     bool HasRoute(uint16_t dlid) const override;
 
-    // IbPacketForwarder: what the switch's own ports call
+    // IbPacketForwarder: what the switch's own ports call. PortForward is also what
+    // Receive (the callback path) ends in: forwarding reads the LFT and the packet's first
+    // four bytes (IbPacket::PeekHead), not the packet.
     void PortForward(uint8_t port,
                      IbNetDevice* dev,
                      IbOwnedPacket packet,
@@ -235,24 +237,6 @@ class IbSwitch : public Object, public IbPacketForwarder
     void Receive(uint8_t inPort,
                  Ptr<IbNetDevice> dev,
                  Ptr<Packet> packet,
-                 uint8_t vl,
-                 uint32_t blocks);
-    /**
-     * Receive for a packet whose size and first four bytes the port passes along (its
-     * own port calls this directly): forwarding reads the LFT, not the packet.
-     * @param inPort the port number
-     * @param dev the port
-     * @param packet the packet, its reference handed over
-     * @param head its first four bytes, big-endian (IbPacket::PeekHead)
-     * @param bytes its size
-     * @param vl its VL
-     * @param blocks its size in blocks
-     */
-    void Forward(uint8_t inPort,
-                 IbNetDevice* dev,
-                 IbOwnedPacket packet,
-                 uint32_t head,
-                 uint32_t bytes,
                  uint8_t vl,
                  uint32_t blocks);
     /**

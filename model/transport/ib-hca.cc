@@ -440,6 +440,12 @@ IbHca::DeliverCompletion(const Ptr<IbCompletionQueue>& cq, const IbWorkCompletio
 void
 IbHca::Receive(uint8_t port, Ptr<IbNetDevice> dev, Ptr<Packet> packet, uint8_t vl, uint32_t blocks)
 {
+    PortReceive(port, PeekPointer(dev), std::move(packet), vl, blocks);
+}
+
+void
+IbHca::PortReceive(uint8_t port, IbNetDevice* dev, Ptr<Packet> packet, uint8_t vl, uint32_t blocks)
+{
     NS_LOG_FUNCTION(this << unsigned(port) << packet);
     // The HCA takes every packet off the port at once: its buffer credits return now.
     dev->ReleaseRxBuffer(vl, blocks);
@@ -472,12 +478,6 @@ void
 IbHca::TxReady(uint8_t port, Ptr<IbNetDevice> dev, uint8_t vl)
 {
     Pump(port, vl);
-}
-
-void
-IbHca::PortReceive(uint8_t port, IbNetDevice* dev, Ptr<Packet> packet, uint8_t vl, uint32_t blocks)
-{
-    Receive(port, dev, std::move(packet), vl, blocks);
 }
 
 void
