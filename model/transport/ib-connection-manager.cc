@@ -6,6 +6,7 @@
 
 #include "ib-hca.h"
 #include "ib-queue-pair.h"
+#include "rdma-port.h"
 
 #include "ns3/abort.h"
 #include "ns3/ib-net-device.h"
@@ -45,15 +46,28 @@ IbConnectionManager::ConnectRc(Ptr<IbQueuePair> a,
 {
     NS_ABORT_MSG_UNLESS(a->GetType() == IbQpType::RC && b->GetType() == IbQpType::RC,
                         "IbConnectionManager::ConnectRc: both queue pairs must be RC");
-    Ptr<IbNetDevice> pa = a->GetHca()->GetPort(base.portNum);
-    Ptr<IbNetDevice> pb = b->GetHca()->GetPort(base.portNum);
+    RdmaPort* pa = a->GetHca()->GetRdmaPort(base.portNum);
+    RdmaPort* pb = b->GetHca()->GetRdmaPort(base.portNum);
+    const uint32_t nodeA = pa->GetDevice()->GetNode()->GetId();
+    const uint32_t nodeB = pb->GetDevice()->GetNode()->GetId();
+    NS_ABORT_MSG_UNLESS(pa->IsRoce() == pb->IsRoce(),
+                        "IbConnectionManager::ConnectRc: port "
+                            << unsigned(base.portNum) << " of node " << nodeA << " is "
+                            << (pa->IsRoce() ? "an Ethernet (RoCE)" : "an InfiniBand")
+                            << " port and that of node " << nodeB << " is not; a connection "
+                            << "runs over one link layer: choose ports of the same fabric");
+    NS_ABORT_MSG_IF(pa->IsRoce() && sm,
+                    "IbConnectionManager::ConnectRc: a subnet manager routes InfiniBand "
+                    "fabrics; RoCE ports (nodes "
+                        << nodeA << " and " << nodeB << ") are routed by IP: pass no subnet "
+                        << "manager");
     // One side carrying real bytes and the other not would move zeros as data (a READ
     // from a virtual-memory HCA completes with zeros) or drop the bytes (a WRITE into one).
     NS_ABORT_MSG_UNLESS(a->GetHca()->IsDataMode() == b->GetHca()->IsDataMode(),
                         "IbConnectionManager::ConnectRc: the HCA of node "
-                            << pa->GetNode()->GetId()
+                            << nodeA
                             << " has DataMode=" << (a->GetHca()->IsDataMode() ? "true" : "false")
-                            << " and that of node " << pb->GetNode()->GetId()
+                            << " and that of node " << nodeB
                             << " DataMode=" << (b->GetHca()->IsDataMode() ? "true" : "false")
                             << "; set the same DataMode on both (before RegisterMemory)");
     const uint32_t access =
@@ -62,17 +76,18 @@ IbConnectionManager::ConnectRc(Ptr<IbQueuePair> a,
             : (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC);
     uint8_t slAb = base.sl;
     uint8_t slBa = base.sl;
-    uint32_t mtuAb = std::min({pa->GetIbMtu(), pb->GetIbMtu(), base.pathMtu});
+    uint32_t mtuAb = std::min({pa->GetActiveMtu(), pb->GetActiveMtu(), base.pathMtu});
     uint32_t mtuBa = mtuAb;
     if (sm)
     {
-        const IbPathRecord ab = sm->GetPathRecord(pa, pb);
-        const IbPathRecord ba = sm->GetPathRecord(pb, pa);
+        Ptr<IbNetDevice> da = a->GetHca()->GetPort(base.portNum);
+        Ptr<IbNetDevice> db = b->GetHca()->GetPort(base.portNum);
+        const IbPathRecord ab = sm->GetPathRecord(da, db);
+        const IbPathRecord ba = sm->GetPathRecord(db, da);
         NS_ABORT_MSG_UNLESS(ab.valid && ba.valid,
                             "IbConnectionManager::ConnectRc: the subnet manager has no path "
-                                << "between node " << pa->GetNode()->GetId() << " (LID "
-                                << pa->GetLid() << ") and node " << pb->GetNode()->GetId()
-                                << " (LID " << pb->GetLid()
+                                << "between node " << nodeA << " (LID " << da->GetLid()
+                                << ") and node " << nodeB << " (LID " << db->GetLid()
                                 << "); check that both HCAs' ports are cabled into the fabric "
                                    "the subnet manager brought up, and that its routing "
                                    "reached every LID");
@@ -95,16 +110,24 @@ IbConnectionManager::ConnectRc(Ptr<IbQueuePair> a,
     rtrA.state = IbQpState::RTR;
     rtrA.pathMtu = mtu;
     rtrA.destQpNum = b->GetQpNum();
-    rtrA.dlid = pb->GetLid();
     rtrA.sl = slAb;
     rtrA.rqPsn = base.rqPsn;
     IbQpAttr rtrB = base;
     rtrB.state = IbQpState::RTR;
     rtrB.pathMtu = mtu;
     rtrB.destQpNum = a->GetQpNum();
-    rtrB.dlid = pa->GetLid();
     rtrB.sl = slBa;
     rtrB.rqPsn = base.sqPsn;
+    if (pa->IsRoce())
+    {
+        rtrA.remoteIp = Ipv4Address(pb->GetLocalAddress());
+        rtrB.remoteIp = Ipv4Address(pa->GetLocalAddress());
+    }
+    else
+    {
+        rtrA.dlid = static_cast<uint16_t>(pb->GetLocalAddress());
+        rtrB.dlid = static_cast<uint16_t>(pa->GetLocalAddress());
+    }
     MustModify(a, rtrA);
     MustModify(b, rtrB);
 

@@ -7,9 +7,12 @@
 #include "ib-completion-queue.h"
 #include "ib-memory-region.h"
 #include "ib-queue-pair.h"
+#include "ib-rdma-port.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
+#include "ns3/data-rate.h"
+#include "ns3/double.h"
 #include "ns3/ib-header-view.h"
 #include "ns3/ib-lrh-header.h"
 #include "ns3/ib-net-device.h"
@@ -99,7 +102,100 @@ IbHca::GetTypeId()
                           "next ones are generated when it drains.",
                           UintegerValue(1),
                           MakeUintegerAccessor(&IbHca::m_portQueueDepth),
-                          MakeIbUintegerChecker<uint32_t>("IbHca", "PortQueueDepth", 1, 64));
+                          MakeIbUintegerChecker<uint32_t>("IbHca", "PortQueueDepth", 1, 64))
+            // DCQCN on RoCE ports. Defaults: the ConnectX-5 firmware defaults (mlxconfig
+            // RPG_*, DCE_TCP_*, RATE_REDUCE_MONITOR_PERIOD, MIN_TIME_BETWEEN_CNPS, CNP_DSCP)
+            // and the DCQCN paper's gain; doc/validation-sources.md cites each.
+            .AddAttribute("DcqcnEnabled",
+                          "RoCE ports: DCQCN rate control (reaction point) on each queue pair "
+                          "and CNP generation (notification point) for ECN-marked packets.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&IbHca::m_dcqcnEnabled),
+                          MakeBooleanChecker())
+            .AddAttribute("DcqcnGain",
+                          "DCQCN g: weight of a new CNP (or of its absence) in alpha.",
+                          DoubleValue(1.0 / 256),
+                          MakeDoubleAccessor(&IbHca::SetDcqcnGain, &IbHca::GetDcqcnGain),
+                          MakeDoubleChecker<double>(0.0, 1.0))
+            .AddAttribute(
+                "DcqcnInitialAlpha",
+                "DCQCN alpha at the first rate cut (firmware INITIAL_ALPHA_VALUE "
+                "1023 of 1024).",
+                DoubleValue(1023.0 / 1024),
+                MakeDoubleAccessor(&IbHca::SetDcqcnInitialAlpha, &IbHca::GetDcqcnInitialAlpha),
+                MakeDoubleChecker<double>(0.0, 1.0))
+            .AddAttribute(
+                "DcqcnAlphaPeriod",
+                "DCQCN: alpha decays by (1 - g) every period without a CNP "
+                "(firmware DCE_TCP_RTT).",
+                TimeValue(MicroSeconds(1)),
+                MakeTimeAccessor(&IbHca::SetDcqcnAlphaPeriod, &IbHca::GetDcqcnAlphaPeriod),
+                MakeIbTimeChecker("IbHca", "DcqcnAlphaPeriod", NanoSeconds(1)))
+            .AddAttribute(
+                "DcqcnIncreaseTimer",
+                "DCQCN rate-increase timer period (firmware RPG_TIME_RESET).",
+                TimeValue(MicroSeconds(300)),
+                MakeTimeAccessor(&IbHca::SetDcqcnIncreaseTimer, &IbHca::GetDcqcnIncreaseTimer),
+                MakeIbTimeChecker("IbHca", "DcqcnIncreaseTimer", NanoSeconds(1)))
+            .AddAttribute(
+                "DcqcnByteCounter",
+                "DCQCN: bytes sent per rate-increase event (firmware RPG_BYTE_RESET).",
+                UintegerValue(32767),
+                MakeUintegerAccessor(&IbHca::SetDcqcnByteCounter, &IbHca::GetDcqcnByteCounter),
+                MakeIbUintegerChecker<uint64_t>("IbHca", "DcqcnByteCounter", 1))
+            .AddAttribute(
+                "DcqcnThreshold",
+                "DCQCN F: rate-increase events of fast recovery before additive "
+                "increase (firmware RPG_THRESHOLD).",
+                UintegerValue(1),
+                MakeUintegerAccessor(&IbHca::SetDcqcnThreshold, &IbHca::GetDcqcnThreshold),
+                MakeIbUintegerChecker<uint32_t>("IbHca", "DcqcnThreshold", 0, 1000))
+            .AddAttribute("DcqcnAdditiveIncrease",
+                          "DCQCN additive-increase step of the target rate (firmware "
+                          "RPG_AI_RATE).",
+                          DataRateValue(DataRate("5Mb/s")),
+                          MakeDataRateAccessor(&IbHca::SetDcqcnAdditiveIncrease,
+                                               &IbHca::GetDcqcnAdditiveIncrease),
+                          MakeDataRateChecker())
+            .AddAttribute(
+                "DcqcnHyperIncrease",
+                "DCQCN hyper-increase step of the target rate (firmware "
+                "RPG_HAI_RATE).",
+                DataRateValue(DataRate("50Mb/s")),
+                MakeDataRateAccessor(&IbHca::SetDcqcnHyperIncrease, &IbHca::GetDcqcnHyperIncrease),
+                MakeDataRateChecker())
+            .AddAttribute("DcqcnMinRate",
+                          "DCQCN: the lowest rate a queue pair is cut to (firmware "
+                          "RPG_MIN_RATE).",
+                          DataRateValue(DataRate("1Mb/s")),
+                          MakeDataRateAccessor(&IbHca::SetDcqcnMinRate, &IbHca::GetDcqcnMinRate),
+                          MakeDataRateChecker())
+            .AddAttribute(
+                "DcqcnMaxDecrease",
+                "DCQCN: the largest fraction of its rate one cut takes (firmware "
+                "RPG_MIN_DEC_FAC 50 %).",
+                DoubleValue(0.5),
+                MakeDoubleAccessor(&IbHca::SetDcqcnMaxDecrease, &IbHca::GetDcqcnMaxDecrease),
+                MakeDoubleChecker<double>(0.0, 1.0))
+            .AddAttribute("DcqcnRateReducePeriod",
+                          "DCQCN: least time between two rate cuts of a queue pair (firmware "
+                          "RATE_REDUCE_MONITOR_PERIOD).",
+                          TimeValue(MicroSeconds(4)),
+                          MakeTimeAccessor(&IbHca::SetDcqcnRateReducePeriod,
+                                           &IbHca::GetDcqcnRateReducePeriod),
+                          MakeIbTimeChecker("IbHca", "DcqcnRateReducePeriod", Time(0)))
+            .AddAttribute("CnpInterval",
+                          "DCQCN notification point: least time between two CNPs for one "
+                          "queue pair (firmware MIN_TIME_BETWEEN_CNPS).",
+                          TimeValue(MicroSeconds(4)),
+                          MakeTimeAccessor(&IbHca::m_cnpInterval),
+                          MakeIbTimeChecker("IbHca", "CnpInterval", Time(0)))
+            .AddAttribute("CnpDscp",
+                          "DSCP of the CNPs a RoCE port sends (firmware CNP_DSCP; the default "
+                          "DSCP-to-priority map puts 48 on priority 6).",
+                          UintegerValue(48),
+                          MakeUintegerAccessor(&IbHca::m_cnpDscp),
+                          MakeIbUintegerChecker<uint8_t>("IbHca", "CnpDscp", 0, 63));
     return tid;
 }
 
@@ -108,6 +204,11 @@ IbHca::IbHca()
       m_ackCoalescing(16),
       m_maxOutstanding(256),
       m_portQueueDepth(1),
+      m_dcqcnEnabled(true),
+      m_cnpInterval(MicroSeconds(4)),
+      m_cnpDscp(48),
+      m_cnpsSent(0),
+      m_cnpsReceived(0),
       m_ports(1),
       m_mrs(1),
       m_keyTag(0),
@@ -174,11 +275,157 @@ IbHca::AddPort(Ptr<IbNetDevice> port)
     const uint8_t n = static_cast<uint8_t>(m_ports.size());
     PortState ps;
     ps.dev = port;
+    ps.owned = std::make_shared<IbRdmaPort>(port);
+    ps.link = ps.owned.get();
     m_ports.push_back(std::move(ps));
     port->SetIbReceiveCallback(MakeCallback(&IbHca::Receive, this).Bind(n));
     port->SetTxReadyCallback(MakeCallback(&IbHca::TxReady, this).Bind(n));
     port->SetConsumer(this, n); // the same calls, without the Callback indirection
     return n;
+}
+
+void
+IbHca::SetDcqcnGain(double v)
+{
+    m_dcqcn.g = v;
+}
+
+double
+IbHca::GetDcqcnGain() const
+{
+    return m_dcqcn.g;
+}
+
+void
+IbHca::SetDcqcnInitialAlpha(double v)
+{
+    m_dcqcn.initialAlpha = v;
+}
+
+double
+IbHca::GetDcqcnInitialAlpha() const
+{
+    return m_dcqcn.initialAlpha;
+}
+
+void
+IbHca::SetDcqcnAlphaPeriod(Time v)
+{
+    m_dcqcn.alphaPeriod = v;
+}
+
+Time
+IbHca::GetDcqcnAlphaPeriod() const
+{
+    return m_dcqcn.alphaPeriod;
+}
+
+void
+IbHca::SetDcqcnIncreaseTimer(Time v)
+{
+    m_dcqcn.increaseTimer = v;
+}
+
+Time
+IbHca::GetDcqcnIncreaseTimer() const
+{
+    return m_dcqcn.increaseTimer;
+}
+
+void
+IbHca::SetDcqcnByteCounter(uint64_t v)
+{
+    m_dcqcn.byteCounter = v;
+}
+
+uint64_t
+IbHca::GetDcqcnByteCounter() const
+{
+    return m_dcqcn.byteCounter;
+}
+
+void
+IbHca::SetDcqcnThreshold(uint32_t v)
+{
+    m_dcqcn.threshold = v;
+}
+
+uint32_t
+IbHca::GetDcqcnThreshold() const
+{
+    return m_dcqcn.threshold;
+}
+
+void
+IbHca::SetDcqcnAdditiveIncrease(DataRate v)
+{
+    m_dcqcn.additiveBps = static_cast<double>(v.GetBitRate());
+}
+
+DataRate
+IbHca::GetDcqcnAdditiveIncrease() const
+{
+    return DataRate(static_cast<uint64_t>(m_dcqcn.additiveBps));
+}
+
+void
+IbHca::SetDcqcnHyperIncrease(DataRate v)
+{
+    m_dcqcn.hyperBps = static_cast<double>(v.GetBitRate());
+}
+
+DataRate
+IbHca::GetDcqcnHyperIncrease() const
+{
+    return DataRate(static_cast<uint64_t>(m_dcqcn.hyperBps));
+}
+
+void
+IbHca::SetDcqcnMinRate(DataRate v)
+{
+    m_dcqcn.minRateBps = static_cast<double>(v.GetBitRate());
+}
+
+DataRate
+IbHca::GetDcqcnMinRate() const
+{
+    return DataRate(static_cast<uint64_t>(m_dcqcn.minRateBps));
+}
+
+void
+IbHca::SetDcqcnMaxDecrease(double v)
+{
+    m_dcqcn.maxDecrease = v;
+}
+
+double
+IbHca::GetDcqcnMaxDecrease() const
+{
+    return m_dcqcn.maxDecrease;
+}
+
+void
+IbHca::SetDcqcnRateReducePeriod(Time v)
+{
+    m_dcqcn.rateReducePeriod = v;
+}
+
+Time
+IbHca::GetDcqcnRateReducePeriod() const
+{
+    return m_dcqcn.rateReducePeriod;
+}
+
+uint64_t
+IbHca::GetCnpsSent() const
+{
+    return m_cnpsSent;
+}
+
+uint64_t
+IbHca::GetCnpsReceived() const
+{
+    return m_cnpsReceived;
 }
 
 uint8_t
@@ -193,7 +440,20 @@ IbHca::GetPort(uint8_t n) const
     NS_ABORT_MSG_UNLESS(n >= 1 && n < m_ports.size(),
                         "IbHca: no port " << unsigned(n) << " (the HCA has " << m_ports.size() - 1
                                           << ")");
+    NS_ABORT_MSG_UNLESS(m_ports[n].dev,
+                        "IbHca: port " << unsigned(n)
+                                       << " is an Ethernet (RoCE) port, not an InfiniBand one; "
+                                          "use GetRdmaPort(n)->GetDevice() or GetEthPort(n)");
     return m_ports[n].dev;
+}
+
+RdmaPort*
+IbHca::GetRdmaPort(uint8_t n) const
+{
+    NS_ABORT_MSG_UNLESS(n >= 1 && n < m_ports.size(),
+                        "IbHca: no port " << unsigned(n) << " (the HCA has " << m_ports.size() - 1
+                                          << ")");
+    return m_ports[n].link;
 }
 
 uint16_t
@@ -464,14 +724,25 @@ IbHca::PortReceive(uint8_t port, IbNetDevice* dev, Ptr<Packet> packet, uint8_t v
         ++m_unknownDrops;
         return;
     }
-    const uint32_t qpn = view.GetDestQp();
+    RdmaRxInfo info;
+    info.bthOffset = IbPacket::LRH_SIZE;
+    info.trailer = IbPacket::CRC_SIZE;
+    info.source = view.GetSlid();
+    info.sl = view.GetSl();
+    info.congested = view.GetFecn();
+    DeliverToQp(view.GetDestQp(), std::move(packet), info);
+}
+
+void
+IbHca::DeliverToQp(uint32_t qpn, Ptr<Packet> packet, const RdmaRxInfo& info)
+{
     if (qpn < FIRST_QPN || qpn - FIRST_QPN >= m_qps.size() || !m_qps[qpn - FIRST_QPN])
     {
         NS_LOG_LOGIC("no QP " << qpn << ": dropped");
         ++m_unknownDrops;
         return;
     }
-    m_qps[qpn - FIRST_QPN]->Receive(packet);
+    m_qps[qpn - FIRST_QPN]->Receive(packet, info);
 }
 
 void
@@ -540,7 +811,7 @@ IbHca::Pump(uint8_t port, uint8_t vl)
         return; // SendIbPacket called us back: the loop below serves it
     }
     ps.pumping = true;
-    IbNetDevice* dev = PeekPointer(ps.dev);
+    RdmaPort* dev = ps.link;
     while (ps.pending != 0)
     {
         uint8_t v = 0;
@@ -558,7 +829,7 @@ IbHca::Pump(uint8_t port, uint8_t vl)
             if (p)
             {
                 ++m_txPackets;
-                dev->SendIbPacket(p);
+                dev->Send(p, v);
             }
             // Round robin: a QP with more to send goes to the back of the list.
             const Time next = qp->NextSendTime();

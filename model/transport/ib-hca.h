@@ -5,8 +5,10 @@
 #ifndef IB_HCA_H
 #define IB_HCA_H
 
+#include "dcqcn-rate-control.h"
 #include "ib-verbs.h"
 
+#include "ns3/data-rate.h"
 #include "ns3/ib-fifo.h"
 #include "ns3/ib-port-owner.h"
 #include "ns3/nstime.h"
@@ -16,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <vector>
 
 namespace ns3
@@ -26,6 +29,8 @@ class IbMemoryRegion;
 class IbNetDevice;
 class IbQueuePair;
 class Packet;
+class RdmaPort;
+struct RdmaRxInfo;
 
 /**
  * @ingroup infiniband-transport
@@ -76,6 +81,11 @@ class IbHca : public Object, public IbPacketConsumer
      * @return the port
      */
     Ptr<IbNetDevice> GetPort(uint8_t n) const;
+    /**
+     * @param n a port number, 1..GetNPorts()
+     * @return the port as the transport sees it, whichever its link layer
+     */
+    RdmaPort* GetRdmaPort(uint8_t n) const;
     /**
      * @param port a port number
      * @return the port's LID
@@ -186,6 +196,58 @@ class IbHca : public Object, public IbPacketConsumer
                      uint32_t blocks) override;
     void PortTxReady(uint8_t port, IbNetDevice* dev, uint8_t vl) override;
 
+  private:
+    /// @param v the DCQCN g (attribute DcqcnGain)
+    void SetDcqcnGain(double v);
+    /// @return the DCQCN g
+    double GetDcqcnGain() const;
+    /// @param v the DCQCN initial alpha (attribute DcqcnInitialAlpha)
+    void SetDcqcnInitialAlpha(double v);
+    /// @return the DCQCN initial alpha
+    double GetDcqcnInitialAlpha() const;
+    /// @param v the DCQCN alpha period (attribute DcqcnAlphaPeriod)
+    void SetDcqcnAlphaPeriod(Time v);
+    /// @return the DCQCN alpha period
+    Time GetDcqcnAlphaPeriod() const;
+    /// @param v the DCQCN rate-increase timer (attribute DcqcnIncreaseTimer)
+    void SetDcqcnIncreaseTimer(Time v);
+    /// @return the DCQCN rate-increase timer
+    Time GetDcqcnIncreaseTimer() const;
+    /// @param v the DCQCN byte counter (attribute DcqcnByteCounter)
+    void SetDcqcnByteCounter(uint64_t v);
+    /// @return the DCQCN byte counter
+    uint64_t GetDcqcnByteCounter() const;
+    /// @param v the DCQCN fast-recovery threshold F (attribute DcqcnThreshold)
+    void SetDcqcnThreshold(uint32_t v);
+    /// @return the DCQCN fast-recovery threshold F
+    uint32_t GetDcqcnThreshold() const;
+    /// @param v the DCQCN additive increase (attribute DcqcnAdditiveIncrease)
+    void SetDcqcnAdditiveIncrease(DataRate v);
+    /// @return the DCQCN additive increase
+    DataRate GetDcqcnAdditiveIncrease() const;
+    /// @param v the DCQCN hyper increase (attribute DcqcnHyperIncrease)
+    void SetDcqcnHyperIncrease(DataRate v);
+    /// @return the DCQCN hyper increase
+    DataRate GetDcqcnHyperIncrease() const;
+    /// @param v the DCQCN minimum rate (attribute DcqcnMinRate)
+    void SetDcqcnMinRate(DataRate v);
+    /// @return the DCQCN minimum rate
+    DataRate GetDcqcnMinRate() const;
+    /// @param v the DCQCN largest cut (attribute DcqcnMaxDecrease)
+    void SetDcqcnMaxDecrease(double v);
+    /// @return the DCQCN largest cut
+    double GetDcqcnMaxDecrease() const;
+    /// @param v the DCQCN least time between cuts (attribute DcqcnRateReducePeriod)
+    void SetDcqcnRateReducePeriod(Time v);
+    /// @return the DCQCN least time between cuts
+    Time GetDcqcnRateReducePeriod() const;
+
+  public:
+    /// @return CNPs the HCA's RoCE ports sent (DCQCN notification point)
+    uint64_t GetCnpsSent() const;
+    /// @return CNPs the HCA's RoCE ports received (DCQCN reaction point)
+    uint64_t GetCnpsReceived() const;
+
   protected:
     void DoDispose() override;
 
@@ -196,10 +258,12 @@ class IbHca : public Object, public IbPacketConsumer
     struct alignas(64) PortState
     {
         // What Pump reads first, and VL0's list, in one cache line.
-        Ptr<IbNetDevice> dev;                       ///< the port
+        RdmaPort* link{nullptr};                    ///< the port, as the transport sees it
         bool pumping{false};                        ///< inside Pump (re-entrancy guard)
         uint16_t pending{0};                        ///< VLs to serve again
         std::array<IbFifo<IbQueuePair*>, 16> ready; ///< QPs waiting for a turn, per VL
+        std::shared_ptr<RdmaPort> owned;            ///< owns link
+        Ptr<IbNetDevice> dev;                       ///< an InfiniBand port's device, or null
     };
 
     /**
@@ -215,6 +279,13 @@ class IbHca : public Object, public IbPacketConsumer
                  Ptr<Packet> packet,
                  uint8_t vl,
                  uint32_t blocks);
+    /**
+     * Hand a received packet to its queue pair, or drop and count it if there is none.
+     * @param qpn the BTH destination QP
+     * @param packet the packet
+     * @param info what its link layer told
+     */
+    void DeliverToQp(uint32_t qpn, Ptr<Packet> packet, const RdmaRxInfo& info);
     /**
      * Port transmit-ready callback.
      * @param port port number
@@ -257,14 +328,20 @@ class IbHca : public Object, public IbPacketConsumer
     uint8_t* Scratch(uint32_t bytes);
 
     // Attributes
-    bool m_dataMode;           //!< MRs hold real bytes
-    Time m_doorbellLatency;    //!< PostSend to first packet on the wire
-    Time m_pcieWriteLatency;   //!< arrival to data and CQE visible in host memory
-    Time m_ackDelay;           //!< responder ACK/NAK generation
-    Time m_responseDelay;      //!< responder READ/atomic processing
-    uint32_t m_ackCoalescing;  //!< ACK at least every N packets
-    uint32_t m_maxOutstanding; //!< send window per QP, packets
-    uint32_t m_portQueueDepth; //!< packets kept in a port's VL queue
+    bool m_dataMode;                  //!< MRs hold real bytes
+    Time m_doorbellLatency;           //!< PostSend to first packet on the wire
+    Time m_pcieWriteLatency;          //!< arrival to data and CQE visible in host memory
+    Time m_ackDelay;                  //!< responder ACK/NAK generation
+    Time m_responseDelay;             //!< responder READ/atomic processing
+    uint32_t m_ackCoalescing;         //!< ACK at least every N packets
+    uint32_t m_maxOutstanding;        //!< send window per QP, packets
+    uint32_t m_portQueueDepth;        //!< packets kept in a port's VL queue
+    bool m_dcqcnEnabled;              //!< RoCE: DCQCN on
+    DcqcnRateControl::Config m_dcqcn; //!< RoCE: DCQCN reaction-point parameters
+    Time m_cnpInterval;               //!< RoCE: least time between two CNPs of one QP
+    uint8_t m_cnpDscp;                //!< RoCE: DSCP of CNPs
+    uint64_t m_cnpsSent;              //!< RoCE: CNPs sent
+    uint64_t m_cnpsReceived;          //!< RoCE: CNPs received
 
     std::vector<PortState> m_ports;         //!< index 0 unused
     std::vector<Ptr<IbQueuePair>> m_qps;    //!< by QPN - FIRST_QPN

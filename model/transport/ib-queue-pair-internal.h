@@ -34,8 +34,29 @@ constexpr uint32_t kMinAtomicLog = 16;
 constexpr uint64_t kMaxMessage = 0x80000000ULL;
 /// Bytes of LRH + BTH.
 constexpr uint32_t kBaseHeaders = IbPacket::LRH_SIZE + IbPacket::BTH_SIZE;
-/// Largest LRH + BTH + extension headers of the opcodes used (AtomicETH).
-constexpr uint32_t kMaxHeaders = kBaseHeaders + 28;
+/// Largest link headers (RoCEv2: Ethernet, IPv4, UDP) + BTH + extension headers of the
+/// opcodes used (AtomicETH).
+constexpr uint32_t kMaxHeaders = 42 + IbPacket::BTH_SIZE + 28;
+
+/**
+ * The UDP source port a RoCEv2 QP uses when none is given, derived from the two QP numbers
+ * as Linux does for RoCE (an IPv6-style 20-bit flow label from the product of the QPNs,
+ * folded into 14 bits and placed in 0xC000..0xFFFF): distinct QP pairs get distinct ports,
+ * the entropy ECMP hashes on.
+ * @param lqpn the local QP number
+ * @param rqpn the remote QP number
+ * @return the UDP source port
+ */
+inline uint16_t
+RoceUdpSourcePort(uint32_t lqpn, uint32_t rqpn)
+{
+    uint64_t v = static_cast<uint64_t>(lqpn) * rqpn;
+    v ^= v >> 20;
+    v ^= v >> 40;
+    const uint32_t label = static_cast<uint32_t>(v & 0xFFFFF);
+    const uint32_t low = (label & 0x3FFF) ^ ((label & 0xFC000) >> 14);
+    return static_cast<uint16_t>(low | 0xC000);
+}
 
 /**
  * @param lid a LID

@@ -11,6 +11,7 @@
 #include "ib-memory-region.h"
 #include "ib-queue-pair-internal.h"
 #include "ib-queue-pair.h"
+#include "rdma-port.h"
 
 #include "ns3/ib-aeth-header.h"
 #include "ns3/ib-atomic-ack-eth-header.h"
@@ -560,7 +561,14 @@ IbQueuePair::ReceiveUd(const Rx& rx, Ptr<Packet> packet)
     wc.opcode = IbWcOpcode::RECV;
     wc.qpNum = m_qpn;
     wc.srcQp = rx.srcQp;
-    wc.slid = rx.slid;
+    if (m_dev->IsRoce())
+    {
+        wc.srcIp = Ipv4Address(rx.src);
+    }
+    else
+    {
+        wc.slid = static_cast<uint16_t>(rx.src);
+    }
     if (byteLen > r.wr.sge.length)
     {
         wc.status = IbWcStatus::LOC_LEN_ERR;

@@ -8,6 +8,7 @@
 #include "ib-hca.h"
 #include "ib-memory-region.h"
 #include "ib-queue-pair-internal.h"
+#include "rdma-port.h"
 
 #include "ns3/ib-aeth-header.h"
 #include "ns3/ib-atomic-ack-eth-header.h"
@@ -17,7 +18,6 @@
 #include "ns3/ib-header-view.h"
 #include "ns3/ib-immdt-header.h"
 #include "ns3/ib-lrh-header.h"
-#include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-reth-header.h"
 #include "ns3/log.h"
@@ -123,6 +123,7 @@ IbQueuePair::DoDispose()
     m_retryArmed = false;
     m_wakeEvent.Cancel();
     m_wakeAt = Time::Max();
+    m_dcqcn.Stop();
     m_sq.clear();
     m_rq.Clear();
     m_resp.clear();
@@ -375,11 +376,12 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
         m_attr.portNum = a.portNum;
         m_attr.qkey = a.qkey;
         m_attr.accessFlags = a.accessFlags;
-        m_dev = PeekPointer(m_hca->GetPort(a.portNum));
+        m_dev = m_hca->GetRdmaPort(a.portNum);
         m_udCheckedDlid = 0; // checked on the port the QP used before, if any
         if (!rc)
         {
-            m_pmtu = m_dev->GetIbMtu();
+            m_pmtu = m_dev->GetActiveMtu();
+            StartRateControl();
         }
         m_state = IbQpState::INIT;
         return true;
@@ -388,15 +390,28 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
     {
         if (rc)
         {
-            if (!IsIbaMtu(a.pathMtu) || a.pathMtu > m_dev->GetIbMtu())
+            if (!IsIbaMtu(a.pathMtu) || a.pathMtu > m_dev->GetActiveMtu())
             {
                 return Refuse(error,
                               "RTR: pathMtu " + std::to_string(a.pathMtu) +
                                   " is not an IBA MTU (256, 512, 1024, 2048, 4096) up to the "
                                   "port's MTU " +
-                                  std::to_string(m_dev->GetIbMtu()));
+                                  std::to_string(m_dev->GetActiveMtu()));
             }
-            if (a.dlid == 0 || a.dlid >= 0xC000)
+            uint32_t remote = a.dlid;
+            if (m_dev->IsRoce())
+            {
+                remote = a.remoteIp.Get();
+                if (remote == 0 || a.remoteIp.IsBroadcast() || a.remoteIp.IsMulticast())
+                {
+                    return Refuse(error,
+                                  "RTR: remoteIp " + m_dev->AddressText(remote) +
+                                      " is not a unicast IPv4 address; a QP on a RoCE port "
+                                      "is addressed by the remote port's IP address "
+                                      "(IbHca::GetIpAddress), not by a LID");
+                }
+            }
+            else if (a.dlid == 0 || a.dlid >= 0xC000)
             {
                 return Refuse(error,
                               "RTR: dlid " + std::to_string(a.dlid) +
@@ -406,27 +421,30 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
                                                  "GetLid()"
                                                : ""));
             }
-            const std::string problem = m_dev->FirstHopProblem(a.dlid);
+            const std::string problem = m_dev->FirstHopProblem(remote);
             if (!problem.empty())
             {
-                return Refuse(error, "RTR: dlid " + LidText(a.dlid) + " " + problem);
+                return Refuse(error, "RTR: " + m_dev->AddressText(remote) + " " + problem);
             }
-            if (a.destQpNum > kPsnMask || a.sl > 15 || a.minRnrTimer > 31)
+            if (a.destQpNum > kPsnMask || a.minRnrTimer > 31)
             {
-                return Refuse(error,
-                              "RTR: destQpNum must be 24 bits, sl 0..15 and minRnrTimer 0..31");
+                return Refuse(error, "RTR: destQpNum must be 24 bits and minRnrTimer 0..31");
             }
-            const uint8_t vl = m_dev->GetVlForSl(a.sl);
-            if (vl == IbNetDevice::VL15)
+            const std::string slProblem = m_dev->SlProblem(a.sl);
+            if (!slProblem.empty())
             {
-                return Refuse(error,
-                              "RTR: SL" + std::to_string(a.sl) +
-                                  " maps to VL15 (drop) on the port; choose another SL");
+                return Refuse(error, "RTR: SL " + std::to_string(a.sl) + " " + slProblem);
             }
+            const uint8_t vl = m_dev->GetClassForSl(a.sl);
             m_attr.pathMtu = a.pathMtu;
             m_attr.destQpNum = a.destQpNum;
             m_attr.dlid = a.dlid;
+            m_attr.remoteIp = a.remoteIp;
+            m_attr.udpSrcPort = a.udpSrcPort;
             m_attr.sl = a.sl;
+            m_remote = remote;
+            m_entropy = a.udpSrcPort != 0 ? a.udpSrcPort : RoceUdpSourcePort(m_qpn, a.destQpNum);
+            StartRateControl();
             m_attr.rqPsn = a.rqPsn & kPsnMask;
             m_attr.maxDestRdAtomic = a.maxDestRdAtomic;
             m_attr.minRnrTimer = a.minRnrTimer;
@@ -614,21 +632,29 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
                           "PostSend: UD message of " + std::to_string(wr.sge.length) +
                               " bytes exceeds the MTU " + std::to_string(m_pmtu));
         }
-        if (wr.udDlid == 0 || wr.udDlid == 0xFFFF)
+        const bool roce = m_dev != nullptr && m_dev->IsRoce();
+        if (!roce && (wr.udDlid == 0 || wr.udDlid == 0xFFFF))
         {
             return Refuse(error,
                           "PostSend: udDlid " + LidText(wr.udDlid) +
                               " is no destination; set it to the destination port's LID "
                               "(1..0xBFFF) or a multicast LID (0xC000..0xFFFE)");
         }
-        if (wr.udSl > 15 || wr.udRemoteQpn > kPsnMask)
+        if (roce && (wr.udRemoteIp.Get() == 0 || wr.udRemoteIp.IsBroadcast() ||
+                     wr.udRemoteIp.IsMulticast()))
         {
             return Refuse(error,
-                          "PostSend: udSl " + std::to_string(wr.udSl) + " and udRemoteQpn " +
-                              std::to_string(wr.udRemoteQpn) +
-                              ": the SL must be 0..15 and the QP number 24 bits");
+                          "PostSend: udRemoteIp " + m_dev->AddressText(wr.udRemoteIp.Get()) +
+                              " is no destination; on a RoCE port set it to the destination "
+                              "port's IPv4 address");
         }
-        if (wr.udDlid >= 0xC000 && wr.udRemoteQpn == kPsnMask)
+        if (wr.udRemoteQpn > kPsnMask)
+        {
+            return Refuse(error,
+                          "PostSend: udRemoteQpn " + std::to_string(wr.udRemoteQpn) +
+                              ": the QP number must be 24 bits");
+        }
+        if (!roce && wr.udDlid >= 0xC000 && wr.udRemoteQpn == kPsnMask)
         {
             return Refuse(error,
                           "PostSend: udRemoteQpn 0xFFFFFF (multicast) to udDlid " +
@@ -637,22 +663,24 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
                               "deliver by QP number; send to a QPN the members share (as "
                               "IpoibHelper's devices do)");
         }
-        if (m_dev->GetVlForSl(wr.udSl) == IbNetDevice::VL15)
+        const std::string slProblem = m_dev->SlProblem(wr.udSl);
+        if (!slProblem.empty())
         {
-            return Refuse(error,
-                          "PostSend: udSl " + std::to_string(wr.udSl) +
-                              " maps to VL15 (drop) on the port; choose another SL");
+            return Refuse(error, "PostSend: udSl " + std::to_string(wr.udSl) + " " + slProblem);
         }
-        if (wr.udDlid < 0xC000 && wr.udDlid != m_udCheckedDlid)
+        const uint32_t remote = roce ? wr.udRemoteIp.Get() : wr.udDlid;
+        if ((roce || wr.udDlid < 0xC000) && remote != m_udCheckedDlid)
         {
             // Once per destination in a row: a datagram stream to one LID (SHARP, a bulk
             // IPoIB flow) does not read the first switch's table for every packet.
-            const std::string problem = m_dev->FirstHopProblem(wr.udDlid);
+            const std::string problem = m_dev->FirstHopProblem(remote);
             if (!problem.empty())
             {
-                return Refuse(error, "PostSend: udDlid " + LidText(wr.udDlid) + " " + problem);
+                return Refuse(error,
+                              "PostSend: destination " + m_dev->AddressText(remote) + " " +
+                                  problem);
             }
-            m_udCheckedDlid = wr.udDlid;
+            m_udCheckedDlid = remote;
         }
     }
     if (atomic && (wr.sge.length != 8 || wr.remoteAddr % 8 != 0))
@@ -836,7 +864,7 @@ IbQueuePair::RequesterReadyAt() const
     const SendWqe& w = m_sq[m_txIdx];
     if (m_type == IbQpType::UD)
     {
-        return w.readyAt;
+        return std::max(w.readyAt, m_dcqcn.NextTransmitTime());
     }
     const uint32_t outstanding =
         PsnLess(m_ackedPsn, m_txPsn) ? ((m_txPsn - m_ackedPsn) & kPsnMask) : 0;
@@ -864,7 +892,7 @@ IbQueuePair::RequesterReadyAt() const
     {
         return Time::Max(); // a READ/atomic response will free a slot
     }
-    return std::max(w.readyAt, m_rnrUntil);
+    return std::max({w.readyAt, m_rnrUntil, m_dcqcn.NextTransmitTime()});
 }
 
 Time
@@ -878,7 +906,7 @@ IbQueuePair::CurrentVl() const
 {
     if (m_type == IbQpType::UD)
     {
-        return m_sq.empty() ? 0 : m_dev->GetVlForSl(m_sq.front().wr.udSl & 0xF);
+        return m_sq.empty() ? 0 : m_dev->GetClassForSl(m_sq.front().wr.udSl & 0xF);
     }
     return m_vl;
 }
@@ -898,9 +926,35 @@ IbQueuePair::PullPacket()
     if (req)
     {
         m_lastWasResponse = false;
-        return m_type == IbQpType::RC ? BuildRcRequest() : BuildUdSend();
+        Ptr<Packet> p = m_type == IbQpType::RC ? BuildRcRequest() : BuildUdSend();
+        if (p)
+        {
+            m_dcqcn.NotifySent(p->GetSize() + m_dev->GetWireOverhead());
+        }
+        return p;
     }
     return nullptr;
+}
+
+void
+IbQueuePair::StartRateControl()
+{
+    m_cnpSentOnce = false;
+    if (m_dev->IsRoce() && m_hca->m_dcqcnEnabled)
+    {
+        m_dcqcn.Init(&m_hca->m_dcqcn, static_cast<double>(m_dev->GetDataRate().GetBitRate()));
+    }
+    else
+    {
+        m_dcqcn.Stop();
+    }
+}
+
+void
+IbQueuePair::ReceiveCnp()
+{
+    ++m_counters.cnpsReceived;
+    m_dcqcn.ReceiveCnp();
 }
 
 // ---------------------------------------------------------------- packet building
@@ -910,24 +964,20 @@ IbQueuePair::Seal(uint8_t opcode,
                   uint32_t psn,
                   bool ackReq,
                   bool solicited,
-                  uint16_t dlid,
+                  uint32_t remote,
                   uint8_t sl,
                   uint32_t destQp,
                   Ptr<Packet> p,
                   uint32_t zeroTail)
 {
-    IbLrhHeader lrh;
-    lrh.SetVl(m_dev->GetVlForSl(sl));
-    lrh.SetSl(sl);
-    lrh.SetDlid(dlid);
-    lrh.SetSlid(m_dev->GetLid());
     IbBthHeader bth;
     bth.SetOpcode(opcode);
     bth.SetSolicitedEvent(solicited);
     bth.SetDestQp(destQp);
     bth.SetAckReq(ackReq);
     bth.SetPsn(psn);
-    IbPacket::Seal(p, lrh, nullptr, bth, zeroTail);
+    const uint16_t entropy = m_type == IbQpType::RC ? m_entropy : RoceUdpSourcePort(m_qpn, destQp);
+    m_dev->Seal(p, remote, sl, entropy, bth, zeroTail);
     ++m_counters.packetsSent;
     return p;
 }
@@ -1023,7 +1073,7 @@ IbQueuePair::BuildResponse()
         m_resp.pop_front();
     }
     Ptr<Packet> out =
-        Seal(opcode, psn, false, false, m_attr.dlid, m_attr.sl, m_attr.destQpNum, p, zeroTail);
+        Seal(opcode, psn, false, false, m_remote, m_attr.sl, m_attr.destQpNum, p, zeroTail);
     if (fatal)
     {
         // The NAK of a responder error is on its way: the responder QP goes to ERR.
@@ -1178,15 +1228,7 @@ IbQueuePair::BuildRcRequest()
         SkipAcknowledged();
     }
     ArmRetryTimer();
-    return Seal(opcode,
-                psn,
-                ackReq,
-                solicited,
-                m_attr.dlid,
-                m_attr.sl,
-                m_attr.destQpNum,
-                p,
-                zeroTail);
+    return Seal(opcode, psn, ackReq, solicited, m_remote, m_attr.sl, m_attr.destQpNum, p, zeroTail);
 }
 
 Ptr<Packet>
@@ -1215,7 +1257,7 @@ IbQueuePair::BuildUdSend()
                            psn,
                            false,
                            wr.solicited,
-                           wr.udDlid,
+                           m_dev->IsRoce() ? wr.udRemoteIp.Get() : wr.udDlid,
                            wr.udSl & 0xF,
                            wr.udRemoteQpn & kPsnMask,
                            p,
@@ -1230,30 +1272,32 @@ IbQueuePair::BuildUdSend()
 // ---------------------------------------------------------------- receive
 
 bool
-IbQueuePair::Parse(Ptr<Packet> packet, Rx& rx) const
+IbQueuePair::Parse(Ptr<Packet> packet, const RdmaRxInfo& info, Rx& rx) const
 {
     const uint32_t size = packet->GetSize();
-    if (size < kBaseHeaders + IbPacket::CRC_SIZE)
+    if (size < info.bthOffset + IbPacket::BTH_SIZE + info.trailer)
     {
         return false;
     }
     uint8_t h[kMaxHeaders];
     const uint32_t copied = std::min(size, kMaxHeaders);
     packet->CopyData(h, copied);
-    // kMaxHeaders holds the headers of every local opcode: if the packet has them, so has h.
-    IbHeaderView view(h, copied);
-    if (view.GetLnh() != IbLrhHeader::LNH_IBA_LOCAL || !view.DecodeExtensionHeaders())
+    // kMaxHeaders holds the headers of every opcode behind either link layer's headers: if
+    // the packet has them, so has h.
+    IbHeaderView view = IbHeaderView::AtBth(h, copied, info.bthOffset);
+    if (!view.DecodeExtensionHeaders())
     {
         return false;
     }
-    rx.sl = view.GetSl();
-    rx.slid = view.GetSlid();
+    rx.sl = info.sl;
+    rx.src = info.source;
+    rx.congested = info.congested;
     rx.opcode = view.GetOpcode();
     const uint32_t pad = view.GetPadCnt();
     rx.ackReq = view.GetAckReq();
     rx.psn = view.GetPsn();
     rx.hdrBytes = view.GetHeadersSize();
-    if (size < rx.hdrBytes + pad + IbPacket::CRC_SIZE)
+    if (size < rx.hdrBytes + pad + info.trailer)
     {
         return false;
     }
@@ -1290,15 +1334,15 @@ IbQueuePair::Parse(Ptr<Packet> packet, Rx& rx) const
         rx.imm = view.GetImmediateData();
         rx.hasImm = true;
     }
-    rx.payload = size - rx.hdrBytes - pad - IbPacket::CRC_SIZE;
+    rx.payload = size - rx.hdrBytes - pad - info.trailer;
     return true;
 }
 
 void
-IbQueuePair::Receive(Ptr<Packet> packet)
+IbQueuePair::Receive(Ptr<Packet> packet, const RdmaRxInfo& info)
 {
     Rx rx;
-    if (!Parse(packet, rx))
+    if (!Parse(packet, info, rx))
     {
         ++m_counters.stateDrops;
         return;
@@ -1314,7 +1358,7 @@ IbQueuePair::Receive(Ptr<Packet> packet)
         ReceiveUd(rx, packet);
         return;
     }
-    if (rx.slid != m_attr.dlid)
+    if (rx.src != m_remote)
     {
         // A connected QP takes packets from its peer only (the header validation IBA
         // requires of connected services): another source, such as a raw flow that names
@@ -1356,6 +1400,7 @@ IbQueuePair::Complete(const Ptr<IbCompletionQueue>& cq,
     {
         wc.srcQp = m_attr.destQpNum;
         wc.slid = m_attr.dlid;
+        wc.srcIp = m_attr.remoteIp;
     }
     m_hca->DeliverCompletion(cq, wc);
 }

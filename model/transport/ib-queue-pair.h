@@ -5,6 +5,7 @@
 #ifndef IB_QUEUE_PAIR_H
 #define IB_QUEUE_PAIR_H
 
+#include "dcqcn-rate-control.h"
 #include "ib-verbs.h"
 
 #include "ns3/event-id.h"
@@ -25,7 +26,8 @@ namespace ns3
 class IbCompletionQueue;
 class IbHca;
 class IbMemoryRegion;
-class IbNetDevice;
+class RdmaPort;
+struct RdmaRxInfo;
 class Packet;
 
 /**
@@ -52,6 +54,8 @@ struct IbQpCounters
     uint64_t noRecvDrops{0};          ///< UD packets dropped for lack of a receive WR
     uint64_t stateDrops{0};           ///< packets dropped because of the QP state
     uint64_t sourceDrops{0};          ///< RC packets not from the connected peer's LID
+    uint64_t cnpsSent{0};             ///< RoCE: CNPs sent for CE-marked packets (DCQCN NP)
+    uint64_t cnpsReceived{0};         ///< RoCE: CNPs received (DCQCN RP)
 };
 
 /**
@@ -283,25 +287,26 @@ class IbQueuePair : public Object
     /// A parsed incoming packet.
     struct Rx
     {
-        uint8_t opcode{0};    ///< BTH opcode
-        bool ackReq{false};   ///< BTH AckReq
-        uint32_t psn{0};      ///< BTH PSN
-        uint16_t slid{0};     ///< LRH SLID
-        uint8_t sl{0};        ///< LRH SL
-        uint32_t hdrBytes{0}; ///< LRH + BTH + extension headers
-        uint32_t payload{0};  ///< payload bytes
-        uint64_t va{0};       ///< RETH / AtomicETH VA
-        uint32_t rkey{0};     ///< RETH / AtomicETH R_Key
-        uint32_t dmaLen{0};   ///< RETH DMA length
-        uint64_t swapAdd{0};  ///< AtomicETH SwapOrAdd
-        uint64_t compare{0};  ///< AtomicETH Compare
-        uint8_t syndrome{0};  ///< AETH syndrome
-        uint32_t msn{0};      ///< AETH MSN
-        uint64_t orig{0};     ///< AtomicAckETH original data
-        uint32_t imm{0};      ///< ImmDt
-        bool hasImm{false};   ///< ImmDt present
-        uint32_t qkey{0};     ///< DETH Q_Key
-        uint32_t srcQp{0};    ///< DETH SrcQP
+        uint8_t opcode{0};     ///< BTH opcode
+        bool ackReq{false};    ///< BTH AckReq
+        uint32_t psn{0};       ///< BTH PSN
+        uint32_t src{0};       ///< the sender: LRH SLID or IPv4 source address
+        uint8_t sl{0};         ///< LRH SL or priority
+        bool congested{false}; ///< FECN or ECN CE
+        uint32_t hdrBytes{0};  ///< link headers + BTH + extension headers
+        uint32_t payload{0};   ///< payload bytes
+        uint64_t va{0};        ///< RETH / AtomicETH VA
+        uint32_t rkey{0};      ///< RETH / AtomicETH R_Key
+        uint32_t dmaLen{0};    ///< RETH DMA length
+        uint64_t swapAdd{0};   ///< AtomicETH SwapOrAdd
+        uint64_t compare{0};   ///< AtomicETH Compare
+        uint8_t syndrome{0};   ///< AETH syndrome
+        uint32_t msn{0};       ///< AETH MSN
+        uint64_t orig{0};      ///< AtomicAckETH original data
+        uint32_t imm{0};       ///< ImmDt
+        bool hasImm{false};    ///< ImmDt present
+        uint32_t qkey{0};      ///< DETH Q_Key
+        uint32_t srcQp{0};     ///< DETH SrcQP
     };
 
     /// One entry of the responder's atomic history.
@@ -327,11 +332,18 @@ class IbQueuePair : public Object
     uint8_t CurrentVl() const;
     /// @return the port number the QP uses
     uint8_t GetPortNum() const;
+
+    /// @return the DCQCN reaction point (RoCE ports; idle at the line rate otherwise)
+    const DcqcnRateControl& GetRateControl() const
+    {
+        return m_dcqcn;
+    }
+
     /**
      * A packet for this QP arrived.
      * @param packet the packet (LRH first)
      */
-    void Receive(Ptr<Packet> packet);
+    void Receive(Ptr<Packet> packet, const RdmaRxInfo& info);
     /// Let the HCA schedule this QP now or at the time its next packet is ready.
     void Kick();
     /// The pending wake-up (m_wakeEvent) fired: none is pending any more; Kick.
@@ -348,8 +360,8 @@ class IbQueuePair : public Object
      * @param psn PSN
      * @param ackReq AckReq bit
      * @param solicited SE bit
-     * @param dlid destination LID
-     * @param sl service level
+     * @param remote destination address (LID or IPv4 address)
+     * @param sl service level (priority on RoCE)
      * @param destQp destination QP
      * @param p payload with extension headers
      * @param zeroTail virtual payload bytes at the end of @p p
@@ -359,7 +371,7 @@ class IbQueuePair : public Object
                      uint32_t psn,
                      bool ackReq,
                      bool solicited,
-                     uint16_t dlid,
+                     uint32_t remote,
                      uint8_t sl,
                      uint32_t destQp,
                      Ptr<Packet> p,
@@ -567,7 +579,7 @@ class IbQueuePair : public Object
      * @param rx receives the fields
      * @return false if malformed
      */
-    bool Parse(Ptr<Packet> packet, Rx& rx) const;
+    bool Parse(Ptr<Packet> packet, const RdmaRxInfo& info, Rx& rx) const;
 
     // --- common
     /**
@@ -593,6 +605,10 @@ class IbQueuePair : public Object
     void EnterError();
     /// Forget all work and transport state (to RESET).
     void ResetState();
+    /// At RTR: start DCQCN on a RoCE port (if the HCA has it on), else leave it idle.
+    void StartRateControl();
+    /// A CNP arrived for this QP (DCQCN reaction point).
+    void ReceiveCnp();
     /**
      * @param error where to write
      * @param msg the message
@@ -634,9 +650,11 @@ class IbQueuePair : public Object
     Ptr<IbCompletionQueue> m_recvCq; //!< receive CQ
     uint32_t m_maxSendWr;            //!< send queue size
     uint32_t m_maxRecvWr;            //!< receive queue size
-    IbNetDevice* m_dev;              //!< the port (cached)
+    RdmaPort* m_dev;                 //!< the port (cached)
+    uint32_t m_remote{0};            //!< RC: the remote address (LID or IPv4, RTR)
+    uint16_t m_entropy{0};           //!< RC: flow entropy (RoCE UDP source port, RTR)
     uint8_t m_vl;                    //!< RC: VL of the path's SL on the port
-    uint16_t m_udCheckedDlid{0};     //!< UD: last udDlid whose first hop was checked
+    uint32_t m_udCheckedDlid{0};     //!< UD: last destination whose first hop was checked
     uint32_t m_pmtu;                 //!< path MTU (RC) or port MTU (UD)
     bool m_inReadyList;              //!< waiting in the HCA's ready list
     bool m_lastWasResponse;          //!< the last packet pulled was a response
@@ -644,22 +662,25 @@ class IbQueuePair : public Object
     Time m_wakeAt{Time::Max()};      //!< its time (Time::Max(): none pending)
 
     // Requester
-    std::deque<SendWqe> m_sq; //!< send queue: unacknowledged and unsent WRs
-    uint32_t m_nextPostPsn;   //!< first PSN of the next posted WR
-    uint32_t m_unackedPsn;    //!< oldest PSN not complete (ACKed, or READ data in)
-    uint32_t m_ackedPsn;      //!< the responder has executed every PSN before this
-    uint32_t m_txIdx;         //!< index in m_sq of the WR being sent
-    uint32_t m_txPsn;         //!< PSN of the next request packet
-    uint32_t m_nextNewPsn;    //!< one past the highest PSN ever sent
-    uint32_t m_rdAtomicOut;   //!< READs/atomics sent and not complete
-    uint8_t m_retriesLeft;    //!< transport retries left
-    uint8_t m_rnrRetriesLeft; //!< RNR retries left
-    bool m_gapRewound;        //!< went back for a missing response: wait for progress
-    uint32_t m_rewinds{0};    //!< go-backs so far (SendWqe::requestedAt)
-    Time m_lastProgress;      //!< last ACK progress (base of the local ACK timer)
-    Time m_rnrUntil;          //!< paused by an RNR NAK until then
-    EventId m_retryTimer;     //!< local ACK timer
-    bool m_retryArmed{false}; //!< m_retryTimer is scheduled
+    std::deque<SendWqe> m_sq;  //!< send queue: unacknowledged and unsent WRs
+    uint32_t m_nextPostPsn;    //!< first PSN of the next posted WR
+    uint32_t m_unackedPsn;     //!< oldest PSN not complete (ACKed, or READ data in)
+    uint32_t m_ackedPsn;       //!< the responder has executed every PSN before this
+    uint32_t m_txIdx;          //!< index in m_sq of the WR being sent
+    uint32_t m_txPsn;          //!< PSN of the next request packet
+    uint32_t m_nextNewPsn;     //!< one past the highest PSN ever sent
+    uint32_t m_rdAtomicOut;    //!< READs/atomics sent and not complete
+    uint8_t m_retriesLeft;     //!< transport retries left
+    uint8_t m_rnrRetriesLeft;  //!< RNR retries left
+    bool m_gapRewound;         //!< went back for a missing response: wait for progress
+    uint32_t m_rewinds{0};     //!< go-backs so far (SendWqe::requestedAt)
+    Time m_lastProgress;       //!< last ACK progress (base of the local ACK timer)
+    Time m_rnrUntil;           //!< paused by an RNR NAK until then
+    DcqcnRateControl m_dcqcn;  //!< RoCE: DCQCN reaction point (idle, unpaced, on InfiniBand)
+    Time m_lastCnpSent;        //!< RoCE: when this QP's notification point last sent a CNP
+    bool m_cnpSentOnce{false}; //!< RoCE: m_lastCnpSent is valid
+    EventId m_retryTimer;      //!< local ACK timer
+    bool m_retryArmed{false};  //!< m_retryTimer is scheduled
 
     // Responder
     IbFifo<RecvWqe> m_rq;                  //!< receive queue

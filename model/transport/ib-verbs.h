@@ -5,6 +5,7 @@
 #ifndef IB_VERBS_H
 #define IB_VERBS_H
 
+#include "ns3/ipv4-address.h"
 #include "ns3/nstime.h"
 
 #include <cstdint>
@@ -119,7 +120,8 @@ struct IbSendWr
     uint64_t compareAdd{0};              ///< atomic: compare value, or value to add
     uint64_t swap{0};                    ///< atomic compare-and-swap: new value
     // UD address handle
-    uint16_t udDlid{0};       ///< UD: destination LID
+    uint16_t udDlid{0};       ///< UD: destination LID (InfiniBand ports)
+    Ipv4Address udRemoteIp;   ///< UD: destination IPv4 address (RoCE ports)
     uint8_t udSl{0};          ///< UD: service level
     uint32_t udRemoteQpn{0};  ///< UD: destination QP number
     uint32_t udRemoteQkey{0}; ///< UD: destination Q_Key
@@ -143,7 +145,8 @@ struct IbWorkCompletion
     uint32_t immData{0};                    ///< immediate data
     uint32_t qpNum{0};                      ///< local QP number
     uint32_t srcQp{0};                      ///< UD: sender's QP number
-    uint16_t slid{0};                       ///< UD: sender's LID
+    uint16_t slid{0};                       ///< UD: sender's LID (InfiniBand ports)
+    Ipv4Address srcIp;                      ///< UD: sender's IPv4 address (RoCE ports)
     Time timestamp;                         ///< simulated time of completion
 };
 
@@ -156,7 +159,9 @@ struct IbQpAttr
     uint32_t accessFlags{0};           ///< RC: remote access allowed on this QP (INIT)
     uint32_t pathMtu{4096};            ///< RC: path MTU (RTR)
     uint32_t destQpNum{0};             ///< RC: remote QP number (RTR)
-    uint16_t dlid{0};                  ///< RC: remote LID (RTR)
+    uint16_t dlid{0};                  ///< RC: remote LID (RTR, InfiniBand ports)
+    Ipv4Address remoteIp;              ///< RC: remote IPv4 address (RTR, RoCE ports)
+    uint16_t udpSrcPort{0};            ///< RC on RoCE: UDP source port (RTR; 0: derived)
     uint8_t sl{0};                     ///< RC: service level (RTR)
     uint32_t rqPsn{0};                 ///< RC: first PSN expected from the remote (RTR)
     uint8_t maxDestRdAtomic{16};       ///< RC: READs/atomics the responder accepts (RTR)

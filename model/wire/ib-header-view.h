@@ -109,6 +109,25 @@ class IbHeaderView
     }
 
     /**
+     * A view of a packet whose BTH follows other link headers than an LRH (a RoCEv2 packet:
+     * Ethernet, IPv4 and UDP): it has no LRH or GRH, and the BTH starts at @p bthOffset.
+     * @param data the packet's first bytes
+     * @param len the number of bytes at @p data
+     * @param bthOffset the offset of the BTH in @p data
+     * @return the view
+     */
+    static IbHeaderView AtBth(const uint8_t* data, uint32_t len, uint32_t bthOffset)
+    {
+        IbHeaderView v(data, 0);
+        v.m_len = len;
+        if (bthOffset <= 0xFF && len >= bthOffset + IbBthHeader::SIZE)
+        {
+            v.m_bth = static_cast<uint8_t>(bthOffset);
+        }
+        return v;
+    }
+
+    /**
      * Look the BTH opcode up and locate its extension headers.
      * @return true if the span holds a BTH with a known opcode (IbBthHeader::IsKnownOpcode)
      *         and all of the opcode's extension headers
