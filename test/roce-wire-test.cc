@@ -1,7 +1,7 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-only
  *
- * RoCEv2 wire format (RocePacket, IbHeaderView::AtBth). Where the
+ * RoCEv2 wire format (RocePacket, IbHeaderView::AtBth, IbPacketParser::ParseRoce). Where the
  * expected values come from:
  *  - the ICRC rules: a RoCEv2 CNP captured on a ConnectX-4 Lx (hex dump published with Scapy's
  *    RoCE tests), whose ICRC the hardware computed;
@@ -20,6 +20,7 @@
 #include "ns3/ib-deth-header.h"
 #include "ns3/ib-header-view.h"
 #include "ns3/ib-immdt-header.h"
+#include "ns3/ib-packet-parser.h"
 #include "ns3/ib-reth-header.h"
 #include "ns3/ipv4-address.h"
 #include "ns3/mac48-address.h"
@@ -537,6 +538,108 @@ TEST(IbHeaderView, AtBthDecodesRoceFrames)
     const Bytes f = BytesOf(SealShape({IbOpcode::RC_SEND_ONLY, 0, 1, 1}, false));
     EXPECT_FALSE(IbHeaderView::AtBth(f.data(), 53, RocePacket::BTH_OFFSET).HasBth());
     EXPECT_TRUE(IbHeaderView::AtBth(f.data(), 54, RocePacket::BTH_OFFSET).HasBth());
+}
+
+/// @return @p f with its FCS recomputed by the reference (after a deliberate change)
+Bytes
+WithFcs(Bytes f)
+{
+    const uint32_t fcs = RefCrc32(f.data(), f.size() - 4);
+    for (int i = 0; i < 4; ++i)
+    {
+        f[f.size() - 4 + i] = static_cast<uint8_t>(fcs >> (8 * i));
+    }
+    return f;
+}
+
+TEST(RocePacketParser, AcceptsEveryFrameSealedAndTheCapturedCnp)
+{
+    IbPacketParser parser;
+    std::string error;
+    for (const Shape& s : Shapes())
+    {
+        Ptr<Packet> p = SealShape(s, false);
+        EthFrame::RewriteHop(p,
+                             Mac48Address("02:00:00:00:00:0c"),
+                             Mac48Address("02:00:00:00:00:0d"));
+        EthFrame::SetCe(p);
+        const Bytes f = BytesOf(p);
+        ASSERT_TRUE(parser.ParseRoce(f.data(), f.size(), &error))
+            << IbBthHeader::OpcodeName(s.opcode) << " payload " << s.payload << ": " << error;
+        EXPECT_TRUE(parser.m_isRoce);
+        EXPECT_TRUE(parser.m_fcsValid);
+        EXPECT_TRUE(parser.m_icrcValid);
+        EXPECT_EQ(parser.m_bth.GetOpcode(), s.opcode);
+        EXPECT_EQ(parser.m_bth.GetDestQp(), s.destQp);
+        EXPECT_EQ(parser.m_bth.GetPsn(), s.psn);
+        EXPECT_EQ(parser.m_payloadLength, s.payload);
+        EXPECT_EQ(parser.m_padCount, (4 - s.payload % 4) % 4);
+        EXPECT_EQ(parser.m_payloadOffset, 54 + IbBthHeader::ExtensionHeaderSize(s.opcode));
+        EXPECT_EQ(parser.m_srcIp, Ipv4Address("10.0.1.2").Get());
+        EXPECT_EQ(parser.m_dstIp, Ipv4Address("10.0.2.3").Get());
+        EXPECT_EQ(parser.m_dscp, 26);
+        EXPECT_EQ(parser.m_ecn, 3);
+        EXPECT_EQ(parser.m_ttl, 63);
+        EXPECT_EQ(parser.m_udpSrcPort, 0xC123);
+        EXPECT_EQ(parser.m_hasReth,
+                  (IbBthHeader::ExtensionHeaders(s.opcode) & IbBthHeader::EXT_RETH) != 0);
+    }
+    // The hardware's CNP, with an FCS added.
+    Bytes cnp(kCapturedCnp, kCapturedCnp + sizeof(kCapturedCnp));
+    cnp.resize(cnp.size() + 4);
+    cnp = WithFcs(cnp);
+    ASSERT_TRUE(parser.ParseRoce(cnp.data(), cnp.size(), &error)) << error;
+    EXPECT_EQ(parser.m_bth.GetOpcode(), RocePacket::CNP_OPCODE);
+    EXPECT_TRUE(parser.m_bth.GetBecn());
+    EXPECT_EQ(parser.m_bth.GetDestQp(), 0x118u);
+    EXPECT_EQ(parser.m_payloadLength, 16u);
+    EXPECT_EQ(parser.m_receivedIcrc, 0x2a00fd82u);
+}
+
+TEST(RocePacketParser, RejectsEachKindOfDamageWithItsReason)
+{
+    const Bytes good = BytesOf(SealShape({IbOpcode::RC_RDMA_WRITE_ONLY, 100, 7, 9}, false));
+    IbPacketParser parser;
+    std::string error;
+    ASSERT_TRUE(parser.ParseRoce(good.data(), good.size(), &error)) << error;
+    auto expectError = [&](const Bytes& f, const std::string& what) {
+        EXPECT_FALSE(parser.ParseRoce(f.data(), f.size(), &error)) << what;
+        EXPECT_NE(error.find(what), std::string::npos) << "wanted '" << what << "', got: " << error;
+    };
+    Bytes f = good;
+    f[70] ^= 1; // a payload byte, FCS not fixed
+    expectError(f, "bad FCS");
+    f = good;
+    f[70] ^= 1; // a payload byte, FCS fixed: the ICRC catches it
+    expectError(WithFcs(f), "bad ICRC");
+    f = good;
+    f[14 + 8] = 7; // TTL without the checksum
+    expectError(WithFcs(f), "bad IPv4 header checksum");
+    f = good;
+    f[37] = 0xb8; // port 4792
+    expectError(WithFcs(f), "UDP destination port 4792");
+    f = good;
+    f[12] = 0x86;
+    f[13] = 0xdd;
+    expectError(WithFcs(f), "is not IPv4");
+    f = good;
+    f[42] = 0x1F; // an opcode nobody knows (the ICRC covers it: recompute both)
+    {
+        const uint32_t total = (f[16] << 8) | f[17];
+        const uint32_t icrc = RefRoceIcrc(f.data() + 14, total - 4);
+        for (int i = 0; i < 4; ++i)
+        {
+            f[14 + total - 4 + i] = static_cast<uint8_t>(icrc >> (8 * i));
+        }
+    }
+    expectError(WithFcs(f), "unknown BTH opcode 0x1f");
+    f = good;
+    f.insert(f.end() - 4, {0, 0, 0, 0}); // bytes after the IP packet in a long frame
+    expectError(WithFcs(f), "only a 64-byte frame has Ethernet padding");
+    for (uint32_t n = 0; n < good.size(); n += 7)
+    {
+        EXPECT_FALSE(parser.ParseRoce(good.data(), n, &error)) << n;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
