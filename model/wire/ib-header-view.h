@@ -9,6 +9,8 @@
 #include "ib-grh-header.h"
 #include "ib-lrh-header.h"
 
+#include "ns3/assert.h"
+
 #include <cstdint>
 
 namespace ns3
@@ -109,22 +111,20 @@ class IbHeaderView
     }
 
     /**
-     * A view of a packet whose BTH follows other link headers than an LRH (a RoCEv2 packet:
-     * Ethernet, IPv4 and UDP): it has no LRH or GRH, and the BTH starts at @p bthOffset.
-     * @param data the packet's first bytes
+     * A view of a span whose BTH is at a given offset and that has no LRH or GRH: a RoCEv2
+     * frame (Ethernet, IP and UDP headers before the BTH, RocePacket::BTH_OFFSET for IPv4),
+     * so that the one IBA decoder serves RoCE too. HasLrh() and HasGrh() are false (the LRH
+     * and GRH accessors must not be called), HasBth() is true if the span holds the BTH, and
+     * DecodeExtensionHeaders(), the BTH and extension header accessors work as for an IBA
+     * packet; GetHeadersSize() is then the payload's offset from the span's start.
+     * @param data the bytes, from the span's start (e.g. the destination MAC of a frame)
      * @param len the number of bytes at @p data
-     * @param bthOffset the offset of the BTH in @p data
+     * @param bthOffset the offset of the BTH in the span, 1..255
      * @return the view
      */
     static IbHeaderView AtBth(const uint8_t* data, uint32_t len, uint32_t bthOffset)
     {
-        IbHeaderView v(data, 0);
-        v.m_len = len;
-        if (bthOffset <= 0xFF && len >= bthOffset + IbBthHeader::SIZE)
-        {
-            v.m_bth = static_cast<uint8_t>(bthOffset);
-        }
-        return v;
+        return IbHeaderView(data, len, bthOffset);
     }
 
     /**
@@ -295,7 +295,7 @@ class IbHeaderView
 
     // --- BTH (HasBth())
 
-    /// @return the offset of the BTH in the span (8, or 48 after a GRH)
+    /// @return the offset of the BTH in the span (8, or 48 after a GRH; AtBth()'s offset)
     uint32_t GetBthOffset() const
     {
         return m_bth;
@@ -460,6 +460,24 @@ class IbHeaderView
     }
 
   private:
+    /**
+     * The AtBth() view.
+     * @param data the bytes
+     * @param len the number of bytes at @p data
+     * @param bthOffset the offset of the BTH, 1..255
+     */
+    IbHeaderView(const uint8_t* data, uint32_t len, uint32_t bthOffset)
+        : m_data(data),
+          m_len(len)
+    {
+        NS_ASSERT_MSG(bthOffset >= 1 && bthOffset <= 0xFF,
+                      "IbHeaderView::AtBth: BTH offset " << bthOffset << " is not in 1..255");
+        if (len >= bthOffset + IbBthHeader::SIZE)
+        {
+            m_bth = static_cast<uint8_t>(bthOffset);
+        }
+    }
+
     /// @return the GRH's first byte
     const uint8_t* Grh() const
     {

@@ -4,8 +4,10 @@
 
 #include "ib-packet-parser.h"
 
+#include "eth-frame.h"
 #include "ib-crc.h"
 #include "ib-header-view.h"
+#include "roce-packet.h"
 
 #include "ns3/assert.h"
 #include "ns3/log.h"
@@ -125,6 +127,16 @@ IbPacketParser::IbPacketParser()
       m_receivedVcrc(0),
       m_computedVcrc(0),
       m_vcrcValid(false),
+      m_isRoce(false),
+      m_srcIp(0),
+      m_dstIp(0),
+      m_dscp(0),
+      m_ecn(0),
+      m_ttl(0),
+      m_udpSrcPort(0),
+      m_receivedFcs(0),
+      m_computedFcs(0),
+      m_fcsValid(false),
       m_data(nullptr),
       m_len(0)
 {
@@ -305,21 +317,50 @@ IbPacketParser::Parse(const uint8_t* data, uint32_t len, std::string* error)
             return fail();
         }
     }
+    if (!ParseTransport(view, covered, offset, msg))
+    {
+        return fail();
+    }
+    m_data = nullptr;
+    m_len = 0;
+    return true;
+}
+
+bool
+IbPacketParser::ParseTransport(IbHeaderView& view,
+                               uint32_t covered,
+                               uint32_t offset,
+                               std::ostringstream& msg)
+{
     if (!view.HasBth())
     {
         msg << "BTH short: needs " << IbBthHeader::SIZE << " bytes at offset " << offset << ", "
             << (covered - offset) << " precede the ICRC";
-        return fail();
+        return false;
     }
     NS_ASSERT(view.GetBthOffset() == offset);
     m_bth = BthOf(view);
     offset += IbBthHeader::SIZE;
     m_hasBth = true;
     const uint8_t opcode = m_bth.GetOpcode();
+    if (m_isRoce && opcode == RocePacket::CNP_OPCODE)
+    {
+        // No extension headers: the reserved bytes are the payload.
+        m_padCount = m_bth.GetPadCnt();
+        if (m_padCount > covered - offset)
+        {
+            msg << "BTH PadCnt " << +m_padCount << " larger than the " << (covered - offset)
+                << " bytes after the CNP's BTH";
+            return false;
+        }
+        m_payloadOffset = offset;
+        m_payloadLength = covered - offset - m_padCount;
+        return true;
+    }
     if (!IbBthHeader::IsKnownOpcode(opcode))
     {
         msg << "unknown BTH opcode " << Hex(opcode, 2);
-        return fail();
+        return false;
     }
     if (!view.DecodeExtensionHeaders())
     {
@@ -327,7 +368,7 @@ IbPacketParser::Parse(const uint8_t* data, uint32_t len, std::string* error)
         msg << "extension headers of " << IbBthHeader::OpcodeName(opcode) << " (" << extSize
             << " bytes) longer than the " << (covered - offset)
             << " bytes between the BTH and the ICRC";
-        return fail();
+        return false;
     }
     // Extension headers, in wire order; each fits (DecodeExtensionHeaders checked).
     const uint8_t ext = view.GetExtensionHeaders();
@@ -375,10 +416,154 @@ IbPacketParser::Parse(const uint8_t* data, uint32_t len, std::string* error)
     {
         msg << "BTH PadCnt " << +m_padCount << " larger than the " << payloadAndPad
             << " bytes of payload and pad";
-        return fail();
+        return false;
     }
     m_payloadOffset = offset;
     m_payloadLength = payloadAndPad - m_padCount;
+    return true;
+}
+
+bool
+IbPacketParser::ParseRoce(const uint8_t* frame, uint32_t len, std::string* error)
+{
+    NS_LOG_FUNCTION(this << static_cast<const void*>(frame) << len);
+    Reset();
+    m_isRoce = true;
+    std::ostringstream msg;
+    auto fail = [this, &msg, error]() {
+        m_data = nullptr;
+        m_len = 0;
+        NS_LOG_LOGIC("rejected: " << msg.str());
+        if (error != nullptr)
+        {
+            *error = msg.str();
+        }
+        return false;
+    };
+    if (error != nullptr)
+    {
+        error->clear();
+    }
+    if (frame == nullptr && len > 0)
+    {
+        msg << "null buffer of " << len << " bytes";
+        return fail();
+    }
+    m_data = frame;
+    m_len = len;
+    constexpr uint32_t eth = EthFrame::HEADER_SIZE;
+    constexpr uint32_t udpAt = eth + RocePacket::IPV4_SIZE;
+
+    // 1. Room for the headers and trailers.
+    const uint32_t least = RocePacket::BTH_OFFSET + IbBthHeader::SIZE + RocePacket::TRAILER_SIZE;
+    if (len < least)
+    {
+        msg << "frame of " << len << " bytes is shorter than the " << least
+            << " bytes of the Ethernet, IPv4, UDP and BTH headers, ICRC and FCS";
+        return fail();
+    }
+
+    // 2. FCS over everything before it.
+    m_receivedFcs = LittleEndianAt(len - EthFrame::FCS_SIZE, EthFrame::FCS_SIZE);
+    m_computedFcs = EthFrame::ComputeFcs(frame, len - EthFrame::FCS_SIZE);
+    m_fcsValid = (m_receivedFcs == m_computedFcs);
+    if (!m_fcsValid)
+    {
+        msg << "bad FCS: received " << Hex(m_receivedFcs, 8) << ", computed "
+            << Hex(m_computedFcs, 8);
+        return fail();
+    }
+
+    // 3. Ethernet, IPv4 and UDP headers.
+    if (EthFrame::PeekEtherType(frame) != EthFrame::ETHERTYPE_IPV4)
+    {
+        msg << "EtherType " << Hex(EthFrame::PeekEtherType(frame), 4) << " is not IPv4 (0x0800)";
+        return fail();
+    }
+    const uint8_t* ip = frame + eth;
+    if (ip[0] != 0x45)
+    {
+        msg << "IPv4 version/IHL byte " << Hex(ip[0], 2)
+            << " is not 0x45 (version 4, 20-byte header without options)";
+        return fail();
+    }
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < RocePacket::IPV4_SIZE; i += 2)
+    {
+        sum += IbHeaderView::ReadBe16(ip + i);
+    }
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    if (sum != 0xFFFF)
+    {
+        msg << "bad IPv4 header checksum " << Hex(IbHeaderView::ReadBe16(ip + 10), 4);
+        return fail();
+    }
+    if (ip[9] != RocePacket::IP_PROTOCOL_UDP)
+    {
+        msg << "IPv4 protocol " << +ip[9] << " is not UDP (17)";
+        return fail();
+    }
+    if ((IbHeaderView::ReadBe16(ip + 6) & 0x3FFF) != 0)
+    {
+        msg << "IPv4 fragment (flags/offset " << Hex(IbHeaderView::ReadBe16(ip + 6), 4)
+            << "): RoCEv2 packets are not fragmented";
+        return fail();
+    }
+    const uint32_t total = IbHeaderView::ReadBe16(ip + 2);
+    const uint32_t room = len - eth - EthFrame::FCS_SIZE;
+    const uint32_t leastIp = least - eth - EthFrame::FCS_SIZE;
+    if (total < leastIp || total > room)
+    {
+        msg << "IPv4 total length " << total << " outside " << leastIp << ".." << room
+            << " (headers through ICRC .. bytes before the FCS)";
+        return fail();
+    }
+    if (total < room && len != EthFrame::MIN_FRAME)
+    {
+        msg << (room - total) << " bytes after the IPv4 packet in a " << len
+            << "-byte frame: only a 64-byte frame has Ethernet padding";
+        return fail();
+    }
+    if (IbHeaderView::ReadBe16(frame + udpAt + 2) != RocePacket::UDP_PORT)
+    {
+        msg << "UDP destination port " << IbHeaderView::ReadBe16(frame + udpAt + 2)
+            << " is not RoCEv2's 4791";
+        return fail();
+    }
+    const uint32_t udpLen = IbHeaderView::ReadBe16(frame + udpAt + 4);
+    if (udpLen != total - RocePacket::IPV4_SIZE)
+    {
+        msg << "UDP length " << udpLen << " but the IPv4 payload is "
+            << total - RocePacket::IPV4_SIZE << " bytes";
+        return fail();
+    }
+    m_dscp = ip[1] >> 2;
+    m_ecn = ip[1] & 0x3;
+    m_ttl = ip[8];
+    m_srcIp = IbHeaderView::ReadBe32(ip + 12);
+    m_dstIp = IbHeaderView::ReadBe32(ip + 16);
+    m_udpSrcPort = IbHeaderView::ReadBe16(frame + udpAt);
+
+    // 4. ICRC.
+    m_hasIcrc = true;
+    const uint32_t covered = eth + total - RocePacket::ICRC_SIZE; // frame bytes before the ICRC
+    m_receivedIcrc = LittleEndianAt(covered, RocePacket::ICRC_SIZE);
+    m_computedIcrc = RocePacket::ComputeIcrc(ip, total - RocePacket::ICRC_SIZE);
+    m_icrcValid = (m_receivedIcrc == m_computedIcrc);
+    if (!m_icrcValid)
+    {
+        msg << "bad ICRC: received " << Hex(m_receivedIcrc, 8) << ", computed "
+            << Hex(m_computedIcrc, 8);
+        return fail();
+    }
+
+    // 5. The transport, from the bytes before the ICRC.
+    IbHeaderView view = RocePacket::View(frame, covered);
+    if (!ParseTransport(view, covered, RocePacket::BTH_OFFSET, msg))
+    {
+        return fail();
+    }
     m_data = nullptr;
     m_len = 0;
     return true;

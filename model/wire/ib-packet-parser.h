@@ -11,11 +11,13 @@
 #include "ib-bth-header.h"
 #include "ib-deth-header.h"
 #include "ib-grh-header.h"
+#include "ib-header-view.h"
 #include "ib-immdt-header.h"
 #include "ib-lrh-header.h"
 #include "ib-reth-header.h"
 
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 namespace ns3
@@ -64,6 +66,32 @@ class IbPacketParser
      */
     bool Parse(const uint8_t* data, uint32_t len, std::string* error);
 
+    /**
+     * @brief Validate and parse a RoCEv2 frame (RocePacket).
+     *
+     * Takes the frame from the destination MAC through the FCS (as in a DLT_EN10MB capture
+     * with FCS). Checks, in this order (the first failure is reported):
+     * 1. the buffer holds the Ethernet, IPv4, UDP and BTH headers, an ICRC and an FCS;
+     * 2. the FCS (last 4 bytes, least significant first) matches the bytes before it;
+     * 3. EtherType IPv4, IPv4 version 4 without options, header checksum right, protocol UDP,
+     *    not a fragment, total length within the frame (what follows it up to the FCS is
+     *    Ethernet padding, allowed only in a 64-byte frame), UDP destination port 4791, UDP
+     *    length equal to the IPv4 payload;
+     * 4. the ICRC (RocePacket::ComputeIcrc());
+     * 5. the transport, as Parse(): opcode known (or the CNP opcode, 0x81, whose 16 reserved
+     *    bytes count as its payload), extension headers within the packet, pad count.
+     * The IBA fields are decoded by IbHeaderView::AtBth(); m_lrh is left at its default and
+     * m_hasGrh false; m_payloadOffset counts from the destination MAC.
+     *
+     * @param frame the frame from the destination MAC through the FCS
+     * @param len the number of bytes at frame
+     * @param error if not null, receives a precise description of the first problem found, or
+     * is cleared on success
+     * @return true if the frame is a well-formed RoCEv2 packet and its FCS, IPv4 checksum and
+     * ICRC are correct
+     */
+    bool ParseRoce(const uint8_t* frame, uint32_t len, std::string* error);
+
     /// @brief Forget the last packet: every member back to its initial value.
     void Reset();
 
@@ -96,8 +124,31 @@ class IbPacketParser
     uint16_t m_receivedVcrc;             //!< the VCRC found in the packet
     uint16_t m_computedVcrc;             //!< the VCRC computed over the packet
     bool m_vcrcValid;                    //!< whether the VCRC was checked and is correct
+    bool m_isRoce;                       //!< whether ParseRoce() parsed the packet
+    uint32_t m_srcIp;                    //!< RoCE: IPv4 source address (host order)
+    uint32_t m_dstIp;                    //!< RoCE: IPv4 destination address (host order)
+    uint8_t m_dscp;                      //!< RoCE: IPv4 DSCP
+    uint8_t m_ecn;                       //!< RoCE: IPv4 ECN
+    uint8_t m_ttl;                       //!< RoCE: IPv4 TTL
+    uint16_t m_udpSrcPort;               //!< RoCE: UDP source port
+    uint32_t m_receivedFcs;              //!< RoCE: the FCS found in the frame
+    uint32_t m_computedFcs;              //!< RoCE: the FCS computed over the frame
+    bool m_fcsValid;                     //!< RoCE: whether the FCS was checked and is correct
 
   private:
+    /**
+     * @brief Check and decode the BTH and what follows (step 5 of Parse() and ParseRoce()).
+     * @param view the view of the bytes before the ICRC, its BTH located
+     * @param covered the number of bytes before the ICRC
+     * @param offset the offset of the BTH
+     * @param msg receives the problem, if any
+     * @return true if the transport headers and pad are well-formed
+     */
+    bool ParseTransport(IbHeaderView& view,
+                        uint32_t covered,
+                        uint32_t offset,
+                        std::ostringstream& msg);
+
     /**
      * @brief Read one byte.
      * @param offset the offset of the byte
