@@ -515,14 +515,15 @@ class EthNetDevice : public NetDevice
     Mac48Address m_address;              //!< Address attribute
 
     // Identity, other state
-    Ptr<EthChannel> m_channel; //!< attached cable
-    Ptr<Node> m_node;          //!< owning node
-    uint32_t m_ifIndex{0};     //!< interface index
-    Time m_rxDelay;            //!< delay added to data frame arrivals
-    EventId m_pauseEvent;      //!< the end of the earliest pause in force
-    EventId m_refreshEvent;    //!< the next repetition of the XOFFs in force
-    uint64_t m_fcsErrors{0};   //!< frames dropped for a bad FCS
-    uint64_t m_txDrops{0};     //!< frames Send refused
+    Ptr<EthChannel> m_channel;    //!< attached cable
+    Ptr<Node> m_node;             //!< owning node
+    uint32_t m_ifIndex{0};        //!< interface index
+    Time m_rxDelay;               //!< delay added to data frame arrivals
+    EventId m_pauseEvent;         //!< the end of the earliest pause in force
+    EventId m_refreshEvent;       //!< the next repetition of the XOFFs in force
+    bool m_refreshPending{false}; //!< m_refreshEvent is scheduled
+    uint64_t m_fcsErrors{0};      //!< frames dropped for a bad FCS
+    uint64_t m_txDrops{0};        //!< frames Send refused
 
     // Callbacks
     NetDevice::ReceiveCallback m_rxCallback;             //!< ns-3 stack
