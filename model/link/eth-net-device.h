@@ -9,6 +9,7 @@
 #include "eth-port-owner.h"
 #include "ib-owned-packet.h"
 
+#include "ns3/assert.h"
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"
 #include "ns3/event-impl.h"
@@ -550,18 +551,21 @@ class EthNetDevice : public NetDevice
 inline uint32_t
 EthNetDevice::GetQueueBytes(uint8_t prio) const
 {
+    NS_ASSERT_MSG(prio < NUM_PRIORITIES, "priority " << unsigned(prio) << "; use 0..7");
     return m_prio[prio & 7].bytes;
 }
 
 inline uint32_t
 EthNetDevice::GetQueueLength(uint8_t prio) const
 {
+    NS_ASSERT_MSG(prio < NUM_PRIORITIES, "priority " << unsigned(prio) << "; use 0..7");
     return static_cast<uint32_t>(m_prio[prio & 7].queue.Size());
 }
 
 inline bool
 EthNetDevice::IsPausedByPeer(uint8_t prio) const
 {
+    NS_ASSERT_MSG(prio < NUM_PRIORITIES, "priority " << unsigned(prio) << "; use 0..7");
     return (m_pausedByPeer >> (prio & 7)) & 1;
 }
 
