@@ -457,6 +457,13 @@ TEST_F(EthLinkTest, TxReadyComesWhenTheQueueFallsToTheThreshold)
     EthLink l = MakeLink(h);
     RecordingOwner owner;
     l.a->SetOwner(&owner, 7);
+    std::vector<uint32_t> queueBytes;
+    l.a->TraceConnectWithoutContext(
+        "TxQueueBytes",
+        MakeCallback(+[](std::vector<uint32_t>* v, uint8_t prio, uint32_t bytes) {
+            EXPECT_EQ(prio, 2);
+            v->push_back(bytes);
+        }).Bind(&queueBytes));
     Simulator::Schedule(MicroSeconds(1), [&]() {
         for (uint32_t i = 0; i < 5; ++i)
         {
@@ -476,6 +483,9 @@ TEST_F(EthLinkTest, TxReadyComesWhenTheQueueFallsToTheThreshold)
     {
         EXPECT_EQ(owner.started[i].cookie, 10 + i);
     }
+    // In, out at once, four in, then out one by one.
+    const std::vector<uint32_t> expected{1000, 0, 1000, 2000, 3000, 4000, 3000, 2000, 1000, 0};
+    EXPECT_EQ(queueBytes, expected);
 }
 
 // ----------------------------------------------------------------------------- PFC
@@ -641,8 +651,11 @@ TEST_F(EthLinkTest, XoffStopsThePeerWithinAFrameRefreshesAndXonResumes)
 
 TEST_F(EthLinkTest, APfcFrameWaitsForTheFrameInFlightAndGoesAheadOfQueuedData)
 {
+    // Priorities 3 and 4 lossless: two requests that wait together share one PFC frame.
     const Time delay = NanoSeconds(100);
-    EthLink l = MakeLink(Helper("8Gbps", delay));
+    EthHelper h = Helper("8Gbps", delay);
+    h.SetDeviceAttribute("PfcEnabled", UintegerValue(0x18));
+    EthLink l = MakeLink(h);
     std::vector<Time> begins;
     std::vector<PfcEvent> sent;
     std::vector<PfcEvent> received;
@@ -657,21 +670,39 @@ TEST_F(EthLinkTest, APfcFrameWaitsForTheFrameInFlightAndGoesAheadOfQueuedData)
     });
     const Time t0 = NanoSeconds(10300);
     Simulator::Schedule(t0, [&]() { l.b->SetPfcXoff(3, true); });
-    Simulator::Schedule(MicroSeconds(60), [&]() { l.b->SetPfcXoff(3, false); });
+    Simulator::Schedule(t0 + NanoSeconds(200), [&]() { l.b->SetPfcXoff(4, true); });
+    Simulator::Schedule(MicroSeconds(60), [&]() {
+        l.b->SetPfcXoff(3, false);
+        l.b->SetPfcXoff(4, false);
+    });
     Simulator::Run();
     // b's frames start every 1520 ns; the one started at 6 x 1520 = 9120 ns is on the wire
     // at t0 and ends at 10640 ns; the PFC frame goes then, and the next data frame after
     // its 84 ns.
     const Time inFlightEnd = NanoSeconds(7 * 1520);
-    ASSERT_GE(sent.size(), 1u);
-    EXPECT_EQ(sent[0].at, inFlightEnd);
-    EXPECT_EQ(sent[0].prio, 3);
-    EXPECT_EQ(sent[0].quanta, 0xFFFF);
+    // XOFF 3 and 4 waited together for the frame in flight: one frame. At 60 us the wire
+    // is idle: the XON of 3 goes at once, the XON of 4 after its 84 ns.
+    ASSERT_EQ(sent.size(), 4u);
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        EXPECT_EQ(sent[i].at, inFlightEnd);
+        EXPECT_EQ(sent[i].prio, 3 + i);
+        EXPECT_EQ(sent[i].quanta, 0xFFFF);
+        EXPECT_EQ(sent[2 + i].at, MicroSeconds(60) + NanoSeconds(84 * i));
+        EXPECT_EQ(sent[2 + i].prio, 3 + i);
+        EXPECT_EQ(sent[2 + i].quanta, 0);
+    }
+    EXPECT_EQ(l.b->GetPfcFramesSent(3), 2u);
+    EXPECT_EQ(l.b->GetPfcFramesSent(4), 2u);
     ASSERT_GT(begins.size(), 8u);
     EXPECT_EQ(begins[6], NanoSeconds(6 * 1520));
     EXPECT_EQ(begins[7], inFlightEnd + NanoSeconds(84));
-    ASSERT_GE(received.size(), 1u);
+    ASSERT_EQ(received.size(), 4u);
     EXPECT_EQ(received[0].at, inFlightEnd + NanoSeconds(84) + delay);
+    EXPECT_EQ(received[1].at, received[0].at);
+    EXPECT_EQ(l.a->GetPausedTime(3), MicroSeconds(60) + NanoSeconds(84) + delay - received[0].at);
+    EXPECT_EQ(l.a->GetPausedTime(4),
+              MicroSeconds(60) + NanoSeconds(2 * 84) + delay - received[0].at);
     // Priority 0 is not paused by it: all 20 frames went.
     EXPECT_EQ(l.a->GetRxFrames(), 20u);
 }
