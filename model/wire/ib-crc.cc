@@ -373,6 +373,63 @@ IbCrc::UpdateVcrcForFirstByte(uint16_t oldVcrc, uint8_t oldByte0, uint8_t newByt
     return static_cast<uint16_t>(oldVcrc ^ VcrcZeroMaps().Apply(delta, len));
 }
 
+uint32_t
+IbCrc::Crc32(const uint8_t* data, uint32_t len)
+{
+    return Crc32Extend(0, data, len);
+}
+
+uint32_t
+IbCrc::Crc32Extend(uint32_t crc, const uint8_t* data, uint32_t len)
+{
+    NS_ASSERT_MSG(data != nullptr || len == 0, "IbCrc::Crc32Extend: null data");
+    // A finished CRC is the register XOR 0xFFFFFFFF: undo the final XOR, go on, redo it.
+    return Icrc().Update(crc ^ 0xFFFFFFFFU, data, len) ^ 0xFFFFFFFFU;
+}
+
+uint32_t
+IbCrc::Crc32ExtendZeros(uint32_t crc, uint32_t zeros)
+{
+    if (zeros == 0)
+    {
+        return crc;
+    }
+    return IcrcZeroMaps().Apply(crc ^ 0xFFFFFFFFU, zeros) ^ 0xFFFFFFFFU;
+}
+
+uint32_t
+IbCrc::Crc32Delta(const uint8_t* xorBytes, uint32_t n, uint32_t offset, uint32_t len)
+{
+    NS_ASSERT_MSG(xorBytes != nullptr || n == 0, "IbCrc::Crc32Delta: null bytes");
+    NS_ASSERT_MSG(static_cast<uint64_t>(offset) + n <= len,
+                  "IbCrc::Crc32Delta: change [" << offset << ", " << offset + n << ") outside the "
+                                                << len << "-byte region");
+    // CRC(M ^ D) = CRC(M) ^ CRC(D) ^ CRC(0...0): the initial value and final XOR cancel, what is
+    // left is the register's linear response to D alone. The bytes of D before offset are zero
+    // and leave a zero register zero, so that response is x run through a zero register, then
+    // through the zero bytes after it.
+    const uint32_t reg = Icrc().Update(0, xorBytes, n);
+    return IcrcZeroMaps().Apply(reg, len - offset - n);
+}
+
+uint32_t
+IbCrc::UpdateCrc32(uint32_t crc,
+                   const uint8_t* oldBytes,
+                   const uint8_t* newBytes,
+                   uint32_t n,
+                   uint32_t offset,
+                   uint32_t len)
+{
+    NS_ASSERT_MSG(n <= UPDATE_MAX_BYTES,
+                  "IbCrc::UpdateCrc32: " << n << " bytes, at most " << UPDATE_MAX_BYTES);
+    uint8_t x[UPDATE_MAX_BYTES];
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        x[i] = oldBytes[i] ^ newBytes[i];
+    }
+    return crc ^ Crc32Delta(x, n, offset, len);
+}
+
 uint16_t
 IbCrc::ComputeLpcrc(const uint8_t* fc4)
 {

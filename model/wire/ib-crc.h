@@ -34,6 +34,12 @@ namespace ns3
  * over GF(2), so it is applied with precomputed byte-sliced tables for n = 2^k (k = 0..16),
  * composed by the bits of n, at a cost of O(log n) table look-ups (for n >= 2^17, far above any
  * InfiniBand packet, the 2^16 map is repeated n / 2^16 times).
+ *
+ * The plain CRC-32 functions (Crc32(), Crc32Extend(), Crc32ExtendZeros(), Crc32Delta(),
+ * UpdateCrc32()) serve the Ethernet FCS (EthFrame) and the RoCEv2 ICRC (RocePacket) with the
+ * same tables: the FCS of a frame with a virtual payload is extended over the zeros, and the
+ * FCS of a frame edited in flight (ECN mark, TTL, MAC addresses) is updated from the changed
+ * bytes alone.
  */
 class IbCrc
 {
@@ -123,8 +129,81 @@ class IbCrc
      */
     static uint16_t ComputeLpcrc(const uint8_t* fc4);
 
+    /**
+     * @brief Compute the plain CRC-32 of a byte string (IEEE 802.3 FCS, zlib's crc32()).
+     *
+     * The ICRC's CRC without any masking: polynomial 0x04C11DB7, reflected, initial value and
+     * final XOR 0xFFFFFFFF. The Ethernet FCS is this value, written least significant byte first.
+     *
+     * @param data the bytes
+     * @param len the number of bytes at data
+     * @return the CRC-32 value
+     */
+    static uint32_t Crc32(const uint8_t* data, uint32_t len);
+
+    /**
+     * @brief Continue a CRC-32 over more bytes.
+     *
+     * Crc32Extend(Crc32(a, n), b, m) equals Crc32 of a followed by b, as zlib's
+     * crc32(crc, buf, len) chaining. Crc32Extend(0, data, len) equals Crc32(data, len).
+     *
+     * @param crc the CRC-32 of the bytes before data
+     * @param data the bytes that follow
+     * @param len the number of bytes at data
+     * @return the CRC-32 of the whole
+     */
+    static uint32_t Crc32Extend(uint32_t crc, const uint8_t* data, uint32_t len);
+
+    /**
+     * @brief Continue a CRC-32 over zero bytes, in O(log zeros) table look-ups.
+     *
+     * Equal to Crc32Extend(crc, (zeros zero bytes), zeros), without the bytes.
+     *
+     * @param crc the CRC-32 of the bytes before the zeros
+     * @param zeros the number of zero bytes that follow
+     * @return the CRC-32 of the whole
+     */
+    static uint32_t Crc32ExtendZeros(uint32_t crc, uint32_t zeros);
+
+    /**
+     * @brief The change of the CRC-32 of a region when some of its bytes change.
+     *
+     * A CRC with fixed initial value and final XOR is affine over GF(2): changing bytes
+     * [offset, offset + n) of an L-byte region by XORing them with x changes its CRC-32 by the
+     * value returned here, which depends on x and on the L - offset - n bytes after the change
+     * only (not on the region's other bytes). So the new CRC is the old one XOR this delta, at a
+     * cost of O(n + log(L - offset - n)): the rest of the region is never read.
+     *
+     * @param xorBytes x: old bytes XOR new bytes, n of them
+     * @param n the number of changed bytes (bytes of x that are 0 are unchanged ones)
+     * @param offset the offset of the first changed byte in the region
+     * @param len L, the number of bytes the CRC covers; offset + n <= len
+     * @return the value to XOR into the region's CRC-32
+     */
+    static uint32_t Crc32Delta(const uint8_t* xorBytes, uint32_t n, uint32_t offset, uint32_t len);
+
+    /**
+     * @brief Update the CRC-32 of a region after bytes of it changed (Crc32Delta()).
+     * @param crc the CRC-32 of the region before the change
+     * @param oldBytes the n bytes at offset before the change
+     * @param newBytes the n bytes at offset after the change
+     * @param n the number of bytes compared, at most 64
+     * @param offset the offset of oldBytes in the region
+     * @param len the number of bytes the CRC covers; offset + n <= len
+     * @return the CRC-32 of the region after the change
+     */
+    static uint32_t UpdateCrc32(uint32_t crc,
+                                const uint8_t* oldBytes,
+                                const uint8_t* newBytes,
+                                uint32_t n,
+                                uint32_t offset,
+                                uint32_t len);
+
     /// Number of leading packet bytes that can contain ICRC-masked fields (LRH + GRH + BTH).
     static constexpr uint32_t ICRC_MASKED_PREFIX = 60;
+
+    /// Most bytes UpdateCrc32() compares in one call.
+    static constexpr uint32_t UPDATE_MAX_BYTES = 64;
 };
 
 } // namespace ns3
