@@ -20,6 +20,7 @@
 #include "ns3/eth-frame.h"
 #include "ns3/eth-net-device.h"
 #include "ns3/eth-switch.h"
+#include "ns3/ib-crc.h"
 #include "ns3/network-module.h"
 
 #include <algorithm>
@@ -132,9 +133,11 @@ BytesTime(uint64_t bytes, uint64_t bps)
 
 TEST_F(EthSwitchTest, TheFlowHashIsTheStandardCrc32ThenMixed)
 {
-    // The CRC-32 check value (IEEE 802.3 / zlib) of "123456789".
-    const uint8_t s[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
-    EXPECT_EQ(EthFlowHash::Crc32Bytes(s, 9), 0xCBF43926u);
+    // Crc32 is IbCrc::Crc32 (IEEE 802.3, checked there) of the 13 tuple bytes, the seed
+    // XORed in, then Mix.
+    const uint8_t t[13] = {10, 0, 0, 1, 10, 0, 1, 1, 0xC0, 0x00, 0x12, 0xB7, 17};
+    EXPECT_EQ(EthFlowHash::Crc32(0x0A000001, 0x0A000101, 0xC000, 4791, 17, 99),
+              EthFlowHash::Mix(IbCrc::Crc32(t, 13) ^ 99));
     // The finalizer is a bijection with Mix(0) = 0; the seed changes the hash.
     EXPECT_EQ(EthFlowHash::Mix(0), 0u);
     EXPECT_NE(EthFlowHash::Crc32(1, 2, 3, 4, 17, 0), EthFlowHash::Crc32(1, 2, 3, 4, 17, 1));

@@ -4,45 +4,10 @@
 
 #include "eth-flow-hash.h"
 
-#include <array>
+#include "ns3/ib-crc.h"
 
 namespace ns3
 {
-
-namespace
-{
-
-/// The byte-at-a-time table of the reflected CRC-32 (polynomial 0xEDB88320 reflected).
-std::array<uint32_t, 256>
-MakeCrcTable()
-{
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i)
-    {
-        uint32_t c = i;
-        for (int k = 0; k < 8; ++k)
-        {
-            c = (c & 1) ? (0xEDB88320u ^ (c >> 1)) : (c >> 1);
-        }
-        t[i] = c;
-    }
-    return t;
-}
-
-const std::array<uint32_t, 256> kCrcTable = MakeCrcTable();
-
-} // namespace
-
-uint32_t
-EthFlowHash::Crc32Bytes(const uint8_t* data, uint32_t len)
-{
-    uint32_t c = 0xFFFFFFFFu;
-    for (uint32_t i = 0; i < len; ++i)
-    {
-        c = kCrcTable[(c ^ data[i]) & 0xFF] ^ (c >> 8);
-    }
-    return c ^ 0xFFFFFFFFu;
-}
 
 uint32_t
 EthFlowHash::Mix(uint32_t h)
@@ -76,7 +41,7 @@ EthFlowHash::Crc32(uint32_t srcIp,
                            static_cast<uint8_t>(dstPort >> 8),
                            static_cast<uint8_t>(dstPort),
                            protocol};
-    return Mix(Crc32Bytes(b, sizeof(b)) ^ seed);
+    return Mix(IbCrc::Crc32(b, sizeof(b)) ^ seed);
 }
 
 uint32_t

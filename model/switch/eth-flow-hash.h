@@ -64,13 +64,6 @@ class EthFlowHash
                             uint8_t protocol,
                             uint32_t seed);
     /**
-     * Plain CRC-32 (IEEE 802.3, as zlib's crc32()) of a byte string.
-     * @param data the bytes
-     * @param len their number
-     * @return the CRC
-     */
-    static uint32_t Crc32Bytes(const uint8_t* data, uint32_t len);
-    /**
      * The 32-bit finalizer: a bijection in which every input bit affects every output bit.
      * @param h a value
      * @return the mixed value
