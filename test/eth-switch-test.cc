@@ -195,6 +195,26 @@ TEST_F(EthSwitchTest, CutThroughLatencyPaysTheFrameTimeOnce)
     }
 }
 
+TEST_F(EthSwitchTest, ModeAndLatencySetAfterThePortsWereAddedTakeEffect)
+{
+    // The ports take the switch's mode and latency (EthNetDevice::SetCutThrough): a change
+    // made once they are added must reach them. Cut-through chain switched to
+    // store-and-forward with 200 ns: (k + 1) x (frame + d) + k x 200 ns.
+    const uint32_t k = 2;
+    Chain c = MakeChain(k, true, NanoSeconds(500), "8Gbps", NanoSeconds(10));
+    for (auto& sw : c.sws)
+    {
+        sw->SetAttribute("CutThrough", BooleanValue(false));
+        sw->SetAttribute("ForwardingLatency", TimeValue(NanoSeconds(200)));
+        EXPECT_FALSE(sw->IsCutThrough());
+        EXPECT_FALSE(sw->GetPort(1)->IsCutThrough());
+        EXPECT_EQ(sw->GetPort(2)->GetRxDelay(), NanoSeconds(200));
+    }
+    EXPECT_EQ(OneFrameLatency(c, 954),
+              (NanoSeconds(1020) + NanoSeconds(10)) * int64_t(k + 1) +
+                  NanoSeconds(200) * int64_t(k));
+}
+
 TEST_F(EthSwitchTest, CutThroughOntoAFasterLinkDoesNotOvertakeTheFramesTail)
 {
     // a at 8 Gb/s (1 ns/byte) -> switch -> b at 16 Gb/s (0.5 ns/byte), cut-through. The
