@@ -578,9 +578,15 @@ BuildThreeTier(EthTestFabric& f, uint32_t H)
  * @param sameSeed every switch gets HashSeed 12345; else a random seed each
  * @param seed the run
  * @param shares receives, per agg, (flows up, flows on its busier uplink)
+ * @param hash the HashFunction
+ * @param edge0Only only the hosts of each pod's first edge send
  */
 void
-RunPolarization(bool sameSeed, uint32_t seed, std::vector<std::pair<uint32_t, uint32_t>>* shares)
+RunPolarization(bool sameSeed,
+                uint32_t seed,
+                std::vector<std::pair<uint32_t, uint32_t>>* shares,
+                const char* hash = "Crc32",
+                bool edge0Only = false)
 {
     const uint32_t H = 8;
     std::mt19937 rng(seed);
@@ -589,8 +595,10 @@ RunPolarization(bool sameSeed, uint32_t seed, std::vector<std::pair<uint32_t, ui
     for (auto& sw : f.Switches())
     {
         sw->SetAttribute("HashSeed", UintegerValue(sameSeed ? 12345 : rng()));
+        sw->SetAttribute("HashFunction", StringValue(hash));
     }
     const uint32_t perPod = 2 * H;
+    uint64_t sent = 0;
     for (uint32_t i = 0; i < t.hosts.size(); ++i)
     {
         const uint32_t pod = i / perPod;
@@ -599,7 +607,12 @@ RunPolarization(bool sameSeed, uint32_t seed, std::vector<std::pair<uint32_t, ui
         UdpFlow flow;
         flow.dstIp = t.hosts[j]->GetIp();
         flow.srcPort = static_cast<uint16_t>(49152 + rng() % 16384);
+        if (edge0Only && (i / H) % 2 == 1)
+        {
+            continue;
+        }
         t.hosts[i]->SendAt(MicroSeconds(1), flow, 200);
+        ++sent;
     }
     Simulator::Run();
     uint64_t received = 0;
@@ -607,7 +620,7 @@ RunPolarization(bool sameSeed, uint32_t seed, std::vector<std::pair<uint32_t, ui
     {
         received += h->GetReceived().size();
     }
-    EXPECT_EQ(received, t.hosts.size());
+    EXPECT_EQ(received, sent);
     for (uint32_t g = 0; g < t.aggs.size(); ++g)
     {
         const uint64_t a = t.aggs[g]->GetPort(t.aggUp[g][0])->GetTxFrames();
@@ -668,6 +681,18 @@ TEST_F(EthSwitchTest, EqualHashSeedsPolarizeATreeAndPerSwitchSeedsDoNot)
     // The busier uplink's share: about 0.6 with per-switch seeds, 1 with equal seeds.
     EXPECT_NEAR(measured, expected, 3.5 * std::sqrt(variance));
     EXPECT_LT(measured / flows, 0.75);
+    // XorFold is linear: a seed flips the same bits of every flow's hash, so the flows an
+    // edge sends to one agg (all of one hash parity) keep one parity there too, whatever
+    // the two switches' seeds: with one sending edge per pod, each agg uses one uplink.
+    std::vector<std::pair<uint32_t, uint32_t>> xorFold;
+    for (uint32_t seed = 1; seed <= 3; ++seed)
+    {
+        RunPolarization(false, seed, &xorFold, "XorFold", true);
+    }
+    for (const auto& [n, max] : xorFold)
+    {
+        EXPECT_EQ(max, n) << "XorFold split an agg's flows";
+    }
     std::cout << "busier agg uplink share: equal seeds 1, own seeds " << measured / flows
               << " (expected " << expected / flows << ")\n";
 }

@@ -27,8 +27,10 @@ namespace ns3
  *   constant XOR, and the low bits that pick a port in a power-of-two group stay the same
  *   function of the flow at every switch.
  * - XorFold: the tuple's words XORed together with the seed, folded to 16 bits: the cheap
- *   hash of simple switches. It is linear, so its choices stay correlated between
- *   switches whatever their seeds (polarization); it is there to show that.
+ *   hash of simple switches. It is linear: between any two switches, a seed only flips
+ *   fixed bits of every flow's hash, so in power-of-two groups the flows one switch sends
+ *   to the next all make the same choice there, whatever the seeds (polarization); it is
+ *   there to show that.
  */
 class EthFlowHash
 {
