@@ -40,7 +40,8 @@
  * @defgroup infiniband-link Link layer
  * @ingroup infiniband
  * Ports (IbNetDevice), cables (IbChannel, IbRemoteChannel), VL arbitration, link rates,
- * and the interfaces a port's owner implements.
+ * and the interfaces a port's owner implements; Ethernet ports with DCB (EthNetDevice:
+ * priority queues, strict priority and ETS, PFC) and their cables (EthChannel).
  */
 
 /**

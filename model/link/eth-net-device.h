@@ -9,6 +9,7 @@
 #include "eth-port-owner.h"
 #include "ib-owned-packet.h"
 
+#include "ns3/assert.h"
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"
 #include "ns3/event-impl.h"
@@ -515,14 +516,15 @@ class EthNetDevice : public NetDevice
     Mac48Address m_address;              //!< Address attribute
 
     // Identity, other state
-    Ptr<EthChannel> m_channel; //!< attached cable
-    Ptr<Node> m_node;          //!< owning node
-    uint32_t m_ifIndex{0};     //!< interface index
-    Time m_rxDelay;            //!< delay added to data frame arrivals
-    EventId m_pauseEvent;      //!< the end of the earliest pause in force
-    EventId m_refreshEvent;    //!< the next repetition of the XOFFs in force
-    uint64_t m_fcsErrors{0};   //!< frames dropped for a bad FCS
-    uint64_t m_txDrops{0};     //!< frames Send refused
+    Ptr<EthChannel> m_channel;    //!< attached cable
+    Ptr<Node> m_node;             //!< owning node
+    uint32_t m_ifIndex{0};        //!< interface index
+    Time m_rxDelay;               //!< delay added to data frame arrivals
+    EventId m_pauseEvent;         //!< the end of the earliest pause in force
+    EventId m_refreshEvent;       //!< the next repetition of the XOFFs in force
+    bool m_refreshPending{false}; //!< m_refreshEvent is scheduled
+    uint64_t m_fcsErrors{0};      //!< frames dropped for a bad FCS
+    uint64_t m_txDrops{0};        //!< frames Send refused
 
     // Callbacks
     NetDevice::ReceiveCallback m_rxCallback;             //!< ns-3 stack
@@ -549,18 +551,21 @@ class EthNetDevice : public NetDevice
 inline uint32_t
 EthNetDevice::GetQueueBytes(uint8_t prio) const
 {
+    NS_ASSERT_MSG(prio < NUM_PRIORITIES, "priority " << unsigned(prio) << "; use 0..7");
     return m_prio[prio & 7].bytes;
 }
 
 inline uint32_t
 EthNetDevice::GetQueueLength(uint8_t prio) const
 {
+    NS_ASSERT_MSG(prio < NUM_PRIORITIES, "priority " << unsigned(prio) << "; use 0..7");
     return static_cast<uint32_t>(m_prio[prio & 7].queue.Size());
 }
 
 inline bool
 EthNetDevice::IsPausedByPeer(uint8_t prio) const
 {
+    NS_ASSERT_MSG(prio < NUM_PRIORITIES, "priority " << unsigned(prio) << "; use 0..7");
     return (m_pausedByPeer >> (prio & 7)) & 1;
 }
 
