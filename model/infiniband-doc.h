@@ -48,6 +48,17 @@
  * @defgroup infiniband-switch Switch
  * @ingroup infiniband
  * The IbSwitch: input buffers, linear and multicast forwarding tables, SL-to-VL mapping.
+ * The EthSwitch: an L3 Ethernet switch for Clos fabrics (IPv4 longest-prefix routes, ECMP
+ * with seeded hashes (EthFlowHash), spraying, flowlet and adaptive path selection), a
+ * shared-buffer MMU with PFC (dynamic threshold, XOFF/XON, headroom) and ECN marking.
+ *
+ * PFC headroom. EthSwitch::ComputeHeadroom sizes each (port, lossless priority)'s
+ * headroom by the classic rule, 2 x cable delay x rate + 2 x MTU plus the peer's response
+ * time, with the switch's forwarding latency and one more MTU frame for a frame partly
+ * received. For comparison, the Linux mlx5 driver (kernel commits 0696d608, 5ec983e9)
+ * sizes a NIC's receive headroom as xoff = (301 + 2.16 x cable length [m]) x speed
+ * [Gb/s] + 2.72 x MTU [bytes], with xoff_threshold = buffer - xoff and xon =
+ * xoff_threshold - MTU.
  */
 
 /**
