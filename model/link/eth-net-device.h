@@ -41,9 +41,11 @@ class Packet;
  * EthFrame::WireBytes(size) = max(size, 64) + 8 (preamble, SFD) + 12 (inter-frame gap)
  * byte times at DataRate (GetFrameTime); it reaches the peer one cable delay after that
  * time has passed (store-and-forward) or after its first 64 bytes have (cut-through,
- * SetCutThrough). Back-to-back frames carry the sub-resolution remainder from one to the
- * next, so a train of frames takes exactly its wire bytes x 8 / rate whatever the time
- * resolution.
+ * SetCutThrough). A frame counts as arrived when its whole wire time, gap included, has
+ * passed at the sender plus the delay, so one frame's latency is GetFrameTime(size) plus
+ * the cable's delay. Back-to-back frames carry the sub-resolution remainder from one to
+ * the next, so a train of frames takes exactly its wire bytes x 8 / rate whatever the
+ * time resolution.
  *
  * Transmit queues. Each priority 0..7 has a FIFO of frames, each with a cookie that the
  * owner gets back when the frame leaves (EthPortOwner::PortTxStarted). Enqueue (owner)
@@ -67,7 +69,8 @@ class Packet;
  * an XOFF (PauseQuanta) for prio and repeats it every ceil(PauseQuanta / 2) quanta while
  * the XOFF holds; SetPfcXoff(prio, false) sends an XON (quanta 0). A PFC frame (64 bytes)
  * goes on the wire next, after the frame in flight and ahead of every queued data frame;
- * requests that wait together share one frame.
+ * requests that wait together share one frame. A PFC frame an owner Enqueues (a NIC's
+ * own flow control) is sent as data and honoured by the peer all the same.
  *
  * Receiving. A data frame that the ReceiveErrorModel marks corrupt fails its FCS: it is
  * counted (GetFcsErrors), traced (PhyRxDrop) and dropped. The error model only decides;
@@ -79,6 +82,10 @@ class Packet;
  * One event per frame per stage: the end of transmission at the sender, the arrival at
  * the receiver. The per-frame path allocates nothing but the Packet itself and touches
  * no string or map.
+ *
+ * Not modelled: VLAN tags (priorities come from DSCP), 802.3x link PAUSE (MAC control
+ * frames other than PFC are dropped), PFC frames lost to bit errors (the error model
+ * sees data frames only), a PFC response delay at the receiver, links between MPI ranks.
  */
 class EthNetDevice : public NetDevice
 {
