@@ -8,11 +8,14 @@
 #include "ib-memory-region.h"
 #include "ib-queue-pair.h"
 #include "ib-rdma-port.h"
+#include "roce-rdma-port.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/data-rate.h"
 #include "ns3/double.h"
+#include "ns3/eth-frame.h"
+#include "ns3/eth-net-device.h"
 #include "ns3/ib-header-view.h"
 #include "ns3/ib-lrh-header.h"
 #include "ns3/ib-net-device.h"
@@ -21,6 +24,7 @@
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
+#include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -195,7 +199,15 @@ IbHca::GetTypeId()
                           "DSCP-to-priority map puts 48 on priority 6).",
                           UintegerValue(48),
                           MakeUintegerAccessor(&IbHca::m_cnpDscp),
-                          MakeIbUintegerChecker<uint8_t>("IbHca", "CnpDscp", 0, 63));
+                          MakeIbUintegerChecker<uint8_t>("IbHca", "CnpDscp", 0, 63))
+            .AddAttribute("RocePriority",
+                          "RoCE ports: the 802.1p priority of queue pairs with SL 0 (the "
+                          "default); SL 1..7 choose priority 1..7. Packets carry DSCP = 8 x "
+                          "priority. 3 is the lossless class of common RoCE deployments and "
+                          "EthNetDevice's default PfcEnabled. Set it before adding ports.",
+                          UintegerValue(3),
+                          MakeUintegerAccessor(&IbHca::m_rocePriority),
+                          MakeIbUintegerChecker<uint8_t>("IbHca", "RocePriority", 0, 7));
     return tid;
 }
 
@@ -207,6 +219,7 @@ IbHca::IbHca()
       m_dcqcnEnabled(true),
       m_cnpInterval(MicroSeconds(4)),
       m_cnpDscp(48),
+      m_rocePriority(3),
       m_cnpsSent(0),
       m_cnpsReceived(0),
       m_ports(1),
@@ -236,6 +249,10 @@ IbHca::DoDispose()
             ps.dev->SetIbReceiveCallback(
                 MakeNullCallback<void, Ptr<IbNetDevice>, Ptr<Packet>, uint8_t, uint32_t>());
             ps.dev->SetTxReadyCallback(MakeNullCallback<void, Ptr<IbNetDevice>, uint8_t>());
+        }
+        if (ps.eth)
+        {
+            ps.eth->SetOwner(nullptr, 0);
         }
     }
     m_ports.clear();
@@ -426,6 +443,137 @@ uint64_t
 IbHca::GetCnpsReceived() const
 {
     return m_cnpsReceived;
+}
+
+uint8_t
+IbHca::AddRocePort(Ptr<EthNetDevice> port, Ipv4Address address)
+{
+    NS_LOG_FUNCTION(this << port << address);
+    NS_ABORT_MSG_IF(m_ports.size() > 254, "IbHca: an HCA has at most 254 ports");
+    NS_ABORT_MSG_IF(address == Ipv4Address() || address.IsBroadcast() || address.IsMulticast(),
+                    "IbHca::AddRocePort on node "
+                        << port->GetNode()->GetId() << ": " << address
+                        << " is not a unicast IPv4 address; a RoCE port needs one (its GID)");
+    const uint8_t n = static_cast<uint8_t>(m_ports.size());
+    PortState ps;
+    ps.owned = std::make_shared<RoceRdmaPort>(port, address, m_rocePriority);
+    ps.link = ps.owned.get();
+    ps.eth = port;
+    m_ports.push_back(std::move(ps));
+    port->SetOwner(this, n);
+    return n;
+}
+
+Ptr<EthNetDevice>
+IbHca::GetEthPort(uint8_t n) const
+{
+    NS_ABORT_MSG_UNLESS(n >= 1 && n < m_ports.size(),
+                        "IbHca: no port " << unsigned(n) << " (the HCA has " << m_ports.size() - 1
+                                          << ")");
+    NS_ABORT_MSG_UNLESS(m_ports[n].eth,
+                        "IbHca: port " << unsigned(n)
+                                       << " is an InfiniBand port, not an Ethernet one; use "
+                                          "GetPort(n)");
+    return m_ports[n].eth;
+}
+
+Ipv4Address
+IbHca::GetIpAddress(uint8_t n) const
+{
+    GetEthPort(n);
+    return Ipv4Address(m_ports[n].link->GetLocalAddress());
+}
+
+void
+IbHca::PortReceive(uint8_t port, EthNetDevice* dev, Ptr<Packet> frame, uint8_t prio)
+{
+    NS_LOG_FUNCTION(this << unsigned(port) << frame);
+    ++m_rxPackets;
+    // Ethernet, IPv4, UDP, BTH and the largest header that follows it in a packet that may
+    // need a CNP (DETH of a UD packet).
+    constexpr uint32_t kHead = RocePacket::BTH_OFFSET + IbPacket::BTH_SIZE + 8;
+    uint8_t h[kHead];
+    const uint32_t size = frame->GetSize();
+    if (size < RocePacket::BTH_OFFSET + IbPacket::BTH_SIZE + RocePacket::TRAILER_SIZE)
+    {
+        ++m_unknownDrops;
+        return;
+    }
+    const uint32_t copied = std::min(size, kHead);
+    frame->CopyData(h, copied);
+    if (!RocePacket::IsRoce(h, copied))
+    {
+        NS_LOG_LOGIC("not a RoCEv2 packet: dropped");
+        ++m_unknownDrops;
+        return;
+    }
+    IbHeaderView view = IbHeaderView::AtBth(h, copied, RocePacket::BTH_OFFSET);
+    const uint32_t qpn = view.GetDestQp();
+    IbQueuePair* qp = (qpn >= FIRST_QPN && qpn - FIRST_QPN < m_qps.size())
+                          ? PeekPointer(m_qps[qpn - FIRST_QPN])
+                          : nullptr;
+    if (view.GetOpcode() == RocePacket::CNP_OPCODE)
+    {
+        ++m_cnpsReceived;
+        if (qp != nullptr)
+        {
+            qp->ReceiveCnp();
+        }
+        return;
+    }
+    RdmaRxInfo info;
+    info.bthOffset = RocePacket::BTH_OFFSET;
+    info.trailer = RocePacket::TRAILER_SIZE;
+    info.source = IbHeaderView::ReadBe32(h + EthFrame::HEADER_SIZE + 12);
+    info.sl = prio;
+    info.congested = EthFrame::PeekEcn(h) == 3;
+    if (info.congested && qp != nullptr && m_dcqcnEnabled)
+    {
+        NotifyCongestion(port, qp, info.source, view);
+    }
+    DeliverToQp(qpn, std::move(frame), info);
+}
+
+void
+IbHca::NotifyCongestion(uint8_t port, IbQueuePair* qp, uint32_t source, IbHeaderView& view)
+{
+    const Time now = Simulator::Now();
+    if (qp->m_cnpSentOnce && now - qp->m_lastCnpSent < m_cnpInterval)
+    {
+        return;
+    }
+    uint32_t destQp = qp->m_attr.destQpNum;
+    if (qp->GetType() == IbQpType::UD)
+    {
+        if (!view.DecodeExtensionHeaders() || !(view.GetExtensionHeaders() & IbBthHeader::EXT_DETH))
+        {
+            return;
+        }
+        destQp = view.GetSrcQp();
+    }
+    qp->m_cnpSentOnce = true;
+    qp->m_lastCnpSent = now;
+    ++qp->m_counters.cnpsSent;
+    ++m_cnpsSent;
+    auto* roce = static_cast<RoceRdmaPort*>(m_ports[port].link);
+    Ptr<Packet> cnp = roce->MakeCnp(source, destQp, qp->m_entropy, m_cnpDscp);
+    roce->Send(cnp, static_cast<uint8_t>(m_cnpDscp >> 3));
+}
+
+void
+IbHca::PortTxReady(uint8_t port, EthNetDevice* dev, uint8_t prio)
+{
+    Pump(port, prio);
+}
+
+void
+IbHca::PortTxStarted(uint8_t port, EthNetDevice* dev, uint8_t prio, uint32_t bytes, uint32_t cookie)
+{
+    if (m_ports[port].ready[prio].Empty())
+    {
+        return;
+    }
+    Pump(port, prio);
 }
 
 uint8_t

@@ -9,8 +9,10 @@
 #include "ib-verbs.h"
 
 #include "ns3/data-rate.h"
+#include "ns3/eth-port-owner.h"
 #include "ns3/ib-fifo.h"
 #include "ns3/ib-port-owner.h"
+#include "ns3/ipv4-address.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/ptr.h"
@@ -24,7 +26,9 @@
 namespace ns3
 {
 
+class EthNetDevice;
 class IbCompletionQueue;
+class IbHeaderView;
 class IbMemoryRegion;
 class IbNetDevice;
 class IbQueuePair;
@@ -53,7 +57,7 @@ struct RdmaRxInfo;
  * a responder's ACKs and NAKs may leave AckDelay after the request arrived, READ
  * responses and atomic acknowledgements ResponseDelay after it.
  */
-class IbHca : public Object, public IbPacketConsumer
+class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
 {
   public:
     /**
@@ -74,6 +78,25 @@ class IbHca : public Object, public IbPacketConsumer
      * @return its port number, 1 for the first
      */
     uint8_t AddPort(Ptr<IbNetDevice> port);
+    /**
+     * Take over an Ethernet port as a RoCEv2 port: the transport's packets go out as
+     * Ethernet/IPv4/UDP frames to the device at the other end of its cable, and the port's
+     * frames come to the HCA.
+     * @param port the port (its node must be this HCA's node; cabled before traffic starts)
+     * @param address its IPv4 address (the RoCEv2 GID queue pairs are addressed by)
+     * @return its port number
+     */
+    uint8_t AddRocePort(Ptr<EthNetDevice> port, Ipv4Address address);
+    /**
+     * @param n a port number of a RoCE port
+     * @return its device
+     */
+    Ptr<EthNetDevice> GetEthPort(uint8_t n) const;
+    /**
+     * @param n a port number of a RoCE port
+     * @return its IPv4 address
+     */
+    Ipv4Address GetIpAddress(uint8_t n = 1) const;
     /// @return the number of ports
     uint8_t GetNPorts() const;
     /**
@@ -196,6 +219,15 @@ class IbHca : public Object, public IbPacketConsumer
                      uint32_t blocks) override;
     void PortTxReady(uint8_t port, IbNetDevice* dev, uint8_t vl) override;
 
+    // EthPortOwner: what the HCA's RoCE ports call
+    void PortReceive(uint8_t port, EthNetDevice* dev, Ptr<Packet> frame, uint8_t prio) override;
+    void PortTxReady(uint8_t port, EthNetDevice* dev, uint8_t prio) override;
+    void PortTxStarted(uint8_t port,
+                       EthNetDevice* dev,
+                       uint8_t prio,
+                       uint32_t bytes,
+                       uint32_t cookie) override;
+
   private:
     /// @param v the DCQCN g (attribute DcqcnGain)
     void SetDcqcnGain(double v);
@@ -264,6 +296,7 @@ class IbHca : public Object, public IbPacketConsumer
         std::array<IbFifo<IbQueuePair*>, 16> ready; ///< QPs waiting for a turn, per VL
         std::shared_ptr<RdmaPort> owned;            ///< owns link
         Ptr<IbNetDevice> dev;                       ///< an InfiniBand port's device, or null
+        Ptr<EthNetDevice> eth;                      ///< a RoCE port's device, or null
     };
 
     /**
@@ -286,6 +319,15 @@ class IbHca : public Object, public IbPacketConsumer
      * @param info what its link layer told
      */
     void DeliverToQp(uint32_t qpn, Ptr<Packet> packet, const RdmaRxInfo& info);
+    /**
+     * DCQCN notification point: a CE-marked packet arrived for @p qp; send its sender a CNP
+     * unless this QP sent one less than CnpInterval ago.
+     * @param port the RoCE port it arrived on
+     * @param qp the queue pair
+     * @param source the sender's IPv4 address
+     * @param view the packet's headers (BTH at least)
+     */
+    void NotifyCongestion(uint8_t port, IbQueuePair* qp, uint32_t source, IbHeaderView& view);
     /**
      * Port transmit-ready callback.
      * @param port port number
@@ -340,6 +382,7 @@ class IbHca : public Object, public IbPacketConsumer
     DcqcnRateControl::Config m_dcqcn; //!< RoCE: DCQCN reaction-point parameters
     Time m_cnpInterval;               //!< RoCE: least time between two CNPs of one QP
     uint8_t m_cnpDscp;                //!< RoCE: DSCP of CNPs
+    uint8_t m_rocePriority;           //!< RoCE: the priority of SL 0
     uint64_t m_cnpsSent;              //!< RoCE: CNPs sent
     uint64_t m_cnpsReceived;          //!< RoCE: CNPs received
 

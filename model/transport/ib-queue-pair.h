@@ -192,6 +192,11 @@ class IbQueuePair : public Object
     Ptr<IbCompletionQueue> GetRecvCq() const;
     /// @return the counters
     const IbQpCounters& GetCounters() const;
+    /// @return the DCQCN reaction point (RoCE ports; idle at the line rate otherwise)
+    const DcqcnRateControl& GetRateControl() const
+    {
+        return m_dcqcn;
+    }
     /// @return send WRs posted and not yet completed
     uint32_t GetSendQueueLength() const;
     /**
@@ -333,11 +338,6 @@ class IbQueuePair : public Object
     /// @return the port number the QP uses
     uint8_t GetPortNum() const;
 
-    /// @return the DCQCN reaction point (RoCE ports; idle at the line rate otherwise)
-    const DcqcnRateControl& GetRateControl() const
-    {
-        return m_dcqcn;
-    }
 
     /**
      * A packet for this QP arrived.
