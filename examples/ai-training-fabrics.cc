@@ -128,6 +128,9 @@ MakeFabrics(const std::string& algo)
         {"eth-100", "tcp", "100Gbps", algo, nullptr},
         {"eth-200", "tcp", "200Gbps", algo, nullptr},
         {"eth-400", "tcp", "400Gbps", algo, nullptr},
+        {"roce-100", "roce", "100Gbps", algo, nullptr},
+        {"roce-200", "roce", "200Gbps", algo, nullptr},
+        {"roce-400", "roce", "400Gbps", algo, nullptr},
         {"ib-hdr", "ib", "HDR", algo, nullptr},
         {"ib-ndr", "ib", "NDR", algo, nullptr},
         {"ib-hdr-sharp", "ib", "HDR", "sharp", sharp},
@@ -226,9 +229,23 @@ RunOne(const ModelRow& m, const FabricScenario& f, const Options& o)
         nodes = fabric.hosts;
         rate = IbLinkRate::GetDataRate(s, 4).GetBitRate();
     }
+    else if (f.kind == "roce")
+    {
+        // RoCEv2 on EthSwitch leaf-spine of the same shape: PFC on the RoCE priority, ECN
+        // and DCQCN at their defaults, ECMP on the 5-tuple (each QP its own UDP source port)
+        const DataRate dr(f.speed);
+        EthFabricHelper fh;
+        fh.SetDataRate(dr);
+        fh.SetDeviceAttribute("Mtu", UintegerValue(o.ethMtu));
+        fh.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
+        EthFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(RadixFor(servers), servers));
+        comm = ch.InstallRoce(fabric);
+        nodes = fabric.hosts;
+        rate = dr.GetBitRate();
+    }
     else
     {
-        NS_ABORT_MSG_UNLESS(f.kind == "tcp", "fabric " << f.name << ": kind ib or tcp");
+        NS_ABORT_MSG_UNLESS(f.kind == "tcp", "fabric " << f.name << ": kind ib, roce or tcp");
         const DataRate dr(f.speed);
         // TCP MSS = MTU - 20 (IPv4) - 32 (TCP with timestamps): 1448 for 1500
         Config::SetDefault("ns3::PointToPointNetDevice::Mtu", UintegerValue(o.ethMtu));
@@ -361,7 +378,8 @@ main(int argc, char* argv[])
     Options o;
     bool quick = false;
     std::string models = "resnet50,bert-large";
-    std::string fabrics = "eth-100,eth-200,eth-400,ib-hdr,ib-ndr,ib-hdr-sharp,ib-ndr-sharp";
+    std::string fabrics = "eth-100,eth-200,eth-400,roce-100,roce-200,roce-400,"
+                          "ib-hdr,ib-ndr,ib-hdr-sharp,ib-ndr-sharp";
     std::string algo = "ring";
     std::string out = "ai-training";
     double bucketMb = 25;

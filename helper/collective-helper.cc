@@ -169,6 +169,37 @@ CollectiveHelper::InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts)
 }
 
 Ptr<CollectiveCommunicator>
+CollectiveHelper::InstallRoce(const EthFabric& fabric, std::vector<uint32_t> hosts)
+{
+    if (hosts.empty())
+    {
+        for (uint32_t i = 0; i < fabric.hosts.GetN(); ++i)
+        {
+            hosts.push_back(i);
+        }
+    }
+    std::vector<Ptr<IbHca>> hcas;
+    for (uint32_t h : hosts)
+    {
+        NS_ABORT_MSG_UNLESS(h < fabric.hcas.size(),
+                            "CollectiveHelper::InstallRoce: no host " << h << " (the fabric has "
+                                                                      << fabric.hcas.size() << ")");
+        hcas.push_back(fabric.hcas[h]);
+    }
+    Ptr<CollectiveIbTransport> t = m_ib.Create<CollectiveIbTransport>();
+    t->Setup(hcas, nullptr);
+    Ptr<CollectiveCommunicator> comm = m_comm.Create<CollectiveCommunicator>();
+    comm->SetTransport(t);
+    Ptr<CollectiveAlgorithm> algo = NewAlgorithm();
+    NS_ABORT_MSG_IF(DynamicCast<SharpCollectiveAlgorithm>(algo),
+                    "CollectiveHelper::InstallRoce: algorithm sharp aggregates in InfiniBand "
+                    "switches, which an Ethernet fabric does not have; choose ring, tree, "
+                    "halving-doubling or recursive-doubling");
+    comm->SetAlgorithm(algo);
+    return comm;
+}
+
+Ptr<CollectiveCommunicator>
 CollectiveHelper::InstallTcp(NodeContainer nodes)
 {
     std::vector<Ipv4Address> addrs;

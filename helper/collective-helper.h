@@ -5,6 +5,7 @@
 #ifndef COLLECTIVE_HELPER_H
 #define COLLECTIVE_HELPER_H
 
+#include "eth-fabric-helper.h"
 #include "ib-fabric-helper.h"
 #include "ib-hca-helper.h"
 
@@ -80,6 +81,16 @@ class CollectiveHelper
      * @return the communicator
      */
     Ptr<CollectiveCommunicator> InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts = {});
+    /**
+     * A communicator over RoCEv2: the same RDMA transport (CollectiveIbTransport, RC queue
+     * pairs) on the hosts' RoCE ports; rank i is host @p hosts[i] of the Ethernet fabric.
+     * Algorithm sharp needs InfiniBand switches and is refused.
+     * @param fabric the fabric (EthFabricHelper::Build)
+     * @param hosts host indices in fabric.hosts, in rank order (empty: all hosts)
+     * @return the communicator
+     */
+    Ptr<CollectiveCommunicator> InstallRoce(const EthFabric& fabric,
+                                            std::vector<uint32_t> hosts = {});
     /**
      * A communicator over TCP: rank i is @p nodes.Get(i), reached at its one IPv4 address
      * that is not loopback. A node with more than one (a side-by-side host has an IPoIB
