@@ -96,7 +96,8 @@ main(int argc, char* argv[])
     CommandLine cmd(__FILE__);
     cmd.AddValue("algo", "allreduce algorithm: ring, tree, hd, rd, sharp (IB only)", algo);
     cmd.AddValue("fabric",
-                 "ib (RDMA on an IB fat tree) or tcp (TCP on point-to-point links)",
+                 "ib (RDMA on an IB fat tree), roce (RDMA on an Ethernet fat tree of EthSwitches) "
+                 "or tcp (TCP on point-to-point links)",
                  fabricKind);
     cmd.AddValue("hosts", "number of hosts (ranks)", hosts);
     cmd.AddValue("radix", "switch radix of the fat tree", radix);
@@ -148,7 +149,8 @@ main(int argc, char* argv[])
                     "--hosts=" << hosts << ": an allreduce needs at least 2 ranks (hosts)");
     NS_ABORT_MSG_UNLESS(CollectiveReduction::IsValid(type, op),
                         "--op=" << opName << " is not defined on --type=" << typeName);
-    NS_ABORT_MSG_UNLESS(fabricKind == "ib" || fabricKind == "tcp", "--fabric: ib or tcp");
+    NS_ABORT_MSG_UNLESS(fabricKind == "ib" || fabricKind == "roce" || fabricKind == "tcp",
+                        "--fabric=" << fabricKind << ": use ib, roce or tcp");
     NS_ABORT_MSG_IF(algo == "sharp" && fabricKind != "ib",
                     "--algo=sharp aggregates in InfiniBand switches: use --fabric=ib");
     const auto wallStart = std::chrono::steady_clock::now();
@@ -182,6 +184,13 @@ main(int argc, char* argv[])
         }
         comm = helper.InstallIb(fabric);
     }
+    else if (fabricKind == "roce")
+    {
+        EthFabricHelper fh;
+        fh.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
+        fh.SetHcaAttribute("DataMode", BooleanValue(check));
+        comm = helper.InstallRoce(fh.Build(topology));
+    }
     else
     {
         comm = helper.InstallTcp(CollectiveHelper::BuildIpFabric(topology, rate, NanoSeconds(10)));
@@ -191,8 +200,11 @@ main(int argc, char* argv[])
 
     std::cout << "# allreduce, algorithm " << algo << ", " << n << " ranks, " << levels
               << "-level fat tree radix " << radix << ", "
-              << (fabricKind == "ib" ? "InfiniBand RDMA" : "TCP/IPv4 point-to-point") << " at "
-              << rate.GetBitRate() / 1e9 << " Gb/s per link, chunk " << chunk << " B"
+              << (fabricKind == "ib" ? "InfiniBand RDMA"
+                  : fabricKind == "roce"
+                      ? "RoCEv2 RDMA on Ethernet switches (PFC, ECN, DCQCN, ECMP)"
+                      : "TCP/IPv4 point-to-point")
+              << " at " << rate.GetBitRate() / 1e9 << " Gb/s per link, chunk " << chunk << " B"
               << (check ? ", data checked" : "") << "\n";
     if (Ptr<SharpCollectiveAlgorithm> sharp =
             DynamicCast<SharpCollectiveAlgorithm>(comm->GetAlgorithm()))
@@ -391,8 +403,9 @@ main(int argc, char* argv[])
     }
     std::cout << "# bus bandwidth bound: " << rate.GetBitRate() / 8e9
               << " GB/s link data rate, times "
-              << (fabricKind == "ib" ? "about 0.99 (4 KB IB packets)"
-                                     : "about 0.96 (1448-byte TCP segments on PPP)")
+              << (fabricKind == "ib"     ? "about 0.99 (4 KB IB packets)"
+                  : fabricKind == "roce" ? "about 0.98 (4 KB RoCEv2 frames: 82 bytes of framing)"
+                                         : "about 0.96 (1448-byte TCP segments on PPP)")
               << "\n";
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();

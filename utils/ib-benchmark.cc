@@ -26,6 +26,10 @@
  *               (radix 16, HDR, ftree) of --hosts ranks (default 1024) of --allreduceBytes
  *               (default 64 MiB) after an 8-byte warm-up that opens the connections; wall
  *               time, packets, packet-hops and peak resident memory
+ *   rdma-tree   the same 2-level fat tree (128 hosts, HDR rates) with a random permutation
+ *               of RC RDMA WRITE streams (1 MiB messages, two in flight): on InfiniBand
+ *               (IbSwitch, ftree) and on RoCEv2 (EthSwitch, ECMP, PFC, ECN, DCQCN), the same
+ *               transport; the ratio of their packet-hops per second
  *   fat-tree    a 2-level fat tree (radix 16, 128 hosts, HDR) with ftree routing and a
  *               random permutation of saturating flows; the same topology built from
  *               point-to-point links and IPv4 routers with UDP flows of the same packet
@@ -411,6 +415,123 @@ double
 CpuRatio(const Result& ib, const Result& p2p)
 {
     return (double(ib.packetHops) / ib.cpuSeconds) / (double(p2p.packetHops) / p2p.cpuSeconds);
+}
+
+// ------------------------------------------------------------------------- RDMA fat tree
+
+/// A saturating stream of RDMA WRITEs on one RC connection: two messages in flight, each
+/// completion posts the next.
+struct WriteStream
+{
+    Ptr<IbQueuePair> qp;     ///< the sender's QP
+    Ptr<IbMemoryRegion> src; ///< local region
+    Ptr<IbMemoryRegion> dst; ///< remote region
+    uint32_t bytes{0};       ///< message size
+    uint64_t next{0};        ///< next wrId
+
+    /// Post one more WRITE.
+    void Post()
+    {
+        IbSendWr wr;
+        wr.wrId = next++;
+        wr.opcode = IbWrOpcode::RDMA_WRITE;
+        wr.sge.addr = src->GetAddr();
+        wr.sge.length = bytes;
+        wr.sge.lkey = src->GetLkey();
+        wr.remoteAddr = dst->GetAddr();
+        wr.rkey = dst->GetRkey();
+        qp->PostSend(wr);
+    }
+
+    /// A completion: post the next message.
+    void Done(const IbWorkCompletion&)
+    {
+        Post();
+    }
+};
+
+/**
+ * RDMA WRITE streams on a random permutation of a fat tree: InfiniBand (IbFabricHelper, ftree)
+ * or RoCEv2 (EthFabricHelper: EthSwitch, ECMP, PFC, DCQCN), the same transport on both.
+ * @param topology the fabric
+ * @param roce true for the Ethernet fabric
+ * @param duration simulated time
+ * @param seed permutation seed
+ * @return the measurement
+ */
+Result
+BenchRdmaFatTree(const IbTopology& topology, bool roce, Time duration, uint32_t seed)
+{
+    Result r;
+    r.scenario = "rdma-tree";
+    r.model = roce ? "roce+eth-switch" : "infiniband-rdma";
+    std::vector<Ptr<IbHca>> hcas;
+    Ptr<IbSubnetManager> sm;
+    NetDeviceContainer devices;
+    IbFabric ib;
+    EthFabric eth;
+    if (roce)
+    {
+        EthFabricHelper fh;
+        fh.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
+        eth = fh.Build(topology);
+        hcas = eth.hcas;
+        devices = eth.devices;
+    }
+    else
+    {
+        IbFabricHelper fh;
+        fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
+        fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+        ib = fh.Build(topology);
+        sm = ib.subnetManager;
+        IbHcaHelper hh;
+        for (uint32_t i = 0; i < ib.hosts.GetN(); ++i)
+        {
+            hcas.push_back(hh.Install(ib.hosts.Get(i)));
+            devices.Add(ib.HostPort(i));
+        }
+        devices.Add(ib.SwitchPorts());
+    }
+    const auto pairs =
+        IbTrafficPattern::RandomPermutation(static_cast<uint32_t>(hcas.size()), seed);
+    std::vector<std::unique_ptr<WriteStream>> streams;
+    for (const auto& [i, j] : pairs)
+    {
+        if (i == j)
+        {
+            continue;
+        }
+        Ptr<IbCompletionQueue> cqa = hcas[i]->CreateCq();
+        Ptr<IbCompletionQueue> cqb = hcas[j]->CreateCq();
+        auto s = std::make_unique<WriteStream>();
+        s->qp = hcas[i]->CreateQp(IbQpType::RC, cqa, cqa);
+        Ptr<IbQueuePair> b = hcas[j]->CreateQp(IbQpType::RC, cqb, cqb);
+        IbConnectionManager::ConnectRc(s->qp, b, sm, IbQpAttr());
+        s->bytes = 1 << 20;
+        s->src = hcas[i]->RegisterMemory(s->bytes, IB_ACCESS_LOCAL_WRITE);
+        s->dst =
+            hcas[j]->RegisterMemory(s->bytes, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+        cqa->SetCompletionCallback(MakeCallback(&WriteStream::Done, s.get()));
+        s->Post();
+        s->Post();
+        streams.push_back(std::move(s));
+    }
+    TimedRun(duration, r);
+    for (uint32_t k = 0; k < devices.GetN(); ++k)
+    {
+        if (auto d = DynamicCast<IbNetDevice>(devices.Get(k)))
+        {
+            r.packetHops += d->GetTxPackets();
+        }
+        else if (auto e = DynamicCast<EthNetDevice>(devices.Get(k)))
+        {
+            r.packetHops += e->GetTxFrames();
+        }
+    }
+    streams.clear();
+    Simulator::Destroy();
+    return r;
 }
 
 // ------------------------------------------------------------------------- fat tree
@@ -816,8 +937,14 @@ main(int argc, char* argv[])
                  "also run the point-to-point + IPv4 model (false: IB only, to profile)",
                  p2pToo);
     cmd.Parse(argc, argv);
-    const std::vector<std::string>
-        scenarios{"all", "scheduler", "link-chain", "fat-tree", "scaling", "build", "allreduce"};
+    const std::vector<std::string> scenarios{"all",
+                                             "scheduler",
+                                             "link-chain",
+                                             "fat-tree",
+                                             "rdma-tree",
+                                             "scaling",
+                                             "build",
+                                             "allreduce"};
     NS_ABORT_MSG_IF(std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end(),
                     "--scenario=" << scenario
                                   << " is not a scenario; use all, scheduler, link-chain, "
@@ -1012,6 +1139,21 @@ main(int argc, char* argv[])
     {
         useScheduler(kIbOnly);
         BenchAllreduce(hostsOverride != 0 ? hostsOverride : 1024, allreduceBytes, csv);
+    }
+    if (scenario == "all" || scenario == "rdma-tree")
+    {
+        useScheduler(kCompared);
+        const IbTopology t = IbTopologyBuilder::FatTree2Level(16, 128, 1.0, IbLinkRate::HDR, 4);
+        const Time d = MicroSeconds(fatTreeUs);
+        const Result ibr = BenchRdmaFatTree(t, false, d, 1);
+        run(ibr);
+        const Result roce = BenchRdmaFatTree(t, true, d, 1);
+        run(roce);
+        std::cout << "rdma-tree: 128 hosts, 24 switches, permutation of RC WRITE streams; RoCE "
+                     "(EthSwitch) / IB packet-hops per wall second = "
+                  << std::fixed << std::setprecision(2)
+                  << roce.HopsPerSecond() / ibr.HopsPerSecond()
+                  << "x, per CPU second = " << CpuRatio(roce, ibr) << "x\n";
     }
     if (scenario == "all" || scenario == "fat-tree")
     {
