@@ -15,11 +15,11 @@
 #include "ns3/eth-switch.h"
 #include "ns3/ib-completion-queue.h"
 #include "ns3/ib-connection-manager.h"
-#include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-memory-region.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-queue-pair.h"
+#include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-topology.h"
 #include "ns3/ib-verbs.h"
 #include "ns3/network-module.h"
@@ -250,7 +250,9 @@ TEST_F(RoceRdmaTest, DcqcnCnpsAreRateLimitedPerQpAndRatesStayAboveTheMinimum)
         EXPECT_EQ(c.cq[0]->GetTotalCompletions(), 1u);
         // One CNP per interval at most, over the QP's life.
         const uint64_t sent = c.qp[1]->GetCounters().cnpsSent;
-        EXPECT_LE(sent, 1 + static_cast<uint64_t>((end - start).GetPicoSeconds() / interval.GetPicoSeconds()));
+        EXPECT_LE(
+            sent,
+            1 + static_cast<uint64_t>((end - start).GetPicoSeconds() / interval.GetPicoSeconds()));
         cuts += c.qp[0]->GetRateControl().GetCuts();
     }
     EXPECT_GT(cuts, 0u);
@@ -259,4 +261,87 @@ TEST_F(RoceRdmaTest, DcqcnCnpsAreRateLimitedPerQpAndRatesStayAboveTheMinimum)
     f.hcas[1]->GetAttribute("DcqcnMinRate", minRate);
     EXPECT_GE(lowest, static_cast<double>(minRate.Get().GetBitRate()));
     EXPECT_LT(lowest, 100e9);
+}
+
+namespace
+{
+
+/// Hosts h0 and h1 at the two ends of a chain of @p switches switches.
+IbTopology
+Chain(uint32_t switches)
+{
+    IbTopology t;
+    std::vector<uint32_t> sw;
+    for (uint32_t k = 0; k < switches; ++k)
+    {
+        sw.push_back(t.AddSwitch(2, "sw" + std::to_string(k)));
+    }
+    const uint32_t a = t.AddCa(1, "h0");
+    const uint32_t b = t.AddCa(1, "h1");
+    t.ConnectNextFree(a, sw.front());
+    for (uint32_t k = 0; k + 1 < switches; ++k)
+    {
+        t.ConnectNextFree(sw[k], sw[k + 1]);
+    }
+    t.ConnectNextFree(sw.back(), b);
+    return t;
+}
+
+} // namespace
+
+// One 8-byte SEND through 1 and 3 cut-through switches (8 Gb/s links): the receive completion
+// comes at
+// DoorbellLatency + k x (72 bytes (preamble, SFD and the first 64 bytes) + cable delay +
+// ForwardingLatency) + the whole frame's wire time (70 bytes + 20) + cable delay +
+// PcieWriteLatency, to the picosecond.
+TEST_F(RoceRdmaTest, OnePacketLatencyThroughOneAndThreeSwitchesIsExact)
+{
+    for (uint32_t k : {1u, 3u})
+    {
+        EthFabricHelper helper;
+        const Time cable = NanoSeconds(10);
+        helper.SetChannelAttribute("Delay", TimeValue(cable));
+        // 8 Gb/s: one byte is one nanosecond, the simulator's time step, so every stage's
+        // time is exact
+        helper.SetDataRate(DataRate("8Gb/s"));
+        EthFabric f = helper.Build(Chain(k));
+        ASSERT_EQ(f.GetNHosts(), 2u);
+        Ptr<IbHca> a = f.hcas[0];
+        Ptr<IbHca> b = f.hcas[1];
+        Conn c = Connect(a, b, 64);
+        Ptr<IbMemoryRegion> rbuf = b->RegisterMemory(64, IB_ACCESS_LOCAL_WRITE);
+        IbRecvWr rwr;
+        rwr.wrId = 7;
+        rwr.sge.addr = rbuf->GetAddr();
+        rwr.sge.length = 64;
+        rwr.sge.lkey = rbuf->GetLkey();
+        ASSERT_TRUE(c.qp[1]->PostRecv(rwr));
+        Time received;
+        void (*note)(Time*, const IbWorkCompletion&) = [](Time* t, const IbWorkCompletion& wc) {
+            *t = wc.timestamp;
+        };
+        c.cq[1]->SetCompletionCallback(MakeBoundCallback(note, &received));
+        IbSendWr wr;
+        wr.wrId = 1;
+        wr.opcode = IbWrOpcode::SEND;
+        wr.sge.addr = c.src->GetAddr();
+        wr.sge.length = 8;
+        wr.sge.lkey = c.src->GetLkey();
+        ASSERT_TRUE(c.qp[0]->PostSend(wr));
+        Simulator::Run();
+        TimeValue doorbell;
+        TimeValue pcie;
+        TimeValue latency;
+        a->GetAttribute("DoorbellLatency", doorbell);
+        b->GetAttribute("PcieWriteLatency", pcie);
+        f.ethSwitches[0]->GetAttribute("ForwardingLatency", latency);
+        const double bps = 8e9;
+        const uint32_t frame = 14 + 20 + 8 + 12 + 8 + 4 + 4;
+        const Time head = PicoSeconds(std::llround(72 * 8 / bps * 1e12));
+        const Time whole = PicoSeconds(std::llround((frame + 20) * 8 / bps * 1e12));
+        const Time expected =
+            doorbell.Get() + (head + cable + latency.Get()) * k + whole + cable + pcie.Get();
+        EXPECT_EQ(received, expected) << k << " switches";
+        Simulator::Destroy();
+    }
 }
