@@ -24,6 +24,70 @@
 
 using namespace ns3;
 
+/**
+ * The same perftest on a RoCEv2 fabric of the same shape: host-0 - EthSwitches - host-1,
+ * links at the InfiniBand speed's data rate, PFC and DCQCN at their defaults.
+ * @return the program's exit status
+ */
+int
+RunRoce(uint32_t switches,
+        IbLinkRate::Speed s,
+        uint8_t w,
+        uint32_t mtu,
+        double cableDelayNs,
+        double switchLatencyNs,
+        const std::string& test,
+        uint32_t iters,
+        uint32_t txDepth,
+        uint32_t cqMod,
+        bool event,
+        double pollIntervalNs,
+        const std::vector<uint64_t>& sizes)
+{
+    EthFabricHelper fh;
+    // The Ethernet IP MTU that carries the same IBA MTU (RoCE adds IPv4, UDP and ICRC)
+    fh.SetDeviceAttribute("Mtu", UintegerValue(std::max<uint32_t>(mtu + 72, 1500)));
+    if (cableDelayNs >= 0)
+    {
+        fh.SetChannelAttribute("Delay", TimeValue(NanoSeconds(cableDelayNs)));
+    }
+    if (switchLatencyNs >= 0)
+    {
+        fh.SetSwitchAttribute("ForwardingLatency", TimeValue(NanoSeconds(switchLatencyNs)));
+    }
+    EthFabric f = fh.Build(IbTopologyBuilder::Chain(switches, s, w));
+    IbPerftestHelper perf;
+    perf.SetAttribute("Test", StringValue(test));
+    perf.SetAttribute("Iterations", UintegerValue(iters));
+    perf.SetAttribute("TxDepth", UintegerValue(txDepth));
+    perf.SetAttribute("CqModeration", UintegerValue(cqMod));
+    perf.SetAttribute("CqModeEvent", BooleanValue(event));
+    perf.SetAttribute("PollInterval", TimeValue(NanoSeconds(pollIntervalNs)));
+    ApplicationContainer apps =
+        sizes.empty() ? perf.Install(f.hosts.Get(0), f.hosts.Get(1), nullptr)
+                      : perf.InstallSweep(f.hosts.Get(0), f.hosts.Get(1), sizes, nullptr);
+    apps.Start(MicroSeconds(1));
+    Ptr<IbPerftestApplication> client = DynamicCast<IbPerftestApplication>(apps.Get(0));
+    Ptr<EthNetDevice> port = f.hcas[0]->GetEthPort(1);
+    std::cout << "ns-3 perftest over RoCEv2: host-0 (client) - " << switches << " EthSwitch"
+              << (switches == 1 ? "" : "es") << " - host-1 (server), "
+              << port->GetDataRate().GetBitRate() / 1e9 << " Gb/s Ethernet, IP MTU "
+              << port->GetMtu() << " (RoCE MTU " << f.hcas[0]->GetRdmaPort(1)->GetActiveMtu()
+              << ")\n";
+    client->PrintTestInfo(std::cout);
+    const bool bw = IbPerftestApplication::IsBandwidthTest(client->GetTest());
+    IbPerftestApplication::PrintHeader(std::cout, bw);
+    client->TraceConnectWithoutContext("Result", MakeCallback(+[](const IbPerftestResult& r) {
+                                           IbPerftestApplication::PrintResult(std::cout, r);
+                                           std::cout.flush();
+                                       }));
+    Simulator::Run();
+    std::cout << std::string(87, '-') << "\n";
+    NS_ABORT_MSG_UNLESS(client->IsFinished(), "the test did not finish");
+    Simulator::Destroy();
+    return 0;
+}
+
 int
 main(int argc, char* argv[])
 {
@@ -37,6 +101,7 @@ main(int argc, char* argv[])
     uint32_t txDepth = 128;
     uint32_t cqMod = 100;
     bool event = false;
+    bool roce = false;
     double pollIntervalNs = 0;
     uint32_t mtu = 4096;
     double cableDelayNs = -1;
@@ -55,6 +120,10 @@ main(int argc, char* argv[])
     cmd.AddValue("txDepth", "bandwidth tests: outstanding work requests (perftest -t)", txDepth);
     cmd.AddValue("cqMod", "bandwidth tests: one signaled WR in N (perftest -Q)", cqMod);
     cmd.AddValue("event", "completions by CQ callback (perftest -e) instead of polling", event);
+    cmd.AddValue("roce",
+                 "RoCEv2: Ethernet ports and EthSwitches at the same data rate (the same "
+                 "transport and perftest) instead of InfiniBand",
+                 roce);
     cmd.AddValue("pollInterval", "polling period in ns (0 = continuous polling)", pollIntervalNs);
     cmd.AddValue("mtu", "port MTU (256..4096)", mtu);
     cmd.AddValue("cableDelay", "cable delay in ns (default: IbChannel's Delay)", cableDelayNs);
@@ -97,6 +166,22 @@ main(int argc, char* argv[])
                             "--sizes: " << error);
     }
 
+    if (roce)
+    {
+        return RunRoce(switches,
+                       s,
+                       w,
+                       mtu,
+                       cableDelayNs,
+                       switchLatencyNs,
+                       test,
+                       iters,
+                       txDepth,
+                       cqMod,
+                       event,
+                       pollIntervalNs,
+                       sizes);
+    }
     // The fabric: host-0 - switches - host-1.
     IbFabricHelper fabricHelper;
     fabricHelper.SetDeviceAttribute("Mtu", UintegerValue(mtu));

@@ -607,7 +607,8 @@ IbHca::GetRdmaPort(uint8_t n) const
 uint16_t
 IbHca::GetLid(uint8_t port) const
 {
-    return GetPort(port)->GetLid();
+    RdmaPort* p = GetRdmaPort(port);
+    return p->IsRoce() ? 0 : static_cast<uint16_t>(p->GetLocalAddress());
 }
 
 Ptr<IbCompletionQueue>

@@ -111,7 +111,7 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
     RdmaPort* GetRdmaPort(uint8_t n) const;
     /**
      * @param port a port number
-     * @return the port's LID
+     * @return the port's LID (0 for a RoCE port, which has none: see GetIpAddress)
      */
     uint16_t GetLid(uint8_t port = 1) const;
 
