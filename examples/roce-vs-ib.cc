@@ -11,6 +11,7 @@
  *   roce-ecmp-qpN the pair's stream split over N QPs (N UDP source ports: more entropy)
  *   roce-spray    per-packet spraying over the ECMP group
  *   roce-adaptive per-packet least-queued port
+ *   roce-qp16-pfc-only  16 QPs per pair, DCQCN off (PFC alone, as Meta runs its 400G RoCE)
  * all RoCE variants with PFC on the RoCE priority, ECN and DCQCN at their defaults.
  *
  *   ./roce-vs-ib                       128 hosts (radix 16), HDR, no oversubscription
@@ -82,6 +83,7 @@ struct Outcome
  * @param kind "ib" or "roce"
  * @param lb EthSwitch LoadBalancing
  * @param qps queue pairs per host pair
+ * @param dcqcn DCQCN on (RoCE)
  * @param warm warm-up time (not measured)
  * @param window measured time
  * @param seed permutation seed
@@ -92,6 +94,7 @@ Run(const IbTopology& topology,
     const std::string& kind,
     const std::string& lb,
     uint32_t qps,
+    bool dcqcn,
     Time warm,
     Time window,
     uint32_t seed)
@@ -111,6 +114,7 @@ Run(const IbTopology& topology,
     {
         EthFabricHelper fh;
         fh.SetSwitchAttribute("LoadBalancing", StringValue(lb));
+        fh.SetHcaAttribute("DcqcnEnabled", BooleanValue(dcqcn));
         eth = fh.Build(topology);
         hcas = eth.hcas;
     }
@@ -213,7 +217,7 @@ main(int argc, char* argv[])
     std::cout << "# permutation of RC WRITE streams (1 MiB messages, 2 in flight), " << hosts
               << " hosts, 2-level fat tree radix " << radix << ", oversubscription "
               << oversubscription << ", " << line / 1e9 << " Gb/s links, seed " << seed << "\n";
-    std::cout << std::left << std::setw(18) << "variant" << std::right << std::setw(16)
+    std::cout << std::left << std::setw(20) << "variant" << std::right << std::setw(16)
               << "goodput (Gb/s)" << std::setw(12) << "per host" << std::setw(10) << "vs ib"
               << std::setw(12) << "PFC frames" << std::setw(10) << "CNPs" << std::setw(8) << "drops"
               << "\n";
@@ -224,23 +228,26 @@ main(int argc, char* argv[])
         std::string kind;
         std::string lb;
         uint32_t qps;
+        bool dcqcn;
     };
 
-    const std::vector<Variant> variants{{"ib", "ib", "", 1},
-                                        {"roce-ecmp", "roce", "Ecmp", 1},
-                                        {"roce-ecmp-qp4", "roce", "Ecmp", 4},
-                                        {"roce-ecmp-qp16", "roce", "Ecmp", 16},
-                                        {"roce-spray", "roce", "Spray", 1},
-                                        {"roce-adaptive", "roce", "Adaptive", 1}};
+    const std::vector<Variant> variants{{"ib", "ib", "", 1, false},
+                                        {"roce-ecmp", "roce", "Ecmp", 1, true},
+                                        {"roce-ecmp-qp4", "roce", "Ecmp", 4, true},
+                                        {"roce-ecmp-qp16", "roce", "Ecmp", 16, true},
+                                        {"roce-qp16-pfc-only", "roce", "Ecmp", 16, false},
+                                        {"roce-spray", "roce", "Spray", 1, true},
+                                        {"roce-adaptive", "roce", "Adaptive", 1, true}};
     double ib = 0;
     for (const Variant& v : variants)
     {
-        const Outcome o = Run(t, v.kind, v.lb, v.qps, MicroSeconds(warmUs), MicroSeconds(us), seed);
+        const Outcome o =
+            Run(t, v.kind, v.lb, v.qps, v.dcqcn, MicroSeconds(warmUs), MicroSeconds(us), seed);
         if (v.kind == "ib")
         {
             ib = o.goodput;
         }
-        std::cout << std::left << std::setw(18) << v.name << std::right << std::fixed
+        std::cout << std::left << std::setw(20) << v.name << std::right << std::fixed
                   << std::setprecision(1) << std::setw(16) << o.goodput / 1e9 << std::setw(12)
                   << o.goodput / 1e9 / hosts << std::setw(9) << std::setprecision(3)
                   << o.goodput / ib << "x" << std::setw(12) << o.pauses << std::setw(10) << o.cnps
