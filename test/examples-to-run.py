@@ -12,13 +12,16 @@ cpp_examples = [
     ("ib-ibnetdiscover", "True", "False"),
     ("ib-perftest", "True", "False"),
     ("ib-perftest --test=read_lat --switches=3", "True", "False"),
+    ("ib-perftest --roce --switches=1", "True", "False"),
     ("ib-vs-ethernet --hosts=4 --bytes=100000", "True", "False"),
     ("ib-allreduce --hosts=8 --e=1M", "True", "False"),
     ("ib-allreduce --algo=sharp --hosts=8 --e=64K", "True", "False"),
     ("ib-allreduce --fabric=tcp --hosts=4 --e=64K", "True", "False"),
+    ("ib-allreduce --fabric=roce --hosts=8 --e=1M", "True", "False"),
+    ("roce-vs-ib --hosts=16 --radix=8 --us=50 --warmUs=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
     (
-        "ai-training-fabrics --quick --models=resnet50 --fabrics=eth-100,ib-hdr,ib-hdr-sharp "
+        "ai-training-fabrics --quick --models=resnet50 --fabrics=eth-100,roce-100,ib-hdr,ib-hdr-sharp "
         "--iterations=1",
         "True",
         "False",
