@@ -11,12 +11,15 @@
  *   lossy egress queue at the dynamic threshold (LOSSY_BUFFER_FULL drops, no ECN marks);
  *   the same incast with DCTCP (ECN on, marking at K) is marked, drops nothing, and keeps
  *   the receiver's link busy.
+ * - CollectiveHelper::InstallTcp over such a fabric: a ring allreduce is exact and takes at
+ *   least the ring's bytes over the link rate.
  *
  * Every expected number follows from the rates, the frame format and the switch's
  * configured buffer and thresholds.
  */
 
 #include "ns3/applications-module.h"
+#include "ns3/collective-helper.h"
 #include "ns3/core-module.h"
 #include "ns3/eth-fabric-helper.h"
 #include "ns3/eth-net-device.h"
@@ -28,6 +31,7 @@
 #include "ns3/network-module.h"
 
 #include <algorithm>
+#include <cstring>
 #include <gtest/gtest.h>
 #include <vector>
 
@@ -377,6 +381,64 @@ TEST_F(EthTcpTest, IncastWithDctcpIsMarkedAndDropsNothing)
     EXPECT_LT(r.maxQueue, qStar);
     const double expected = 10e9 * double(kMss) / kWire;
     EXPECT_NEAR(r.goodput / expected, 1.0, 0.02) << r.goodput;
+}
+
+// A ring allreduce over TCP on a leaf-spine of EthSwitches (4 hosts on 2 leaves, ECMP over
+// 2 spines), the collective library's TCP transport on the fabric's hosts as they are. Each
+// rank sends 2 (n - 1) / n of the buffer over its one link: the duration is at least that
+// many payload bits over the link rate (1.26 ms for 2 MiB at 10 Gb/s and n = 4). Elements
+// are small integers, so the float sums are exact.
+TEST_F(EthTcpTest, CollectiveRingAllreduceOverTcpOnEthSwitchesIsExact)
+{
+    const uint32_t n = 4;
+    const DataRate rate("10Gbps");
+    EthFabric f = BuildTcp(IbTopologyBuilder::FatTree2Level(4, n), rate, [](EthFabricHelper&) {});
+    ASSERT_EQ(f.switches.GetN(), 4u); // 2 leaves, 2 spines
+    CollectiveHelper ch;
+    ch.SetAlgorithm("ring");
+    ch.SetTcpTransportAttribute("SegmentSize", UintegerValue(kMss));
+    Ptr<CollectiveCommunicator> comm = ch.InstallTcp(f.hosts);
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::ALLREDUCE;
+    spec.count = 512 * 1024; // float32: 2 MiB
+    spec.type = CollectiveDataType::FLOAT32;
+    spec.op = CollectiveRedOp::SUM;
+    std::vector<std::vector<uint8_t>> buffers(n, std::vector<uint8_t>(spec.count * 4));
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        for (uint64_t i = 0; i < spec.count; ++i)
+        {
+            const float v = static_cast<float>((i + r) % 7);
+            std::memcpy(&buffers[r][i * 4], &v, 4);
+        }
+    }
+    const Time d = CollectiveHelper::Run(comm, spec, &buffers);
+    ASSERT_NE(d, Time::Max()) << "the allreduce did not finish";
+    uint64_t wrong = 0;
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        for (uint64_t i = 0; i < spec.count; ++i)
+        {
+            float want = 0;
+            for (uint32_t k = 0; k < n; ++k)
+            {
+                want += static_cast<float>((i + k) % 7);
+            }
+            float got;
+            std::memcpy(&got, &buffers[r][i * 4], 4);
+            wrong += got != want;
+        }
+    }
+    EXPECT_EQ(wrong, 0u);
+    const double bound = 2.0 * (n - 1) / n * spec.count * 4 * 8 / rate.GetBitRate();
+    EXPECT_GE(d.GetSeconds(), bound);
+    uint64_t forwarded = 0;
+    for (const auto& sw : f.ethSwitches)
+    {
+        EXPECT_EQ(sw->GetDropCount(EthSwitch::NO_ROUTE), 0u);
+        forwarded += sw->GetForwardedFrames();
+    }
+    EXPECT_GT(forwarded, 0u);
 }
 
 } // namespace
