@@ -18,7 +18,8 @@ cpp_examples = [
     ("ib-allreduce --fabric=tcp --hosts=4 --e=64K", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
     (
-        "ai-training-fabrics --quick --models=resnet50 --fabrics=eth-100,ib-hdr,ib-hdr-sharp "
+        "ai-training-fabrics --quick --models=resnet50 "
+        "--fabrics=eth-100,tcp-eth-100,roce-100,ib-hdr,ib-hdr-sharp "
         "--iterations=1",
         "True",
         "False",
