@@ -3,7 +3,9 @@
  *
  * Data-parallel training (PyTorch DDP style) of ResNet-50 and BERT-Large, or of any model
  * given by its parameters, on standard Ethernet (TCP over ns-3 point-to-point links at 100,
- * 200 and 400 Gb/s, IPv4 global routing) against InfiniBand (HDR and NDR fat trees, RDMA),
+ * 200 and 400 Gb/s, eth-*), on Ethernet switches (EthSwitch leaf-spine: ns-3's TCP,
+ * tcp-eth-*, and RoCEv2 with PFC and DCQCN, roce-*, on the same switch model) against
+ * InfiniBand (HDR and NDR fat trees, RDMA),
  * with DataParallelTrainingJob / DataParallelTrainingApplication over the collective
  * library. Every server has 8 GPUs (NVLink reduction inside the server, see
  * DataParallelTrainingJob) and one fabric port; the gradient buckets are all-reduced among
@@ -104,7 +106,8 @@ ModelTable()
 struct FabricScenario
 {
     std::string name;      ///< label ("eth-100", "ib-hdr", ...)
-    std::string kind;      ///< "tcp" (IPv4 point-to-point) or "ib" (InfiniBand RDMA)
+    std::string kind;      ///< "tcp" (IPv4 point-to-point), "tcp-eth" (TCP on EthSwitch),
+                           ///< "roce" (RoCEv2 on EthSwitch) or "ib" (InfiniBand RDMA)
     std::string speed;     ///< tcp: a data rate ("100Gbps"); ib: an IB speed ("HDR")
     std::string algorithm; ///< collective algorithm name for CollectiveHelper
     /// Optional hook run on an IB fabric before the communicator is installed (for
@@ -128,6 +131,9 @@ MakeFabrics(const std::string& algo)
         {"eth-100", "tcp", "100Gbps", algo, nullptr},
         {"eth-200", "tcp", "200Gbps", algo, nullptr},
         {"eth-400", "tcp", "400Gbps", algo, nullptr},
+        {"tcp-eth-100", "tcp-eth", "100Gbps", algo, nullptr},
+        {"tcp-eth-200", "tcp-eth", "200Gbps", algo, nullptr},
+        {"tcp-eth-400", "tcp-eth", "400Gbps", algo, nullptr},
         {"roce-100", "roce", "100Gbps", algo, nullptr},
         {"roce-200", "roce", "200Gbps", algo, nullptr},
         {"roce-400", "roce", "400Gbps", algo, nullptr},
@@ -243,9 +249,28 @@ RunOne(const ModelRow& m, const FabricScenario& f, const Options& o)
         nodes = fabric.hosts;
         rate = dr.GetBitRate();
     }
+    else if (f.kind == "tcp-eth")
+    {
+        // ns-3's TCP on the same EthSwitch leaf-spine as roce-*: lossy priority 0, ECMP on
+        // the 5-tuple, ECN marks that the default congestion control ignores. The hosts'
+        // port queues hold 1000 MTU frames, as the point-to-point eth-* queues.
+        const DataRate dr(f.speed);
+        EthFabricHelper fh;
+        fh.SetHostStack(EthFabricHelper::TCP);
+        fh.SetDataRate(dr);
+        fh.SetDeviceAttribute("Mtu", UintegerValue(o.ethMtu));
+        fh.SetDeviceAttribute("TxQueueMaxBytes", UintegerValue(1000 * (o.ethMtu + 18)));
+        fh.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
+        ch.SetTcpTransportAttribute("SegmentSize", UintegerValue(o.ethMtu - 52));
+        EthFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(RadixFor(servers), servers));
+        comm = ch.InstallTcp(fabric.hosts);
+        nodes = fabric.hosts;
+        rate = dr.GetBitRate();
+    }
     else
     {
-        NS_ABORT_MSG_UNLESS(f.kind == "tcp", "fabric " << f.name << ": kind ib, roce or tcp");
+        NS_ABORT_MSG_UNLESS(f.kind == "tcp",
+                            "fabric " << f.name << ": kind ib, roce, tcp-eth or tcp");
         const DataRate dr(f.speed);
         // TCP MSS = MTU - 20 (IPv4) - 32 (TCP with timestamps): 1448 for 1500
         Config::SetDefault("ns3::PointToPointNetDevice::Mtu", UintegerValue(o.ethMtu));
@@ -378,7 +403,7 @@ main(int argc, char* argv[])
     Options o;
     bool quick = false;
     std::string models = "resnet50,bert-large";
-    std::string fabrics = "eth-100,eth-200,eth-400,roce-100,roce-200,roce-400,"
+    std::string fabrics = "eth-100,eth-200,eth-400,tcp-eth-100,roce-100,roce-200,roce-400,"
                           "ib-hdr,ib-ndr,ib-hdr-sharp,ib-ndr-sharp";
     std::string algo = "ring";
     std::string out = "ai-training";
@@ -396,7 +421,9 @@ main(int argc, char* argv[])
                  o.iterations);
     cmd.AddValue("models", "comma-separated: resnet50, bert-large, custom", models);
     cmd.AddValue("fabrics",
-                 "comma-separated: eth-100, eth-200, eth-400, ib-hdr, ib-ndr, ib-hdr-sharp, "
+                 "comma-separated: eth-100, eth-200, eth-400 (TCP, point-to-point), "
+                 "tcp-eth-100, tcp-eth-200, tcp-eth-400 (TCP on EthSwitch), roce-100, "
+                 "roce-200, roce-400 (RoCEv2 on EthSwitch), ib-hdr, ib-ndr, ib-hdr-sharp, "
                  "ib-ndr-sharp",
                  fabrics);
     cmd.AddValue("algo",
@@ -632,8 +659,9 @@ main(int argc, char* argv[])
     head << "# Data-parallel training, " << algo
          << " allreduce among servers (SHARP in the switches on the -sharp fabrics), "
          << o.gpusPerServer << " GPUs per server (NVLink " << o.nvlink.GetBitRate() / 8e9
-         << " GB/s per GPU), DDP buckets of " << bucketMb << " MiB; Ethernet = TCP over "
-         << "point-to-point links with IP MTU " << o.ethMtu << "; InfiniBand = RDMA (RC), "
+         << " GB/s per GPU), DDP buckets of " << bucketMb << " MiB; eth-* = TCP over "
+         << "point-to-point links, tcp-eth-* = TCP and roce-* = RoCEv2 on EthSwitch "
+         << "leaf-spines (ECMP), IP MTU " << o.ethMtu << "; InfiniBand = RDMA (RC), "
          << "two-level fat trees, ftree routing\n\n"
          << (o.servers > 0 ? "Reduced scale (--quick or --servers): " + std::to_string(o.servers) +
                                  " servers per model, not the full-scale GPU counts.\n"

@@ -95,7 +95,9 @@ class CollectiveHelper
      * A communicator over TCP: rank i is @p nodes.Get(i), reached at its one IPv4 address
      * that is not loopback. A node with more than one (a side-by-side host has an IPoIB
      * and an Ethernet address) is refused: name the addresses with the other overload.
-     * Each communicator gets its own port.
+     * Each communicator gets its own port. The hosts of an EthFabric built with
+     * EthFabricHelper::SetHostStack(TCP) qualify as they are (InstallTcp(fabric.hosts)):
+     * TCP then runs on the EthSwitch fabric.
      * @param nodes nodes with an Internet stack and routes between them
      * @return the communicator
      */

@@ -5,12 +5,18 @@
 #include "eth-fabric-helper.h"
 
 #include "ns3/abort.h"
+#include "ns3/arp-cache.h"
 #include "ns3/eth-channel.h"
 #include "ns3/eth-net-device.h"
 #include "ns3/eth-switch.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-link-rate.h"
 #include "ns3/ib-topology.h"
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-interface.h"
+#include "ns3/ipv4-l3-protocol.h"
+#include "ns3/ipv4-static-routing-helper.h"
+#include "ns3/ipv4-static-routing.h"
 #include "ns3/log.h"
 #include "ns3/mac48-address.h"
 #include "ns3/uinteger.h"
@@ -26,7 +32,8 @@ NS_LOG_COMPONENT_DEFINE("EthFabricHelper");
 EthFabricHelper::EthFabricHelper()
     : m_rate(0),
       m_base("10.3.0.1"),
-      m_sameSeed(false)
+      m_sameSeed(false),
+      m_stack(ROCE)
 {
     m_deviceFactory.SetTypeId("ns3::EthNetDevice");
     m_channelFactory.SetTypeId("ns3::EthChannel");
@@ -74,6 +81,76 @@ void
 EthFabricHelper::SetSameHashSeed(bool same)
 {
     m_sameSeed = same;
+}
+
+void
+EthFabricHelper::SetHostStack(HostStack stack)
+{
+    NS_ABORT_MSG_UNLESS(stack == ROCE || stack == TCP,
+                        "EthFabricHelper::SetHostStack(" << static_cast<int>(stack)
+                                                         << "): use EthFabricHelper::ROCE or "
+                                                            "EthFabricHelper::TCP");
+    m_stack = stack;
+}
+
+Ipv4Address
+EthFabricHelper::GetGatewayAddress()
+{
+    return Ipv4Address("169.254.0.1");
+}
+
+void
+EthFabricHelper::InstallInternet(EthFabric& f,
+                                 const std::vector<std::vector<Ptr<EthNetDevice>>>& ports,
+                                 const std::vector<std::vector<Ipv4Address>>& hostAddr) const
+{
+    InternetStackHelper stack;
+    stack.Install(f.hosts);
+    Ipv4StaticRoutingHelper staticHelper;
+    const Ipv4Address gateway = GetGatewayAddress();
+    for (uint32_t h = 0; h < f.hosts.GetN(); ++h)
+    {
+        Ptr<Node> node = f.hosts.Get(h);
+        Ptr<Ipv4L3Protocol> ip = node->GetObject<Ipv4L3Protocol>();
+        const uint32_t i = f.topologyIndex[h];
+        int32_t first = -1;
+        for (uint32_t p = 1; p < ports[i].size(); ++p)
+        {
+            if (!ports[i][p])
+            {
+                continue;
+            }
+            NS_ABORT_MSG_IF(hostAddr[h][p] == gateway,
+                            "EthFabricHelper::Build: host port address "
+                                << gateway
+                                << " is the gateway address of the TCP hosts; choose another "
+                                   "SetNetworkBase");
+            const uint32_t k = ip->AddInterface(ports[i][p]);
+            ip->AddAddress(k, Ipv4InterfaceAddress(hostAddr[h][p], Ipv4Mask::GetOnes()));
+            ip->SetUp(k);
+            // The switch does not answer ARP: the gateway's entry is its port's MAC.
+            Ptr<ArpCache> cache = ip->GetInterface(k)->GetArpCache();
+            NS_ASSERT(cache);
+            ArpCache::Entry* e = cache->Lookup(gateway);
+            if (e == nullptr)
+            {
+                e = cache->Add(gateway);
+            }
+            e->SetMacAddress(ports[i][p]->GetPeer()->GetMacAddress());
+            e->MarkPermanent();
+            if (first < 0)
+            {
+                first = static_cast<int32_t>(k);
+                f.interfaces.Add(ip, k);
+                f.addresses.push_back(hostAddr[h][p]);
+                f.hostDevices.Add(ports[i][p]);
+            }
+        }
+        NS_ABORT_MSG_IF(first < 0,
+                        "EthFabricHelper::Build: host " << h << " (node " << i
+                                                        << " of the topology) has no cable");
+        staticHelper.GetStaticRouting(ip)->SetDefaultRoute(gateway, static_cast<uint32_t>(first));
+    }
 }
 
 EthFabric
@@ -162,7 +239,7 @@ EthFabricHelper::Build(const IbTopology& topology) const
             break;
         }
     }
-    for (uint32_t h = 0; h < nHosts; ++h)
+    for (uint32_t h = 0; h < nHosts && m_stack == ROCE; ++h)
     {
         const uint32_t i = f.topologyIndex[h];
         Ptr<IbHca> hca = m_hcaFactory.Create<IbHca>();
@@ -180,6 +257,10 @@ EthFabricHelper::Build(const IbTopology& topology) const
         f.hcas.push_back(hca);
         f.addresses.push_back(hca->GetIpAddress(1));
         f.hostDevices.Add(hca->GetEthPort(1));
+    }
+    if (m_stack == TCP)
+    {
+        InstallInternet(f, ports, hostAddr);
     }
     // Switches.
     for (uint32_t i = 0; i < n; ++i)
@@ -271,7 +352,8 @@ EthFabricHelper::Build(const IbTopology& topology) const
                     }
                     const bool toHost =
                         static_cast<uint32_t>(tp.peerNode) == src && tp.peerPort == hp;
-                    const bool closer = switchOf[tp.peerNode] >= 0 && dist[tp.peerNode] + 1 == dist[u];
+                    const bool closer =
+                        switchOf[tp.peerNode] >= 0 && dist[tp.peerNode] + 1 == dist[u];
                     if (dist[u] == 1 ? toHost : closer)
                     {
                         group.push_back(static_cast<uint8_t>(p));

@@ -21,7 +21,8 @@ cpp_examples = [
     ("roce-vs-ib --hosts=16 --radix=8 --us=50 --warmUs=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
     (
-        "ai-training-fabrics --quick --models=resnet50 --fabrics=eth-100,roce-100,ib-hdr,ib-hdr-sharp "
+        "ai-training-fabrics --quick --models=resnet50 "
+        "--fabrics=eth-100,tcp-eth-100,roce-100,ib-hdr,ib-hdr-sharp "
         "--iterations=1",
         "True",
         "False",
