@@ -10,6 +10,7 @@
 // need not have version-defines.h), and named here once.
 
 #include "ns3/address.h"
+#include "ns3/enum.h"
 
 #include <cstdint>
 #include <string>
@@ -96,6 +97,42 @@ DecodedAddress(const std::string& kind, const uint8_t* bytes, uint8_t length)
     }
     a.CopyFrom(bytes, length);
     return a;
+}
+
+namespace detail
+{
+
+/// MakeEnumAccessor<E>(...): ns-3 3.40 and later take the enum type first.
+template <typename E, typename... A>
+auto
+EnumAccessor(int, A... a) -> decltype(ns3::MakeEnumAccessor<E>(a...))
+{
+    return ns3::MakeEnumAccessor<E>(a...);
+}
+
+/// MakeEnumAccessor(...): ns-3 3.37 has no enum type argument.
+template <typename E, typename... A>
+auto
+EnumAccessor(long, A... a) -> decltype(ns3::MakeEnumAccessor(a...))
+{
+    return ns3::MakeEnumAccessor(a...);
+}
+
+} // namespace detail
+
+/**
+ * The accessor of an enum attribute, whichever form of MakeEnumAccessor the installed ns-3
+ * has: from 3.40 on it takes the enum type as its first template argument, before (3.37) it
+ * takes none. The form that does not compile drops out of overload resolution.
+ * @tparam E the enum type
+ * @param a a member pointer, or a setter and a getter
+ * @return the accessor
+ */
+template <typename E, typename... A>
+auto
+MakeEnumAccessor(A... a)
+{
+    return detail::EnumAccessor<E>(0, a...);
 }
 
 } // namespace ib_compat

@@ -37,25 +37,6 @@ NS_OBJECT_ENSURE_REGISTERED(IpoibNetDevice);
 namespace
 {
 
-// MakeEnumAccessor takes the enum type as its first template argument from ns-3 3.40 on
-// (MakeEnumAccessor<E>(setter, getter)) and has no such argument before (3.37). Whichever
-// form the installed ns-3 accepts is the one chosen; the other drops out of overload
-// resolution, so no version macro is needed (an ns-3 tree built without
-// --enable-build-version has none).
-template <typename E, typename S, typename G>
-auto
-EnumAccessor(S setter, G getter, int) -> decltype(MakeEnumAccessor<E>(setter, getter))
-{
-    return MakeEnumAccessor<E>(setter, getter);
-}
-
-template <typename E, typename S, typename G>
-auto
-EnumAccessor(S setter, G getter, long) -> decltype(MakeEnumAccessor(setter, getter))
-{
-    return MakeEnumAccessor(setter, getter);
-}
-
 /// Bytes of the GRH space at the start of every UD receive buffer.
 constexpr uint32_t kGrhBytes = 40;
 
@@ -144,9 +125,9 @@ IpoibNetDevice::GetTypeId()
                 "payloads are not RFC 4391's. Set before the device is used (IpoibHelper::"
                 "SetDeviceAttribute).",
                 EnumValue(IpoibNetDevice::IPOIB20),
-                EnumAccessor<IpoibNetDevice::AddressMode>(&IpoibNetDevice::SetAddressMode,
-                                                          &IpoibNetDevice::GetAddressMode,
-                                                          0),
+                ib_compat::MakeEnumAccessor<IpoibNetDevice::AddressMode>(
+                    &IpoibNetDevice::SetAddressMode,
+                    &IpoibNetDevice::GetAddressMode),
                 MakeEnumChecker(IpoibNetDevice::IPOIB20, "Ipoib20", IpoibNetDevice::EUI64, "Eui64"))
             .AddAttribute("SendBuffers",
                           "Registered send buffers (send queue depth of the UD QP).",

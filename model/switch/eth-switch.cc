@@ -13,6 +13,7 @@
 #include "ns3/eth-channel.h"
 #include "ns3/eth-frame.h"
 #include "ns3/eth-net-device.h"
+#include "ns3/ib-ns3-compat.h"
 #include "ns3/ib-range-checker.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
@@ -37,23 +38,6 @@ NS_OBJECT_ENSURE_REGISTERED(EthSwitch);
 
 namespace
 {
-
-// MakeEnumAccessor takes the enum type as its first template argument from ns-3 3.40 on
-// and none before (3.37): whichever form the installed ns-3 has is chosen (as in
-// IpoibNetDevice).
-template <typename E, typename M>
-auto
-EnumAccessor(M member, int) -> decltype(MakeEnumAccessor<E>(member))
-{
-    return MakeEnumAccessor<E>(member);
-}
-
-template <typename E, typename M>
-auto
-EnumAccessor(M member, long) -> decltype(MakeEnumAccessor(member))
-{
-    return MakeEnumAccessor(member);
-}
 
 /// No route in the direct table.
 constexpr uint16_t kNoGroup = 0xFFFF;
@@ -109,7 +93,7 @@ EthSwitch::GetTypeId()
                           "Spray (round robin per frame), Flowlet (per flowlet, least-loaded "
                           "port for a new one) or Adaptive (least-loaded port per frame).",
                           EnumValue(EthSwitch::ECMP),
-                          EnumAccessor<LoadBalancing>(&EthSwitch::m_lb, 0),
+                          ib_compat::MakeEnumAccessor<LoadBalancing>(&EthSwitch::m_lb),
                           MakeEnumChecker(EthSwitch::ECMP,
                                           "Ecmp",
                                           EthSwitch::SPRAY,
@@ -124,7 +108,7 @@ EthSwitch::GetTypeId()
                 "seeded through a non-linear finalizer) or XorFold (the tuple's "
                 "words XORed and folded: linear, polarizes whatever the seeds).",
                 EnumValue(EthSwitch::CRC32),
-                EnumAccessor<HashFunction>(&EthSwitch::m_hash, 0),
+                ib_compat::MakeEnumAccessor<HashFunction>(&EthSwitch::m_hash),
                 MakeEnumChecker(EthSwitch::CRC32, "Crc32", EthSwitch::XOR_FOLD, "XorFold"))
             .AddAttribute("HashSeed",
                           "The switch's hash seed. Switches of one fabric should have "
