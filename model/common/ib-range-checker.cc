@@ -100,6 +100,14 @@ MakeIbDoubleChecker(const std::string& owner, const std::string& name, double mi
 }
 
 Ptr<const AttributeChecker>
+MakeIbDoubleChecker(const std::string& owner, const std::string& name, double min, double max)
+{
+    std::ostringstream range;
+    range << "use " << min << " to " << max;
+    return Create<IbRangeChecker>(MakeDoubleChecker<double>(min, max), owner, name, range.str());
+}
+
+Ptr<const AttributeChecker>
 MakeIbTimeChecker(const std::string& owner, const std::string& name, Time min)
 {
     std::ostringstream range;

@@ -110,6 +110,20 @@ Ptr<const AttributeChecker> MakeIbDoubleChecker(const std::string& owner,
                                                 double min);
 
 /**
+ * A double attribute's checker that names the attribute, the value and the range when a
+ * value is out of it.
+ * @param owner class of the attribute, without "ns3::"
+ * @param name the attribute
+ * @param min the smallest value
+ * @param max the largest value
+ * @return the checker
+ */
+Ptr<const AttributeChecker> MakeIbDoubleChecker(const std::string& owner,
+                                                const std::string& name,
+                                                double min,
+                                                double max);
+
+/**
  * A Time attribute's checker that names the attribute, the value and the range when a
  * value is out of it.
  * @param owner class of the attribute, without "ns3::"

@@ -120,14 +120,14 @@ IbHca::GetTypeId()
                           "DCQCN g: weight of a new CNP (or of its absence) in alpha.",
                           DoubleValue(1.0 / 256),
                           MakeDoubleAccessor(&IbHca::SetDcqcnGain, &IbHca::GetDcqcnGain),
-                          MakeDoubleChecker<double>(0.0, 1.0))
+                          MakeIbDoubleChecker("IbHca", "DcqcnGain", 0.0, 1.0))
             .AddAttribute(
                 "DcqcnInitialAlpha",
                 "DCQCN alpha at the first rate cut (firmware INITIAL_ALPHA_VALUE "
                 "1023 of 1024).",
                 DoubleValue(1023.0 / 1024),
                 MakeDoubleAccessor(&IbHca::SetDcqcnInitialAlpha, &IbHca::GetDcqcnInitialAlpha),
-                MakeDoubleChecker<double>(0.0, 1.0))
+                MakeIbDoubleChecker("IbHca", "DcqcnInitialAlpha", 0.0, 1.0))
             .AddAttribute(
                 "DcqcnAlphaPeriod",
                 "DCQCN: alpha decays by (1 - g) every period without a CNP "
@@ -180,7 +180,7 @@ IbHca::GetTypeId()
                 "RPG_MIN_DEC_FAC 50 %).",
                 DoubleValue(0.5),
                 MakeDoubleAccessor(&IbHca::SetDcqcnMaxDecrease, &IbHca::GetDcqcnMaxDecrease),
-                MakeDoubleChecker<double>(0.0, 1.0))
+                MakeIbDoubleChecker("IbHca", "DcqcnMaxDecrease", 0.0, 1.0))
             .AddAttribute("DcqcnRateReducePeriod",
                           "DCQCN: least time between two rate cuts of a queue pair (firmware "
                           "RATE_REDUCE_MONITOR_PERIOD).",

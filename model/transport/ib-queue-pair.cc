@@ -424,7 +424,9 @@ IbQueuePair::Modify(const IbQpAttr& a, std::string* error)
             const std::string problem = m_dev->FirstHopProblem(remote);
             if (!problem.empty())
             {
-                return Refuse(error, "RTR: " + m_dev->AddressText(remote) + " " + problem);
+                return Refuse(error,
+                              std::string("RTR: ") + (m_dev->IsRoce() ? "remoteIp " : "dlid ") +
+                                  m_dev->AddressText(remote) + " " + problem);
             }
             if (a.destQpNum > kPsnMask || a.minRnrTimer > 31)
             {
@@ -648,11 +650,12 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
                               " is no destination; on a RoCE port set it to the destination "
                               "port's IPv4 address");
         }
-        if (wr.udRemoteQpn > kPsnMask)
+        if ((!roce && wr.udSl > 15) || wr.udRemoteQpn > kPsnMask)
         {
             return Refuse(error,
-                          "PostSend: udRemoteQpn " + std::to_string(wr.udRemoteQpn) +
-                              ": the QP number must be 24 bits");
+                          "PostSend: udSl " + std::to_string(wr.udSl) + " and udRemoteQpn " +
+                              std::to_string(wr.udRemoteQpn) +
+                              ": the SL must be 0..15 and the QP number 24 bits");
         }
         if (!roce && wr.udDlid >= 0xC000 && wr.udRemoteQpn == kPsnMask)
         {
@@ -677,8 +680,8 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
             if (!problem.empty())
             {
                 return Refuse(error,
-                              "PostSend: destination " + m_dev->AddressText(remote) + " " +
-                                  problem);
+                              std::string("PostSend: ") + (roce ? "udRemoteIp " : "udDlid ") +
+                                  m_dev->AddressText(remote) + " " + problem);
             }
             m_udCheckedDlid = remote;
         }

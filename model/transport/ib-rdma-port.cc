@@ -87,7 +87,7 @@ std::string
 IbRdmaPort::AddressText(uint32_t remote) const
 {
     std::ostringstream os;
-    os << "LID " << remote << " (0x" << std::hex << remote << ")";
+    os << remote << " (0x" << std::hex << remote << ")";
     return os.str();
 }
 

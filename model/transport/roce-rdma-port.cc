@@ -111,7 +111,7 @@ std::string
 RoceRdmaPort::AddressText(uint32_t remote) const
 {
     std::ostringstream os;
-    os << "IPv4 address " << Ipv4Address(remote);
+    os << Ipv4Address(remote);
     return os.str();
 }
 

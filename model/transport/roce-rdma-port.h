@@ -87,11 +87,11 @@ class RoceRdmaPort : public RdmaPort
     /// @param remote the destination IPv4 address
     RocePacket::Addressing Addressing(uint32_t remote) const;
 
-    Ptr<EthNetDevice> m_keep; //!< keeps the device alive
-    EthNetDevice* m_dev;      //!< the device, for the per-packet calls
-    Ipv4Address m_address;    //!< the port's address
-    uint8_t m_defaultPriority; //!< the priority of SL 0
-    mutable Mac48Address m_peerMac; //!< next hop's MAC (found at the first packet)
+    Ptr<EthNetDevice> m_keep;        //!< keeps the device alive
+    EthNetDevice* m_dev;             //!< the device, for the per-packet calls
+    Ipv4Address m_address;           //!< the port's address
+    uint8_t m_defaultPriority;       //!< the priority of SL 0
+    mutable Mac48Address m_peerMac;  //!< next hop's MAC (found at the first packet)
     mutable bool m_peerKnown{false}; //!< m_peerMac is valid
 };
 
