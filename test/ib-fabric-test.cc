@@ -223,8 +223,10 @@ TEST_F(IbFabricTest, RingRoutedWithMinhopOnOneVlHasACycle)
 
 TEST_F(IbFabricTest, SampleIbnetdiscoverFileIsFullyReachable)
 {
-    const std::string file = std::string(__FILE__).substr(0, std::string(__FILE__).rfind('/')) +
-                             "/../examples/topologies/two-level-fat-tree.ibnd";
+    // IB_SOURCE_DIR is absolute; __FILE__ may be relative to the build folder (ccache with
+    // base_dir rewrites it), which would tie the test to the working directory.
+    const std::string file =
+        std::string(IB_SOURCE_DIR) + "/examples/topologies/two-level-fat-tree.ibnd";
     IbTopology t;
     std::string error;
     ASSERT_TRUE(IbNetDiscoverReader::Read(file, t, &error)) << error;

@@ -96,14 +96,12 @@ ExpectedSplit(uint32_t radix, double o, uint32_t& down, uint32_t& up)
     up = radix - down;
 }
 
-/// Directory of the shipped sample topologies, relative to this file.
+/// Directory of the shipped sample topologies.
 std::string
 TopologiesDir()
 {
-    const std::string f(__FILE__);
-    const size_t slash = f.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : f.substr(0, slash);
-    return dir + "/../examples/topologies/";
+    // IB_SOURCE_DIR is absolute, where __FILE__ may be relative to the build folder
+    return std::string(IB_SOURCE_DIR) + "/examples/topologies/";
 }
 
 /// Parse @p text; return the error ("" on success).
