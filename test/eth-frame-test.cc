@@ -515,6 +515,51 @@ TEST(EthFrame, RewriteHopSetsMacsDecrementsTtlAndKeepsChecksumAndFcsValid)
     EXPECT_FALSE(EthFrame::RewriteHop(arp, c, d));
 }
 
+TEST(EthFrame, OneSwitchEditEqualsTheFrameBuiltWithTheNewFields)
+{
+    // RewriteHop with the bytes a switch has already copied, and a CE mark in the same edit,
+    // must give byte for byte the frame that ns-3's headers build with the new MACs, TTL and
+    // ECN (the IPv4 checksum recomputed in full, the FCS over every byte).
+    const Mac48Address c("02:00:00:00:00:0c");
+    const Mac48Address d("02:00:00:00:00:0d");
+    const Ipv4Header::EcnType ecns[] = {Ipv4Header::ECN_NotECT,
+                                        Ipv4Header::ECN_ECT1,
+                                        Ipv4Header::ECN_ECT0,
+                                        Ipv4Header::ECN_CE};
+    for (uint32_t payload : {0u, 17u, 1472u, 4096u})
+    {
+        for (Ipv4Header::EcnType ecn : ecns)
+        {
+            for (bool checksum : {true, false})
+            {
+                for (bool mark : {false, true})
+                {
+                    Ptr<Packet> p = UdpPacket(payload, ecn, checksum, false, 9);
+                    EthFrame::Frame(p, kMacA, kMacB, EthFrame::ETHERTYPE_IPV4, payload);
+                    uint8_t head[EthFrame::EDIT_BYTES];
+                    ASSERT_EQ(EthFrame::CopyHead(*p, head, sizeof(head)), sizeof(head));
+                    ASSERT_TRUE(EthFrame::RewriteHop(p, head, c, d, mark));
+                    const bool ce =
+                        ecn == Ipv4Header::ECN_CE || (mark && ecn != Ipv4Header::ECN_NotECT);
+                    Ptr<Packet> want =
+                        UdpPacket(payload, ce ? Ipv4Header::ECN_CE : ecn, checksum, false, 8);
+                    EthFrame::Frame(want, c, d, EthFrame::ETHERTYPE_IPV4, payload);
+                    EXPECT_EQ(BytesOf(p), BytesOf(want))
+                        << payload << "-byte payload, ECN " << ecn << ", checksum " << checksum
+                        << ", mark " << mark;
+                }
+            }
+        }
+    }
+    uint8_t head[EthFrame::EDIT_BYTES];
+    Ptr<Packet> last = UdpPacket(10, Ipv4Header::ECN_ECT0, true, false, 1);
+    EthFrame::Frame(last, kMacA, kMacB, EthFrame::ETHERTYPE_IPV4, 10);
+    EthFrame::CopyHead(*last, head, sizeof(head));
+    const Bytes lb = BytesOf(last);
+    EXPECT_FALSE(EthFrame::RewriteHop(last, head, c, d, true)) << "TTL 1: dropped, not edited";
+    EXPECT_EQ(BytesOf(last), lb);
+}
+
 TEST(EthFrame, AnEditedFrameUnframesToThePacketTheStackSent)
 {
     Ptr<Packet> p = UdpPacket(300, Ipv4Header::ECN_ECT0);

@@ -633,7 +633,6 @@ EthNetDevice::DoEnqueue(IbOwnedPacket frame,
                         uint32_t cookie,
                         Time earliestStart)
 {
-    NS_LOG_FUNCTION(this << frame.Get() << unsigned(prio) << cookie);
     NS_ABORT_MSG_IF(prio >= NUM_PRIORITIES,
                     Where() << ": a frame was queued on priority " << unsigned(prio)
                             << "; priorities are 0..7.");
@@ -787,7 +786,6 @@ EthNetDevice::FireTxBeginTraces(Ptr<Packet> p)
 void
 EthNetDevice::TransmitComplete()
 {
-    NS_LOG_FUNCTION(this);
     m_txBusy = false;
     if (!m_txIsPfc)
     {
@@ -999,7 +997,6 @@ EthNetDevice::GetPausedTime(uint8_t prio) const
 void
 EthNetDevice::ReceiveData(IbOwnedPacket frame, uint32_t bytes)
 {
-    NS_LOG_FUNCTION(this << frame.Get() << bytes);
     uint8_t head[kClassifyBytes] = {};
     const uint32_t len = frame.Get()->CopyData(head, kClassifyBytes);
     if (len >= EthFrame::HEADER_SIZE &&

@@ -768,12 +768,15 @@ EthSwitch::PortReceive(uint8_t inPort, EthNetDevice* dev, Ptr<Packet> frame, uin
         m_sharedUsed += size;
     }
     const PortInfo& info = m_info[out];
-    EthFrame::RewriteHop(frame, info.mac, info.peerMac); // TTL > 1: cannot fail
     uint32_t& queued = m_egress[out * 8 + prio];
     const uint8_t ecn = EthFrame::PeekEcn(header);
-    if (m_ecn && (ecn == 1 || ecn == 2) && queued > m_kmin)
+    const bool mark = m_ecn && (ecn == 1 || ecn == 2) && queued > m_kmin && DecideEcn(queued);
+    // One edit: MACs, TTL and ECN (TTL > 1: cannot fail).
+    EthFrame::RewriteHop(frame, header, info.mac, info.peerMac, mark);
+    if (mark)
     {
-        MaybeMarkEcn(frame, out, prio, queued);
+        ++m_ecnMarks;
+        m_ecnTrace(out, prio, queued, frame);
     }
     queued += size;
     m_egressTrace(out, prio, queued);
@@ -795,21 +798,16 @@ EthSwitch::PortReceive(uint8_t inPort, EthNetDevice* dev, Ptr<Packet> frame, uin
     info.dev->Enqueue(frame, prio, cookie);
 }
 
-void
-EthSwitch::MaybeMarkEcn(Ptr<Packet> frame, uint8_t outPort, uint8_t prio, uint32_t queued)
+bool
+EthSwitch::DecideEcn(uint32_t queued)
 {
-    bool mark = queued > m_kmax;
-    if (!mark)
+    if (queued > m_kmax)
     {
-        const double p =
-            m_pmax * static_cast<double>(queued - m_kmin) / static_cast<double>(m_kmax - m_kmin);
-        mark = m_uniform->GetValue() < p;
+        return true;
     }
-    if (mark && EthFrame::SetCe(frame))
-    {
-        ++m_ecnMarks;
-        m_ecnTrace(outPort, prio, queued, frame);
-    }
+    const double p =
+        m_pmax * static_cast<double>(queued - m_kmin) / static_cast<double>(m_kmax - m_kmin);
+    return m_uniform->GetValue() < p;
 }
 
 bool
@@ -904,7 +902,6 @@ EthSwitch::PortTxStarted(uint8_t port,
                          uint32_t bytes,
                          uint32_t cookie)
 {
-    NS_LOG_FUNCTION(this << unsigned(port) << unsigned(prio) << bytes << cookie);
     uint32_t& queued = m_egress[port * 8 + prio];
     NS_ASSERT_MSG(queued >= bytes, "egress accounting underflow");
     queued -= bytes;

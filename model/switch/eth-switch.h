@@ -419,12 +419,11 @@ class EthSwitch : public Object, public EthPortOwner
      */
     void ReleaseLossless(uint8_t inPort, uint8_t prio, uint32_t bytes);
     /**
-     * @param frame a frame just queued
-     * @param outPort its egress port
-     * @param prio its priority
-     * @param queued bytes ahead of it
+     * The RED-style marking decision for an ECN-capable frame (called only above Kmin).
+     * @param queued bytes ahead of it in its egress queue
+     * @return true to mark it CE
      */
-    void MaybeMarkEcn(Ptr<Packet> frame, uint8_t outPort, uint8_t prio, uint32_t queued);
+    bool DecideEcn(uint32_t queued);
     /**
      * Set the ForwardingLatency attribute, on the ports already added too.
      * @param latency the latency

@@ -5,6 +5,7 @@
 #include "eth-frame.h"
 
 #include "eth-pad-trailer.h"
+#include "eth-raw-header.h"
 #include "ib-crc.h"
 
 #include "ns3/assert.h"
@@ -29,10 +30,7 @@ namespace
 constexpr uint32_t kStackBytes = 512;
 
 /// Bytes SetCe() and RewriteHop() may change: the Ethernet header and the IPv4 header.
-constexpr uint32_t kEditBytes = EthFrame::HEADER_SIZE + EthFrame::IPV4_HEADER_SIZE;
-
-/// Offset of the IPv4 header checksum in a frame.
-constexpr uint32_t kIpChecksumOffset = EthFrame::HEADER_SIZE + 10;
+constexpr uint32_t kEditBytes = EthFrame::EDIT_BYTES;
 
 /**
  * Copy the first @p len bytes of @p p: to the stack buffer if they fit, else to a buffer kept
@@ -101,7 +99,74 @@ Ipv4ChecksumVerifies(const uint8_t* ip)
 }
 
 /**
+ * Add @p delta, a one's complement difference, to the IPv4 header checksum at @p ip + 10
+ * (RFC 1624, eqn. 3: HC' = ~(~HC + ~m + m')).
+ * @param ip the IPv4 header
+ * @param oldWord the 16-bit word before the change
+ * @param newWord the word after it
+ */
+void
+UpdateIpChecksum(uint8_t* ip, uint16_t oldWord, uint16_t newWord)
+{
+    uint32_t sum = static_cast<uint16_t>(~ReadBe16(ip + 10));
+    sum += static_cast<uint16_t>(~oldWord);
+    sum += newWord;
+    while (sum > 0xFFFF)
+    {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    const uint16_t checksum = static_cast<uint16_t>(~sum);
+    ip[10] = static_cast<uint8_t>(checksum >> 8);
+    ip[11] = static_cast<uint8_t>(checksum & 0xFF);
+}
+
+/**
+ * Make the edits of SetCe() and RewriteHop() on a copy of a frame's first kEditBytes.
+ * @param b the bytes, changed in place
+ * @param newMacs if not null, the new source (first) and destination (second) addresses
+ * @param decrementTtl true to decrement the TTL
+ * @param markCe true to set ECN to CE
+ */
+void
+EditBytes(uint8_t* b,
+          const std::pair<Mac48Address, Mac48Address>* newMacs,
+          bool decrementTtl,
+          bool markCe)
+{
+    uint8_t* ip = b + EthFrame::HEADER_SIZE;
+    // ns-3's stack writes a zero checksum when checksums are disabled: keep that convention.
+    const bool keepZero = ip[10] == 0 && ip[11] == 0 && !Ipv4ChecksumVerifies(ip);
+    if (markCe)
+    {
+        const uint16_t before = ReadBe16(ip);
+        ip[1] |= Ipv4Header::ECN_CE;
+        if (!keepZero)
+        {
+            UpdateIpChecksum(ip, before, ReadBe16(ip));
+        }
+    }
+    if (decrementTtl)
+    {
+        const uint16_t before = ReadBe16(ip + 8);
+        --ip[8];
+        if (!keepZero)
+        {
+            UpdateIpChecksum(ip, before, ReadBe16(ip + 8));
+        }
+    }
+    if (newMacs != nullptr)
+    {
+        newMacs->second.CopyTo(b);    // destination first
+        newMacs->first.CopyTo(b + 6); // then source
+    }
+}
+
+/**
  * Rewrite the Ethernet and IPv4 headers of a frame and update its FCS from the changed bytes.
+ *
+ * On a packet that records metadata (Packet::EnablePrinting()) the headers are removed and
+ * added back as ns-3's EthernetHeader and Ipv4Header, which is what the metadata lists;
+ * otherwise as raw bytes (EthRawHeader), without parsing them. The bytes are the same.
  * @param frame the frame: plain IPv4 (EthFrame::IsPlainIpv4), at least kEditBytes + FCS bytes
  * @param old the frame's first kEditBytes bytes
  * @param newMacs if not null, the new source (first) and destination (second) addresses
@@ -115,35 +180,37 @@ EditHeaders(Ptr<Packet> frame,
             bool decrementTtl,
             bool markCe)
 {
-    // ns-3's stack writes a zero checksum when checksums are disabled: keep that convention.
-    const bool zeroChecksum = old[kIpChecksumOffset] == 0 && old[kIpChecksumOffset + 1] == 0 &&
-                              !Ipv4ChecksumVerifies(old + EthFrame::HEADER_SIZE);
-    EthernetHeader eth;
-    frame->RemoveHeader(eth);
-    Ipv4Header ip;
-    frame->RemoveHeader(ip);
-    if (markCe)
-    {
-        ip.SetEcn(Ipv4Header::ECN_CE);
-    }
-    if (decrementTtl)
-    {
-        ip.SetTtl(ip.GetTtl() - 1);
-    }
-    if (!zeroChecksum)
-    {
-        // Only the TTL and TOS changed: the recomputed sum equals RFC 1624's incremental one.
-        ip.EnableChecksum();
-    }
-    frame->AddHeader(ip);
-    if (newMacs != nullptr)
-    {
-        eth.SetSource(newMacs->first);
-        eth.SetDestination(newMacs->second);
-    }
-    frame->AddHeader(eth);
     uint8_t now[kEditBytes];
-    frame->CopyData(now, kEditBytes);
+    std::copy(old, old + kEditBytes, now);
+    EditBytes(now, newMacs, decrementTtl, markCe);
+    if (!frame->BeginItem().HasNext())
+    {
+        EthRawHeader raw(kEditBytes);
+        frame->RemoveHeader(raw);
+        std::copy(now, now + kEditBytes, raw.Data());
+        frame->AddHeader(raw);
+    }
+    else
+    {
+        EthernetHeader eth;
+        frame->RemoveHeader(eth);
+        Ipv4Header ip;
+        frame->RemoveHeader(ip);
+        Buffer b;
+        b.AddAtStart(kEditBytes);
+        b.Begin().Write(now, kEditBytes);
+        Buffer::Iterator it = b.Begin();
+        it.Next(EthFrame::HEADER_SIZE);
+        ip.Deserialize(it); // the edited fields
+        const uint8_t* ipNow = now + EthFrame::HEADER_SIZE;
+        if (ipNow[10] != 0 || ipNow[11] != 0 || Ipv4ChecksumVerifies(ipNow))
+        {
+            ip.EnableChecksum(); // Serialize writes 0 otherwise; the sum equals EditBytes'
+        }
+        frame->AddHeader(ip);
+        eth.Deserialize(b.Begin());
+        frame->AddHeader(eth);
+    }
     EthernetTrailer fcs;
     frame->RemoveTrailer(fcs);
     fcs.SetFcs(IbCrc::UpdateCrc32(fcs.GetFcs(), old, now, kEditBytes, 0, frame->GetSize()));
@@ -195,7 +262,6 @@ EthFrame::FrameWithTail(Ptr<Packet> p,
                         const uint8_t* tail,
                         uint32_t tailLen)
 {
-    NS_LOG_FUNCTION(p << src << dst << etherType << zeros << tailLen);
     const uint32_t body = p->GetSize();
     NS_ASSERT_MSG(static_cast<uint64_t>(zeros) + tailLen <= body,
                   "EthFrame::Frame: " << zeros << " zero bytes and a " << tailLen
@@ -364,7 +430,6 @@ EthFrame::PeekFlow(const uint8_t* frame, uint32_t len, FlowKey& key)
 bool
 EthFrame::SetCe(Ptr<Packet> frame)
 {
-    NS_LOG_FUNCTION(frame);
     uint8_t old[kEditBytes];
     if (!EditableIpv4(*frame, old))
     {
@@ -385,7 +450,6 @@ EthFrame::SetCe(Ptr<Packet> frame)
 bool
 EthFrame::RewriteHop(Ptr<Packet> frame, Mac48Address src, Mac48Address dst)
 {
-    NS_LOG_FUNCTION(frame << src << dst);
     uint8_t old[kEditBytes];
     if (!EditableIpv4(*frame, old) || old[HEADER_SIZE + 8] <= 1)
     {
@@ -393,6 +457,25 @@ EthFrame::RewriteHop(Ptr<Packet> frame, Mac48Address src, Mac48Address dst)
     }
     const std::pair<Mac48Address, Mac48Address> macs(src, dst);
     EditHeaders(frame, old, &macs, true, false);
+    return true;
+}
+
+bool
+EthFrame::RewriteHop(Ptr<Packet> frame,
+                     const uint8_t* head,
+                     Mac48Address src,
+                     Mac48Address dst,
+                     bool markCe)
+{
+    if (frame->GetSize() < kEditBytes + FCS_SIZE || !IsPlainIpv4(head) ||
+        head[HEADER_SIZE + 8] <= 1)
+    {
+        return false;
+    }
+    const uint8_t ecn = PeekEcn(head);
+    const bool ce = markCe && ecn != Ipv4Header::ECN_NotECT && ecn != Ipv4Header::ECN_CE;
+    const std::pair<Mac48Address, Mac48Address> macs(src, dst);
+    EditHeaders(frame, head, &macs, true, ce);
     return true;
 }
 

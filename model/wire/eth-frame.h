@@ -32,10 +32,11 @@ namespace ns3
  *
  * Costs: Frame() reads the real bytes of the packet once and extends the FCS over a virtual
  * (all-zero) payload in O(log n) (IbCrc::Crc32ExtendZeros()); SetCe() and RewriteHop() edit
- * the first 34 bytes and update the IPv4 header checksum and the FCS from the changed bytes
- * alone (IbCrc::Crc32Delta()), whatever the frame's length. The Peek*() functions read fields
- * in place from a frame's first bytes (copied out with CopyHead()), like IbHeaderView. Only
- * ComputeFcs() and CheckFcs() of a Packet read every byte: they serve tests and captures; a
+ * the first 34 bytes as bytes (EthRawHeader; ns-3's headers on packets that record
+ * metadata), update the IPv4 header checksum incrementally (RFC 1624) and the FCS from the
+ * changed bytes alone (IbCrc::Crc32Delta()), whatever the frame's length. The Peek*() functions
+ * read fields in place from a frame's first bytes (copied out with CopyHead()), like IbHeaderView.
+ * Only ComputeFcs() and CheckFcs() of a Packet read every byte: they serve tests and captures; a
  * port models bit errors with its error model instead of recomputing every FCS.
  */
 class EthFrame
@@ -286,6 +287,25 @@ class EthFrame
      *         the two apart)
      */
     static bool RewriteHop(Ptr<Packet> frame, Mac48Address src, Mac48Address dst);
+
+    /// Bytes of a frame that RewriteHop() and SetCe() change: the Ethernet and IPv4 headers.
+    static constexpr uint32_t EDIT_BYTES = HEADER_SIZE + IPV4_HEADER_SIZE;
+
+    /**
+     * RewriteHop() for a switch that has already copied the frame's first bytes (CopyHead()),
+     * and that may also mark it Congestion Experienced (as SetCe()) in the same edit.
+     * @param frame a whole frame
+     * @param head the frame's first EDIT_BYTES bytes, as they are now
+     * @param src the new source MAC address
+     * @param dst the new destination MAC address
+     * @param markCe true to also set ECN to CE (ignored unless the frame is ECN-capable)
+     * @return as RewriteHop()
+     */
+    static bool RewriteHop(Ptr<Packet> frame,
+                           const uint8_t* head,
+                           Mac48Address src,
+                           Mac48Address dst,
+                           bool markCe);
 };
 
 } // namespace ns3
