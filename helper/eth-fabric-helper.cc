@@ -4,6 +4,8 @@
 
 #include "eth-fabric-helper.h"
 
+#include "eth-helper.h"
+
 #include "ns3/abort.h"
 #include "ns3/arp-cache.h"
 #include "ns3/eth-channel.h"
@@ -20,6 +22,10 @@
 #include "ns3/log.h"
 #include "ns3/mac48-address.h"
 #include "ns3/uinteger.h"
+
+#ifdef NS3_MPI
+#include "ns3/mpi-interface.h"
+#endif
 
 #include <deque>
 #include <string>
@@ -153,6 +159,23 @@ EthFabricHelper::InstallInternet(EthFabric& f,
     }
 }
 
+void
+EthFabricHelper::SetRankOfNode(std::function<uint32_t(uint32_t)> rankOf)
+{
+    m_rankOf = std::move(rankOf);
+}
+
+int64_t
+EthFabricHelper::AssignStreams(const EthFabric& fabric, int64_t stream)
+{
+    int64_t used = 0;
+    for (const Ptr<EthSwitch>& sw : fabric.ethSwitches)
+    {
+        used += sw->AssignStreams(stream + used);
+    }
+    return used;
+}
+
 EthFabric
 EthFabricHelper::Build(const IbTopology& topology) const
 {
@@ -169,7 +192,14 @@ EthFabricHelper::Build(const IbTopology& topology) const
     for (uint32_t i = 0; i < n; ++i)
     {
         const IbTopology::Node& tn = topology.GetNode(i);
-        nodes[i] = CreateObject<Node>();
+        const uint32_t rank = m_rankOf ? m_rankOf(i) : 0;
+#ifdef NS3_MPI
+        NS_ABORT_MSG_IF(MpiInterface::IsEnabled() && rank >= MpiInterface::GetSize(),
+                        "EthFabricHelper::Build: topology node "
+                            << i << " is given rank " << rank << " but the simulation has "
+                            << MpiInterface::GetSize() << " ranks");
+#endif
+        nodes[i] = CreateObject<Node>(rank);
         ports[i].resize(tn.ports.size());
         if (tn.type == IbTopology::SWITCH)
         {
@@ -201,17 +231,19 @@ EthFabricHelper::Build(const IbTopology& topology) const
             }
             const DataRate rate =
                 m_rate.GetBitRate() != 0 ? m_rate : IbLinkRate::GetDataRate(tp.speed, tp.width);
-            Ptr<EthChannel> ch = m_channelFactory.Create<EthChannel>();
+            Ptr<EthNetDevice> ends[2];
+            uint32_t k = 0;
             for (auto [node, port] : {std::pair<uint32_t, uint32_t>{i, p}, {j, tp.peerPort}})
             {
                 Ptr<EthNetDevice> dev = m_deviceFactory.Create<EthNetDevice>();
                 dev->SetAddress(Mac48Address::Allocate());
                 dev->SetAttribute("DataRate", DataRateValue(rate));
                 nodes[node]->AddDevice(dev);
-                dev->Attach(ch);
                 ports[node][port] = dev;
                 f.devices.Add(dev);
+                ends[k++] = dev;
             }
+            EthHelper::Cable(m_channelFactory, ends[0], ends[1]);
         }
     }
     // Host NICs: every cabled CA port is a RoCE port; port 1 addresses first.

@@ -14,6 +14,7 @@
 #include "ns3/object-factory.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -162,15 +163,34 @@ class EthFabricHelper
      */
     EthFabric Build(const IbTopology& topology) const;
 
+    /**
+     * For a distributed (MPI) simulation: the node of topology index i gets system id
+     * @p rankOf(i); cables between nodes of different ranks become EthRemoteChannels
+     * (EthHelper::Cable). Every rank must build the same fabric with the same function
+     * (IbPartition computes one). Without it every node has system id 0.
+     * @param rankOf topology index -> rank; an empty function restores the default
+     */
+    void SetRankOfNode(std::function<uint32_t(uint32_t)> rankOf);
+
+    /**
+     * Fix the random streams of a fabric's switches (the ECN marking draws), as ns-3 helpers'
+     * AssignStreams do, so that runs in one process repeat exactly.
+     * @param fabric a fabric Build() returned
+     * @param stream the first stream index
+     * @return the number of streams used
+     */
+    static int64_t AssignStreams(const EthFabric& fabric, int64_t stream);
+
   private:
-    ObjectFactory m_deviceFactory;  //!< EthNetDevice
-    ObjectFactory m_channelFactory; //!< EthChannel
-    ObjectFactory m_switchFactory;  //!< EthSwitch
-    ObjectFactory m_hcaFactory;     //!< IbHca
-    DataRate m_rate;                //!< 0: as the IB cables
-    Ipv4Address m_base;             //!< first host address
-    bool m_sameSeed;                //!< one hash seed for all switches
-    HostStack m_stack;              //!< what the hosts run
+    ObjectFactory m_deviceFactory;              //!< EthNetDevice
+    std::function<uint32_t(uint32_t)> m_rankOf; //!< topology index -> system id (if set)
+    ObjectFactory m_channelFactory;             //!< EthChannel
+    ObjectFactory m_switchFactory;              //!< EthSwitch
+    ObjectFactory m_hcaFactory;                 //!< IbHca
+    DataRate m_rate;                            //!< 0: as the IB cables
+    Ipv4Address m_base;                         //!< first host address
+    bool m_sameSeed;                            //!< one hash seed for all switches
+    HostStack m_stack;                          //!< what the hosts run
 
     /**
      * Give the hosts the ns-3 Internet stack on their ports (HostStack TCP).

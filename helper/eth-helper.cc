@@ -13,6 +13,11 @@
 #include "ns3/packet.h"
 #include "ns3/pcap-file-wrapper.h"
 
+#ifdef NS3_MPI
+#include "ns3/eth-remote-channel.h"
+#include "ns3/mpi-interface.h"
+#endif
+
 namespace ns3
 {
 
@@ -64,7 +69,33 @@ EthHelper::Connect(Ptr<EthNetDevice> a, Ptr<EthNetDevice> b) const
                             << " already has a cable; a port takes one (install another port "
                                "with InstallPort for another link)");
     }
-    Ptr<EthChannel> channel = m_channelFactory.Create<EthChannel>();
+    return Cable(m_channelFactory, a, b);
+}
+
+Ptr<EthChannel>
+EthHelper::Cable(const ObjectFactory& factory, Ptr<EthNetDevice> a, Ptr<EthNetDevice> b)
+{
+#ifdef NS3_MPI
+    if (MpiInterface::IsEnabled() && a->GetNode()->GetSystemId() != b->GetNode()->GetSystemId())
+    {
+        ObjectFactory remote = factory;
+        remote.SetTypeId("ns3::EthRemoteChannel");
+        Ptr<EthRemoteChannel> channel = remote.Create<EthRemoteChannel>();
+        NS_ABORT_MSG_UNLESS(channel->GetDelay().IsStrictlyPositive(),
+                            "EthHelper: the cable between node "
+                                << a->GetNode()->GetId() << " (rank " << a->GetNode()->GetSystemId()
+                                << ") and node " << b->GetNode()->GetId() << " (rank "
+                                << b->GetNode()->GetSystemId()
+                                << ") has no delay; a cable between ranks needs a positive "
+                                   "Delay: it is the lookahead");
+        a->Attach(channel);
+        b->Attach(channel);
+        EthRemoteChannel::EnableMpiReceive(a);
+        EthRemoteChannel::EnableMpiReceive(b);
+        return channel;
+    }
+#endif
+    Ptr<EthChannel> channel = factory.Create<EthChannel>();
     a->Attach(channel);
     b->Attach(channel);
     return channel;

@@ -74,6 +74,20 @@ class EthHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevice
      */
     Ptr<EthChannel> Connect(Ptr<EthNetDevice> a, Ptr<EthNetDevice> b) const;
 
+    /**
+     * Join two ports with a cable made by @p factory: an EthChannel, or, in a distributed
+     * simulation (MPI enabled) when the ports' nodes have different system ids, an
+     * EthRemoteChannel with the same attributes (its Delay, the lookahead, must be
+     * positive). Connect() and EthFabricHelper::Build() cable through here.
+     * @param factory the channel's type and attributes (ns3::EthChannel)
+     * @param a a port without a cable
+     * @param b another
+     * @return the cable
+     */
+    static Ptr<EthChannel> Cable(const ObjectFactory& factory,
+                                 Ptr<EthNetDevice> a,
+                                 Ptr<EthNetDevice> b);
+
   private:
     void EnablePcapInternal(std::string prefix,
                             Ptr<NetDevice> nd,

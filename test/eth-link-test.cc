@@ -293,6 +293,94 @@ TEST_F(EthLinkTest, CutThroughHandsFramesOnAtTheirFirst64BytesPlusRxDelay)
     EXPECT_EQ(l.b->GetRxDelay(), rxDelay);
 }
 
+namespace
+{
+
+/// What a cable between ranks would hand to MPI: the frame and its arrival time.
+struct Shipped
+{
+    Time rxTime;      ///< absolute arrival time
+    uint32_t bytes;   ///< frame size
+    bool control;     ///< a PFC frame
+    EthNetDevice* to; ///< the receiving port
+};
+
+/**
+ * A cable that says it spans ranks and records what it would ship (EthRemoteChannel hands
+ * the same arguments to MPI), so that the arrival times a distributed run uses can be checked
+ * without MPI.
+ */
+class ShippingChannel : public EthChannel
+{
+  public:
+    bool IsBetweenRanks() const override
+    {
+        return true;
+    }
+
+    std::vector<Shipped> shipped; ///< what it was given, in order
+
+  protected:
+    void ShipData(IbOwnedPacket frame, EthNetDevice* dst, Time rxTime) override
+    {
+        shipped.push_back({rxTime, frame.Get()->GetSize(), false, dst});
+    }
+
+    void ShipControl(Ptr<Packet> frame, EthNetDevice* dst, Time rxTime) override
+    {
+        shipped.push_back({rxTime, frame->GetSize(), true, dst});
+    }
+};
+
+} // namespace
+
+TEST_F(EthLinkTest, ACableBetweenRanksShipsFramesWithTheArrivalTimesOfALocalCable)
+{
+    // 8 Gb/s, 1 ns per byte: the times of OneFrameArrives..., CutThrough... and the PFC tests.
+    const Time delay = NanoSeconds(100);
+    const Time rxDelay = NanoSeconds(200);
+    EthHelper helper = Helper("8Gbps", delay);
+    NodeContainer nodes;
+    nodes.Create(2);
+    Ptr<EthNetDevice> a = helper.InstallPort(nodes.Get(0));
+    Ptr<EthNetDevice> b = helper.InstallPort(nodes.Get(1));
+    Ptr<ShippingChannel> wire = CreateObject<ShippingChannel>();
+    wire->SetAttribute("Delay", TimeValue(delay));
+    a->Attach(wire);
+    b->Attach(wire);
+    EXPECT_TRUE(a->IsPointToPoint()) << "the distributed engines take lookahead from it";
+    EXPECT_TRUE(b->IsPointToPoint());
+    RecordingOwner owner;
+    b->SetOwner(&owner, 1);
+    const auto frame = [&]() { return Ipv4Frame(a->GetMacAddress(), b->GetMacAddress(), 1000, 0); };
+    Simulator::Schedule(MicroSeconds(1), [&]() { a->Enqueue(frame(), 0, 0); });
+    Simulator::Schedule(MicroSeconds(3), [&]() { a->Enqueue(frame(), 0, 0); });
+    Simulator::Schedule(MicroSeconds(3), [&]() { a->Enqueue(frame(), 0, 0); });
+    Simulator::Schedule(MicroSeconds(5), [&]() { b->SetCutThrough(true, rxDelay); });
+    Simulator::Schedule(MicroSeconds(6), [&]() { a->Enqueue(frame(), 0, 0); });
+    Simulator::Schedule(MicroSeconds(8), [&]() { b->SetPfcXoff(3, true); });
+    Simulator::Stop(MicroSeconds(9));
+    Simulator::Run();
+    ASSERT_EQ(wire->shipped.size(), 5u);
+    EXPECT_TRUE(owner.rx.empty()) << "nothing is delivered in this process";
+    const Time frameTime = NanoSeconds(1000 + 20);
+    EXPECT_EQ(wire->shipped[0].rxTime, MicroSeconds(1) + frameTime + delay);
+    EXPECT_EQ(wire->shipped[1].rxTime, MicroSeconds(3) + frameTime + delay);
+    EXPECT_EQ(wire->shipped[2].rxTime, MicroSeconds(3) + 2 * frameTime + delay) << "back to back";
+    EXPECT_EQ(wire->shipped[3].rxTime, MicroSeconds(6) + NanoSeconds(8 + 64) + delay + rxDelay)
+        << "cut-through receiver: first 64 bytes, plus its rxDelay";
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        EXPECT_FALSE(wire->shipped[i].control);
+        EXPECT_EQ(wire->shipped[i].bytes, 1000u);
+        EXPECT_EQ(wire->shipped[i].to, PeekPointer(b));
+    }
+    // The XOFF: a 64-byte PFC frame from b, one cable delay after its last byte, no rxDelay.
+    EXPECT_TRUE(wire->shipped[4].control);
+    EXPECT_EQ(wire->shipped[4].to, PeekPointer(a));
+    EXPECT_EQ(wire->shipped[4].rxTime, MicroSeconds(8) + NanoSeconds(64 + 20) + delay);
+}
+
 TEST_F(EthLinkTest, AFrameWithAnEarliestStartWaitsForIt)
 {
     const Time delay = NanoSeconds(100);

@@ -83,6 +83,11 @@ EthChannel::Attach(Ptr<EthNetDevice> device)
     dir.context = device->GetNode() ? device->GetNode()->GetId() : 0;
     m_devices[m_nDevices++] = device;
     UpdatePortModes();
+    const bool remote = m_nDevices == 2 && IsBetweenRanks();
+    for (auto& d : m_dir)
+    {
+        d->betweenRanks = remote;
+    }
     if (m_nDevices == 2)
     {
         m_devices[0]->NotifyLinkUp();
@@ -142,6 +147,24 @@ EthChannel::UpdatePortModes()
     }
 }
 
+bool
+EthChannel::IsBetweenRanks() const
+{
+    return false;
+}
+
+void
+EthChannel::ShipData(IbOwnedPacket frame, EthNetDevice* dst, Time rxTime)
+{
+    NS_FATAL_ERROR("EthChannel " << GetId() << " has both ports in this process: nothing to ship");
+}
+
+void
+EthChannel::ShipControl(Ptr<Packet> frame, EthNetDevice* dst, Time rxTime)
+{
+    NS_FATAL_ERROR("EthChannel " << GetId() << " has both ports in this process: nothing to ship");
+}
+
 std::size_t
 EthChannel::GetNDevices() const
 {
@@ -170,6 +193,11 @@ EthChannel::Direction::SendData(IbOwnedPacket frame, uint32_t bytes, Time header
                                   << "); do not shorten a cable's Delay, or a port's rxDelay, "
                                      "while frames are on it");
     lastArrival = at;
+    if (betweenRanks)
+    {
+        channel->ShipData(std::move(frame), dst, at);
+        return;
+    }
     InFlight item;
     item.frame = std::move(frame);
     item.bytes = bytes;
@@ -181,6 +209,11 @@ EthChannel::Direction::SendData(IbOwnedPacket frame, uint32_t bytes, Time header
 void
 EthChannel::Direction::SendControl(Ptr<Packet> frame, Time txEnd)
 {
+    if (betweenRanks)
+    {
+        channel->ShipControl(frame, dst, Simulator::Now() + txEnd + propagation);
+        return;
+    }
     Simulator::ScheduleWithContext(context,
                                    txEnd + propagation,
                                    &EthNetDevice::ReceiveControl,

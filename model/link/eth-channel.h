@@ -37,7 +37,8 @@ class Packet;
  * them in a FIFO and schedules one reusable event object per frame instead of allocating
  * an event holding the frame: a frame costs one event and no allocation on the cable.
  *
- * Sequential simulations only: the cable does not span MPI ranks.
+ * A cable whose ports are on different MPI ranks is an EthRemoteChannel (MPI builds
+ * only): its directions hand their frames to it instead of to the FIFO.
  */
 class EthChannel : public Channel
 {
@@ -67,12 +68,36 @@ class EthChannel : public Channel
     /// @return the one-way propagation delay (the Delay attribute)
     Time GetDelay() const;
 
+    /**
+     * Whether this cable's frames leave the process: true for a cable between MPI ranks.
+     * Read when a port attaches; the directions then call ShipData() and ShipControl()
+     * instead of delivering.
+     * @return false: both ends are simulated here
+     */
+    virtual bool IsBetweenRanks() const;
+
     // Channel
     std::size_t GetNDevices() const override;
     Ptr<NetDevice> GetDevice(std::size_t i) const override;
 
   protected:
     void DoDispose() override;
+
+    /**
+     * A data frame on a cable between ranks (IsBetweenRanks()).
+     * @param frame the frame, its reference handed over
+     * @param dst the receiving port
+     * @param rxTime its absolute arrival time, as this cable would deliver it
+     */
+    virtual void ShipData(IbOwnedPacket frame, EthNetDevice* dst, Time rxTime);
+
+    /**
+     * A PFC frame on a cable between ranks (IsBetweenRanks()).
+     * @param frame the frame
+     * @param dst the receiving port
+     * @param rxTime its absolute arrival time
+     */
+    virtual void ShipControl(Ptr<Packet> frame, EthNetDevice* dst, Time rxTime);
 
   private:
     friend class EthNetDevice; // sends on a Direction, tells its cut-through mode
@@ -119,6 +144,7 @@ class EthChannel : public Channel
         Time lastArrival;             ///< arrival time of the newest data frame in flight
         IbFifo<InFlight> inFlight;    ///< data frames in flight, oldest first
         EthChannel* channel{nullptr}; ///< the cable (raw: the cable holds its directions)
+        bool betweenRanks{false};     ///< frames go to the channel's Ship*() functions
 
       protected:
         void Notify() override;

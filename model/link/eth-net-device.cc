@@ -1215,7 +1215,10 @@ EthNetDevice::GetMulticast(Ipv6Address addr) const
 bool
 EthNetDevice::IsPointToPoint() const
 {
-    return false;
+    // ns-3's distributed engines take their lookahead from the point-to-point devices whose
+    // peer is on another rank, and look at no other device: a cable between ranks reports
+    // itself as one (as IbNetDevice's do).
+    return m_channel && m_channel->IsBetweenRanks();
 }
 
 bool

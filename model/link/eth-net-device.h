@@ -324,6 +324,7 @@ class EthNetDevice : public NetDevice
   private:
     friend class EthChannel;            // tells the port its direction and link state
     friend class EthChannel::Direction; // delivers frames
+    friend class EthRemoteChannel;      // delivers frames from other MPI ranks
 
     /// A frame waiting in a transmit queue.
     struct TxItem

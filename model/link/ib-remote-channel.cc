@@ -198,25 +198,35 @@ IbRemoteChannel::Transmit(IbOwnedPacket packet,
     // trace sink may hold it): ship a copy with the marker header, not the packet.
     Ptr<Packet> copy = packet.Get()->Copy();
     copy->AddHeader(IbRemoteHeader(linkPacket));
+    ++m_remoteTxPackets;
+    NS_LOG_LOGIC("to node " << dst->GetNode()->GetId() << " device " << dst->GetIfIndex()
+                            << " on rank " << dst->GetNode()->GetSystemId() << " at " << rxTime);
+    SendToRank(copy, rxTime, src->GetNode(), dst, "IbRemoteChannel");
+}
+
+void
+IbRemoteChannel::SendToRank(Ptr<Packet> packet,
+                            Time rxTime,
+                            Ptr<Node> srcNode,
+                            Ptr<NetDevice> dst,
+                            const char* channel)
+{
     // A larger message would be cut short by the receiving rank's fixed buffer
     // (MPI_ERR_TRUNCATE: the job aborts). Virtual payloads serialize as a length only;
     // real bytes (HCA DataMode, SHARP or IPoIB data) count in full.
     // ns-3 3.37 adds 16 bytes (time, node, device) with granted time windows and 24 with
     // null messages (a second time): the larger, whichever engine runs.
-    const uint32_t message = copy->GetSerializedSize() + 24;
+    const uint32_t message = packet->GetSerializedSize() + 24;
     NS_ABORT_MSG_IF(message > kMaxMpiMessage,
-                    "IbRemoteChannel: a packet from node "
-                        << src->GetNode()->GetId() << " to node " << dst->GetNode()->GetId()
-                        << " on rank " << dst->GetNode()->GetSystemId() << " serializes to "
-                        << message << " bytes, more than the " << kMaxMpiMessage
-                        << " ns-3's MPI interface receives; across ranks, carry virtual "
-                           "payloads (IbHca DataMode false) or packets of at most about 1.9 KB "
-                           "of real bytes (a smaller Mtu)");
-    ++m_remoteTxPackets;
-    NS_LOG_LOGIC("to node " << dst->GetNode()->GetId() << " device " << dst->GetIfIndex()
-                            << " on rank " << dst->GetNode()->GetSystemId() << " at " << rxTime);
+                    channel << ": a packet from node " << srcNode->GetId() << " to node "
+                            << dst->GetNode()->GetId() << " on rank "
+                            << dst->GetNode()->GetSystemId() << " serializes to " << message
+                            << " bytes, more than the " << kMaxMpiMessage
+                            << " ns-3's MPI interface receives; across ranks, carry virtual "
+                               "payloads (IbHca DataMode false) or packets of at most about "
+                               "1.9 KB of real bytes (a smaller Mtu)");
     KeepNullMessagePromisesTight();
-    MpiInterface::SendPacket(copy, rxTime, dst->GetNode()->GetId(), dst->GetIfIndex());
+    MpiInterface::SendPacket(packet, rxTime, dst->GetNode()->GetId(), dst->GetIfIndex());
 }
 
 void

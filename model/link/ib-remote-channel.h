@@ -141,6 +141,23 @@ class IbRemoteChannel : public IbChannel
     /// @return packets this channel shipped to another rank
     uint64_t GetRemoteTxPackets() const;
 
+    /**
+     * Hand a packet to MpiInterface::SendPacket for a port of another rank; the one place
+     * where cables between ranks (this one and EthRemoteChannel) leave the process. Refuses,
+     * naming the nodes, a packet too large for the receiving rank's MPI buffer, and keeps
+     * the null-message engine's promises tight (see the .cc).
+     * @param packet what to ship, with any marker header (not modified afterwards)
+     * @param rxTime its absolute arrival time
+     * @param srcNode the sending node
+     * @param dst the receiving port, on another rank
+     * @param channel the channel type, for messages
+     */
+    static void SendToRank(Ptr<Packet> packet,
+                           Time rxTime,
+                           Ptr<Node> srcNode,
+                           Ptr<NetDevice> dst,
+                           const char* channel);
+
   private:
     /**
      * MpiReceiver callback.
