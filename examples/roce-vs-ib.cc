@@ -46,14 +46,7 @@ struct Stream
     /// Post one WRITE.
     void Post()
     {
-        IbSendWr wr;
-        wr.opcode = IbWrOpcode::RDMA_WRITE;
-        wr.sge.addr = src->GetAddr();
-        wr.sge.length = bytes;
-        wr.sge.lkey = src->GetLkey();
-        wr.remoteAddr = dst->GetAddr();
-        wr.rkey = dst->GetRkey();
-        qp->PostSend(wr);
+        qp->PostSend(src->WriteTo(*dst, bytes));
     }
 
     /// A WRITE completed: count it and post the next.

@@ -108,15 +108,8 @@ StartFlow(Ptr<IbHca> a, Ptr<IbHca> b)
     IbConnectionManager::ConnectRc(c.qp[0], c.qp[1], nullptr, base);
     c.src = a->RegisterMemory(kLongMessage, IB_ACCESS_LOCAL_WRITE);
     c.dst = b->RegisterMemory(kLongMessage, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
-    IbSendWr wr;
-    wr.wrId = 1;
-    wr.opcode = IbWrOpcode::RDMA_WRITE;
-    wr.sge.addr = c.src->GetAddr();
-    wr.sge.length = static_cast<uint32_t>(kLongMessage);
-    wr.sge.lkey = c.src->GetLkey();
-    wr.remoteAddr = c.dst->GetAddr();
-    wr.rkey = c.dst->GetRkey();
-    NS_ABORT_UNLESS(c.qp[0]->PostSend(wr));
+    NS_ABORT_UNLESS(
+        c.qp[0]->PostSend(c.src->WriteTo(*c.dst, static_cast<uint32_t>(kLongMessage), 1)));
     return c;
 }
 

@@ -90,15 +90,7 @@ Connect(Ptr<IbHca> a, Ptr<IbHca> b, uint64_t bytes)
 IbSendWr
 Write(const Conn& c, uint64_t bytes, uint64_t id = 1)
 {
-    IbSendWr wr;
-    wr.wrId = id;
-    wr.opcode = IbWrOpcode::RDMA_WRITE;
-    wr.sge.addr = c.src->GetAddr();
-    wr.sge.length = static_cast<uint32_t>(bytes);
-    wr.sge.lkey = c.src->GetLkey();
-    wr.remoteAddr = c.dst->GetAddr();
-    wr.rkey = c.dst->GetRkey();
-    return wr;
+    return c.src->WriteTo(*c.dst, static_cast<uint32_t>(bytes), id);
 }
 
 /// Arrival times of the frames a device received.

@@ -514,15 +514,7 @@ struct WriteStream
     /// Post one more WRITE.
     void Post()
     {
-        IbSendWr wr;
-        wr.wrId = next++;
-        wr.opcode = IbWrOpcode::RDMA_WRITE;
-        wr.sge.addr = src->GetAddr();
-        wr.sge.length = bytes;
-        wr.sge.lkey = src->GetLkey();
-        wr.remoteAddr = dst->GetAddr();
-        wr.rkey = dst->GetRkey();
-        qp->PostSend(wr);
+        qp->PostSend(src->WriteTo(*dst, bytes, next++));
     }
 
     /// A completion: post the next message.

@@ -106,6 +106,20 @@ IbMemoryRegion::GetRkey() const
     return m_key;
 }
 
+IbSendWr
+IbMemoryRegion::WriteTo(const IbMemoryRegion& remote, uint32_t length, uint64_t wrId) const
+{
+    IbSendWr wr;
+    wr.wrId = wrId;
+    wr.opcode = IbWrOpcode::RDMA_WRITE;
+    wr.sge.addr = GetAddr();
+    wr.sge.length = length;
+    wr.sge.lkey = GetLkey();
+    wr.remoteAddr = remote.GetAddr();
+    wr.rkey = remote.GetRkey();
+    return wr;
+}
+
 uint32_t
 IbMemoryRegion::GetAccess() const
 {

@@ -5,6 +5,8 @@
 #ifndef IB_MEMORY_REGION_H
 #define IB_MEMORY_REGION_H
 
+#include "ib-verbs.h"
+
 #include "ns3/object.h"
 
 #include <cstdint>
@@ -56,6 +58,16 @@ class IbMemoryRegion : public Object
     uint32_t GetLkey() const;
     /// @return the remote key (used by peers in RDMA and atomic requests)
     uint32_t GetRkey() const;
+    /**
+     * A signaled RDMA WRITE work request of @p length bytes from the start of this region to
+     * the start of @p remote (a peer's region registered with IB_ACCESS_REMOTE_WRITE), to
+     * post with IbQueuePair::PostSend.
+     * @param remote the destination region
+     * @param length bytes to write (at most both regions' lengths, checked when posted)
+     * @param wrId the id its completion carries
+     * @return the work request
+     */
+    IbSendWr WriteTo(const IbMemoryRegion& remote, uint32_t length, uint64_t wrId = 0) const;
     /// @return the IbAccess flags
     uint32_t GetAccess() const;
     /// @return the backing bytes in data mode (GetLength() of them), nullptr otherwise
