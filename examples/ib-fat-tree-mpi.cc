@@ -58,6 +58,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace ns3;
@@ -125,15 +126,7 @@ struct RoceFlow
         {
             return;
         }
-        IbSendWr wr;
-        wr.wrId = posted++;
-        wr.opcode = IbWrOpcode::RDMA_WRITE;
-        wr.sge.addr = local->GetAddr();
-        wr.sge.length = bytes;
-        wr.sge.lkey = local->GetLkey();
-        wr.remoteAddr = remote->GetAddr();
-        wr.rkey = remote->GetRkey();
-        qp->PostSend(wr);
+        qp->PostSend(local->WriteTo(*remote, bytes, posted++));
     }
 
     /// Messages in flight: enough to cover the bandwidth-delay product of a 3-level tree at
@@ -192,6 +185,20 @@ OnEthHostRx(uint32_t dstHost, Ptr<const Packet> frame)
     ++f.packets;
     f.bytes += frame->GetSize();
     f.last = Simulator::Now();
+}
+
+/**
+ * Run the simulation.
+ * @param stop when to stop it
+ * @return the wall seconds of Simulator::Run and the events it ran
+ */
+std::pair<double, uint64_t>
+RunUntil(Time stop)
+{
+    Simulator::Stop(stop);
+    const auto runStart = std::chrono::steady_clock::now();
+    Simulator::Run();
+    return {Since(runStart), Simulator::GetEventCount()};
 }
 
 /**
@@ -469,20 +476,16 @@ main(int argc, char* argv[])
                       << " switches, " << topology.GetNLinks() << " cables at "
                       << rate.GetBitRate() / 1e9 << " Gb/s, " << delayNs << " ns cables\n"
                       << "ECMP, PFC, ECN and DCQCN at their defaults, pattern " << pattern << " ("
-                      << flows.size() << " RC flows of " << packets << " WRITEs of " << payload
-                      << " B), resolution " << resolution << ", stop at " << stop.GetMicroSeconds()
-                      << " us\n"
+                      << flows.size() << " RC flows of " << packets << " x " << payload
+                      << " B WRITEs), resolution " << resolution << ", stop at "
+                      << stop.GetMicroSeconds() << " us\n"
                       << "engine " << engine << ", " << ranks << " rank(s), partition " << partition
                       << "\n";
             IbPartition::Print(std::cout, cut);
             std::cout << "build: " << Since(wallStart) << " s wall\n" << std::flush;
         }
 
-        Simulator::Stop(stop);
-        const auto runStart = std::chrono::steady_clock::now();
-        Simulator::Run();
-        const double runWall = Since(runStart);
-        const uint64_t events = Simulator::GetEventCount();
+        const auto [runWall, events] = RunUntil(stop);
 
         std::vector<std::string> lines;
         uint64_t rxFrames = 0;
@@ -663,11 +666,7 @@ main(int argc, char* argv[])
         std::cout << "build: " << Since(wallStart) << " s wall\n" << std::flush;
     }
 
-    Simulator::Stop(stop);
-    const auto runStart = std::chrono::steady_clock::now();
-    Simulator::Run();
-    const double runWall = Since(runStart);
-    const uint64_t events = Simulator::GetEventCount();
+    const auto [runWall, events] = RunUntil(stop);
 
     // Results of this rank's nodes, as sorted lines that do not depend on the partition.
     std::vector<std::string> lines;
