@@ -12,6 +12,9 @@
  *       --scheduler=ns3::IbTimingWheelScheduler     a large fabric (see the doc's Performance)
  *   ./ib-allreduce --algo=hd --hosts=32 --radix=8 -b=1K -e=16M -f=4
  *   ./ib-allreduce --fabric=tcp                     TCP over 200 Gb/s point-to-point links
+ *   ./ib-allreduce --fabric=tcp-eth                 TCP on the Ethernet switches of --fabric=roce
+ *   ./ib-allreduce --fabric=all                     ib, roce, tcp-eth, tcp in turn, then side by
+ * side
  *   ./ib-allreduce --check=true --e=1M              real bytes, results verified
  *   ./ib-allreduce --algo=sharp --hosts=128 --radix=16 --speed=EDR   SHARP (LLT, then SAT)
  *
@@ -78,13 +81,13 @@ int
 main(int argc, char* argv[])
 {
     std::string algo = "ring";
-    std::string fabricKind = "ib";
+    std::string fabricArg = "ib";
     uint32_t hosts = 16;
     uint32_t radix = 8;
     uint32_t levels = 2;
     std::string speed = "HDR";
     std::string minBytes = "8";
-    std::string maxBytes; // 64M for ib, 4M for tcp (TCP costs many more events)
+    std::string maxBytes; // 64M for ib and roce, 4M with tcp (TCP costs many more events)
     uint32_t factor = 2;
     std::string typeName = "float";
     std::string opName = "sum";
@@ -96,15 +99,18 @@ main(int argc, char* argv[])
     CommandLine cmd(__FILE__);
     cmd.AddValue("algo", "allreduce algorithm: ring, tree, hd, rd, sharp (IB only)", algo);
     cmd.AddValue("fabric",
-                 "ib (RDMA on an IB fat tree), roce (RDMA on an Ethernet fat tree of EthSwitches) "
-                 "or tcp (TCP on point-to-point links)",
-                 fabricKind);
+                 "ib (RDMA on an IB fat tree), roce (RDMA on an Ethernet fat tree of EthSwitches), "
+                 "tcp-eth (TCP on those Ethernet switches), tcp (TCP on point-to-point links "
+                 "and IPv4 routers), or all: each in turn, then their bus bandwidths side by side",
+                 fabricArg);
     cmd.AddValue("hosts", "number of hosts (ranks)", hosts);
     cmd.AddValue("radix", "switch radix of the fat tree", radix);
     cmd.AddValue("levels", "fat-tree levels: 2 or 3", levels);
     cmd.AddValue("speed", "link speed (4x): SDR..NDR; the TCP links get the same data rate", speed);
     cmd.AddValue("b", "smallest size in bytes (K, M, G suffixes)", minBytes);
-    cmd.AddValue("e", "largest size in bytes (default 64M for ib, 4M for tcp)", maxBytes);
+    cmd.AddValue("e",
+                 "largest size in bytes (default 64M for ib and roce, 4M for tcp and all)",
+                 maxBytes);
     cmd.AddValue("f", "size multiplication factor", factor);
     cmd.AddValue("type", "int8 int16 int32 int64 half bfloat16 float double", typeName);
     cmd.AddValue("op", "sum prod min max band bor bxor", opName);
@@ -130,7 +136,7 @@ main(int argc, char* argv[])
 
     if (maxBytes.empty())
     {
-        maxBytes = fabricKind == "tcp" ? "4M" : "64M";
+        maxBytes = fabricArg == "ib" || fabricArg == "roce" ? "64M" : "4M";
     }
     const uint64_t smallest = ParseSize("b", minBytes);
     const uint64_t largest = ParseSize("e", maxBytes);
@@ -149,9 +155,10 @@ main(int argc, char* argv[])
                     "--hosts=" << hosts << ": an allreduce needs at least 2 ranks (hosts)");
     NS_ABORT_MSG_UNLESS(CollectiveReduction::IsValid(type, op),
                         "--op=" << opName << " is not defined on --type=" << typeName);
-    NS_ABORT_MSG_UNLESS(fabricKind == "ib" || fabricKind == "roce" || fabricKind == "tcp",
-                        "--fabric=" << fabricKind << ": use ib, roce or tcp");
-    NS_ABORT_MSG_IF(algo == "sharp" && fabricKind != "ib",
+    NS_ABORT_MSG_UNLESS(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
+                            fabricArg == "tcp" || fabricArg == "all",
+                        "--fabric=" << fabricArg << ": use ib, roce, tcp-eth, tcp or all");
+    NS_ABORT_MSG_IF(algo == "sharp" && fabricArg != "ib",
                     "--algo=sharp aggregates in InfiniBand switches: use --fabric=ib");
     const auto wallStart = std::chrono::steady_clock::now();
     NS_ABORT_MSG_UNLESS(factor >= 2, "--f must be at least 2");
@@ -166,250 +173,310 @@ main(int argc, char* argv[])
                                     : IbTopologyBuilder::FatTree3Level(radix, hosts, 1.0, s, 4);
     const DataRate rate = IbLinkRate::GetDataRate(s, 4);
 
-    CollectiveHelper helper;
-    helper.SetAlgorithm(algo);
-    helper.SetCommunicatorAttribute("ChunkSize", UintegerValue(chunk));
-    helper.SetHcaAttribute("DataMode", BooleanValue(check));
-    Ptr<CollectiveCommunicator> comm;
-    IbFabric fabric;
-    if (fabricKind == "ib")
+    /// One size of a sweep: bytes, mean time, bus bandwidth.
+    struct Row
     {
-        IbFabricHelper fh;
-        fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
-        fabric = fh.Build(topology);
-        if (algo == "sharp")
-        {
-            helper.SetSharpManager(SharpHelper().Install(fabric));
-            helper.SetAlgorithmAttribute("SatThreshold", UintegerValue(satThreshold));
-        }
-        comm = helper.InstallIb(fabric);
-    }
-    else if (fabricKind == "roce")
-    {
-        EthFabricHelper fh;
-        fh.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
-        fh.SetHcaAttribute("DataMode", BooleanValue(check));
-        comm = helper.InstallRoce(fh.Build(topology));
-    }
-    else
-    {
-        comm = helper.InstallTcp(CollectiveHelper::BuildIpFabric(topology, rate, NanoSeconds(10)));
-    }
-    const uint32_t n = comm->GetNRanks();
-    const uint32_t es = CollectiveReduction::SizeOf(type);
+        uint64_t bytes;
+        double seconds;
+        double busbw;
+    };
 
-    std::cout << "# allreduce, algorithm " << algo << ", " << n << " ranks, " << levels
-              << "-level fat tree radix " << radix << ", "
-              << (fabricKind == "ib" ? "InfiniBand RDMA"
-                  : fabricKind == "roce"
-                      ? "RoCEv2 RDMA on Ethernet switches (PFC, ECN, DCQCN, ECMP)"
-                      : "TCP/IPv4 point-to-point")
-              << " at " << rate.GetBitRate() / 1e9 << " Gb/s per link, chunk " << chunk << " B"
-              << (check ? ", data checked" : "") << "\n";
-    if (Ptr<SharpCollectiveAlgorithm> sharp =
-            DynamicCast<SharpCollectiveAlgorithm>(comm->GetAlgorithm()))
+    const std::vector<std::string> kinds =
+        fabricArg == "all" ? std::vector<std::string>{"ib", "roce", "tcp-eth", "tcp"}
+                           : std::vector<std::string>{fabricArg};
+    std::vector<std::vector<Row>> rows(kinds.size());
+    for (std::size_t kind = 0; kind < kinds.size(); ++kind)
     {
-        Ptr<SharpTree> tree = sharp->GetTree();
-        if (tree)
+        const std::string& fabricKind = kinds[kind];
+        CollectiveHelper helper;
+        helper.SetAlgorithm(algo);
+        helper.SetCommunicatorAttribute("ChunkSize", UintegerValue(chunk));
+        helper.SetHcaAttribute("DataMode", BooleanValue(check));
+        Ptr<CollectiveCommunicator> comm;
+        IbFabric fabric;
+        if (fabricKind == "ib")
         {
-            std::cout << "# SHARP tree: " << tree->ans.size() << " switches, depth " << tree->depth
-                      << ", low-latency window " << tree->window[SharpTree::LLT] << " x "
-                      << tree->fragmentBytes[SharpTree::LLT] << " B, streaming window "
-                      << tree->window[SharpTree::SAT] << " x "
-                      << tree->fragmentBytes[SharpTree::SAT] << " B above " << satThreshold
-                      << " B\n";
+            IbFabricHelper fh;
+            fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+            fabric = fh.Build(topology);
+            if (algo == "sharp")
+            {
+                helper.SetSharpManager(SharpHelper().Install(fabric));
+                helper.SetAlgorithmAttribute("SatThreshold", UintegerValue(satThreshold));
+            }
+            comm = helper.InstallIb(fabric);
+        }
+        else if (fabricKind == "roce")
+        {
+            EthFabricHelper fh;
+            fh.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
+            fh.SetHcaAttribute("DataMode", BooleanValue(check));
+            comm = helper.InstallRoce(fh.Build(topology));
+        }
+        else if (fabricKind == "tcp-eth")
+        {
+            EthFabricHelper fh;
+            fh.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
+            fh.SetHostStack(EthFabricHelper::TCP);
+            comm = helper.InstallTcp(fh.Build(topology).hosts);
         }
         else
         {
-            std::cout << "# SHARP refused (" << sharp->GetRefusal() << "): host-based fallback\n";
+            comm =
+                helper.InstallTcp(CollectiveHelper::BuildIpFabric(topology, rate, NanoSeconds(10)));
         }
-    }
-    std::printf("#%11s %12s %8s %6s %12s %8s %8s %6s\n",
-                "size",
-                "count",
-                "type",
-                "redop",
-                "time",
-                "algbw",
-                "busbw",
-                "#wrong");
-    std::printf("#%11s %12s %8s %6s %12s %8s %8s %6s\n",
-                "(B)",
-                "(elements)",
-                "",
-                "",
-                "(us)",
-                "(GB/s)",
-                "(GB/s)",
-                "");
+        const uint32_t n = comm->GetNRanks();
+        const uint32_t es = CollectiveReduction::SizeOf(type);
 
-    // The check compares every element with a sum computed in one order, so it needs
-    // inputs whose partial sums are exact in the type whatever the order: rank r holds
-    // r + 1 while n (n + 1) / 2 is exact, else 1 while n is, else nothing is checked.
-    // Integers wrap alike in any order.
-    double exactUpTo = 9007199254740992.0; // 2^53: double
-    if (type == CollectiveDataType::BFLOAT16)
-    {
-        exactUpTo = 256;
-    }
-    else if (type == CollectiveDataType::FLOAT16)
-    {
-        exactUpTo = 2048;
-    }
-    else if (type == CollectiveDataType::FLOAT32)
-    {
-        exactUpTo = 16777216;
-    }
-    const bool integer = CollectiveReduction::IsInteger(type);
-    const bool rising = integer || double(n) * (n + 1) / 2 <= exactUpTo;
-    const bool verifiable = check && op == CollectiveRedOp::SUM && (rising || n <= exactUpTo);
-    auto inputOf = [rising](uint32_t r) { return rising ? r + 1 : 1; };
-    if (check && !verifiable)
-    {
-        std::cout << "# #wrong n/a: the data are carried but only a sum is checked, and only "
-                     "while the sums of the inputs are exact in the type\n";
-    }
-
-    CollectiveOpSpec spec;
-    spec.type = type;
-    spec.op = op;
-    bool warm = false;
-    for (uint64_t size = smallest; size <= largest;
-         size = size > largest / factor ? largest + 1 : size * factor)
-    {
-        spec.count = std::max<uint64_t>(1, size / es);
-        const uint64_t bytes = spec.count * es;
-        std::vector<std::vector<uint8_t>> buffers;
-        if (!warm)
+        std::cout << "# allreduce, algorithm " << algo << ", " << n << " ranks, " << levels
+                  << "-level fat tree radix " << radix << ", "
+                  << (fabricKind == "ib" ? "InfiniBand RDMA"
+                      : fabricKind == "roce"
+                          ? "RoCEv2 RDMA on Ethernet switches (PFC, ECN, DCQCN, ECMP)"
+                      : fabricKind == "tcp-eth"
+                          ? "TCP/IPv4 on the same Ethernet switches (ECMP, lossy class)"
+                          : "TCP/IPv4 point-to-point, routers without forwarding latency")
+                  << " at " << rate.GetBitRate() / 1e9 << " Gb/s per link, chunk " << chunk << " B"
+                  << (check ? ", data checked" : "") << "\n";
+        if (Ptr<SharpCollectiveAlgorithm> sharp =
+                DynamicCast<SharpCollectiveAlgorithm>(comm->GetAlgorithm()))
         {
-            // opens the connections: 16 elements per rank reach every peer an algorithm
-            // talks to, without paying a large first size twice
-            CollectiveOpSpec w = spec;
-            w.count = std::min<uint64_t>(spec.count, uint64_t(n) * 16);
-            CollectiveHelper::Run(comm, w, nullptr, Seconds(100));
-            warm = true;
-        }
-        double total = 0;
-        uint64_t wrong = 0;
-        for (uint32_t it = 0; it < iters; ++it)
-        {
-            std::vector<std::vector<uint8_t>>* bufs = nullptr;
-            if (check)
+            Ptr<SharpTree> tree = sharp->GetTree();
+            if (tree)
             {
-                // rank r holds inputOf(r) in every element (as an integer or a float)
-                buffers.assign(n, std::vector<uint8_t>(bytes));
-                for (uint32_t r = 0; r < n; ++r)
+                std::cout << "# SHARP tree: " << tree->ans.size() << " switches, depth "
+                          << tree->depth << ", low-latency window " << tree->window[SharpTree::LLT]
+                          << " x " << tree->fragmentBytes[SharpTree::LLT] << " B, streaming window "
+                          << tree->window[SharpTree::SAT] << " x "
+                          << tree->fragmentBytes[SharpTree::SAT] << " B above " << satThreshold
+                          << " B\n";
+            }
+            else
+            {
+                std::cout << "# SHARP refused (" << sharp->GetRefusal()
+                          << "): host-based fallback\n";
+            }
+        }
+        std::printf("#%11s %12s %8s %6s %12s %8s %8s %6s\n",
+                    "size",
+                    "count",
+                    "type",
+                    "redop",
+                    "time",
+                    "algbw",
+                    "busbw",
+                    "#wrong");
+        std::printf("#%11s %12s %8s %6s %12s %8s %8s %6s\n",
+                    "(B)",
+                    "(elements)",
+                    "",
+                    "",
+                    "(us)",
+                    "(GB/s)",
+                    "(GB/s)",
+                    "");
+
+        // The check compares every element with a sum computed in one order, so it needs
+        // inputs whose partial sums are exact in the type whatever the order: rank r holds
+        // r + 1 while n (n + 1) / 2 is exact, else 1 while n is, else nothing is checked.
+        // Integers wrap alike in any order.
+        double exactUpTo = 9007199254740992.0; // 2^53: double
+        if (type == CollectiveDataType::BFLOAT16)
+        {
+            exactUpTo = 256;
+        }
+        else if (type == CollectiveDataType::FLOAT16)
+        {
+            exactUpTo = 2048;
+        }
+        else if (type == CollectiveDataType::FLOAT32)
+        {
+            exactUpTo = 16777216;
+        }
+        const bool integer = CollectiveReduction::IsInteger(type);
+        const bool rising = integer || double(n) * (n + 1) / 2 <= exactUpTo;
+        const bool verifiable = check && op == CollectiveRedOp::SUM && (rising || n <= exactUpTo);
+        auto inputOf = [rising](uint32_t r) { return rising ? r + 1 : 1; };
+        if (check && !verifiable)
+        {
+            std::cout << "# #wrong n/a: the data are carried but only a sum is checked, and only "
+                         "while the sums of the inputs are exact in the type\n";
+        }
+
+        CollectiveOpSpec spec;
+        spec.type = type;
+        spec.op = op;
+        bool warm = false;
+        for (uint64_t size = smallest; size <= largest;
+             size = size > largest / factor ? largest + 1 : size * factor)
+        {
+            spec.count = std::max<uint64_t>(1, size / es);
+            const uint64_t bytes = spec.count * es;
+            std::vector<std::vector<uint8_t>> buffers;
+            if (!warm)
+            {
+                // opens the connections: 16 elements per rank reach every peer an algorithm
+                // talks to, without paying a large first size twice
+                CollectiveOpSpec w = spec;
+                w.count = std::min<uint64_t>(spec.count, uint64_t(n) * 16);
+                CollectiveHelper::Run(comm, w, nullptr, Seconds(100));
+                warm = true;
+            }
+            double total = 0;
+            uint64_t wrong = 0;
+            for (uint32_t it = 0; it < iters; ++it)
+            {
+                std::vector<std::vector<uint8_t>>* bufs = nullptr;
+                if (check)
                 {
-                    for (uint64_t i = 0; i < spec.count; ++i)
+                    // rank r holds inputOf(r) in every element (as an integer or a float)
+                    buffers.assign(n, std::vector<uint8_t>(bytes));
+                    for (uint32_t r = 0; r < n; ++r)
                     {
-                        uint8_t* p = buffers[r].data() + i * es;
+                        for (uint64_t i = 0; i < spec.count; ++i)
+                        {
+                            uint8_t* p = buffers[r].data() + i * es;
+                            const double v = inputOf(r);
+                            if (CollectiveReduction::IsInteger(type))
+                            {
+                                const int64_t x = inputOf(r);
+                                std::memcpy(p, &x, es);
+                            }
+                            else if (type == CollectiveDataType::FLOAT16)
+                            {
+                                const uint16_t h = CollectiveReduction::FloatToHalf(v);
+                                std::memcpy(p, &h, 2);
+                            }
+                            else if (type == CollectiveDataType::BFLOAT16)
+                            {
+                                const uint16_t h = CollectiveReduction::FloatToBf16(v);
+                                std::memcpy(p, &h, 2);
+                            }
+                            else if (type == CollectiveDataType::FLOAT32)
+                            {
+                                const float f = v;
+                                std::memcpy(p, &f, 4);
+                            }
+                            else
+                            {
+                                std::memcpy(p, &v, 8);
+                            }
+                        }
+                    }
+                    bufs = &buffers;
+                }
+                const Time t = CollectiveHelper::Run(comm, spec, bufs, Seconds(100));
+                NS_ABORT_MSG_IF(t == Time::Max(), "allreduce of " << bytes << " B did not finish");
+                total += t.GetSeconds();
+                if (verifiable)
+                {
+                    // compare with rank 0's own reduction of the inputs, element 0 pattern
+                    std::vector<uint8_t> ref(es);
+                    std::vector<uint8_t> one(es);
+                    for (uint32_t r = 0; r < n; ++r)
+                    {
+                        const int64_t x = inputOf(r);
                         const double v = inputOf(r);
                         if (CollectiveReduction::IsInteger(type))
                         {
-                            const int64_t x = inputOf(r);
-                            std::memcpy(p, &x, es);
+                            std::memcpy(one.data(), &x, es);
                         }
                         else if (type == CollectiveDataType::FLOAT16)
                         {
                             const uint16_t h = CollectiveReduction::FloatToHalf(v);
-                            std::memcpy(p, &h, 2);
+                            std::memcpy(one.data(), &h, 2);
                         }
                         else if (type == CollectiveDataType::BFLOAT16)
                         {
                             const uint16_t h = CollectiveReduction::FloatToBf16(v);
-                            std::memcpy(p, &h, 2);
+                            std::memcpy(one.data(), &h, 2);
                         }
                         else if (type == CollectiveDataType::FLOAT32)
                         {
                             const float f = v;
-                            std::memcpy(p, &f, 4);
+                            std::memcpy(one.data(), &f, 4);
                         }
                         else
                         {
-                            std::memcpy(p, &v, 8);
+                            std::memcpy(one.data(), &v, 8);
                         }
-                    }
-                }
-                bufs = &buffers;
-            }
-            const Time t = CollectiveHelper::Run(comm, spec, bufs, Seconds(100));
-            NS_ABORT_MSG_IF(t == Time::Max(), "allreduce of " << bytes << " B did not finish");
-            total += t.GetSeconds();
-            if (verifiable)
-            {
-                // compare with rank 0's own reduction of the inputs, element 0 pattern
-                std::vector<uint8_t> ref(es);
-                std::vector<uint8_t> one(es);
-                for (uint32_t r = 0; r < n; ++r)
-                {
-                    const int64_t x = inputOf(r);
-                    const double v = inputOf(r);
-                    if (CollectiveReduction::IsInteger(type))
-                    {
-                        std::memcpy(one.data(), &x, es);
-                    }
-                    else if (type == CollectiveDataType::FLOAT16)
-                    {
-                        const uint16_t h = CollectiveReduction::FloatToHalf(v);
-                        std::memcpy(one.data(), &h, 2);
-                    }
-                    else if (type == CollectiveDataType::BFLOAT16)
-                    {
-                        const uint16_t h = CollectiveReduction::FloatToBf16(v);
-                        std::memcpy(one.data(), &h, 2);
-                    }
-                    else if (type == CollectiveDataType::FLOAT32)
-                    {
-                        const float f = v;
-                        std::memcpy(one.data(), &f, 4);
-                    }
-                    else
-                    {
-                        std::memcpy(one.data(), &v, 8);
-                    }
-                    if (r == 0)
-                    {
-                        ref = one;
-                    }
-                    else
-                    {
-                        CollectiveReduction::Reduce(type, op, ref.data(), one.data(), 1);
-                    }
-                }
-                for (uint32_t r = 0; r < n; ++r)
-                {
-                    for (uint64_t i = 0; i < spec.count; ++i)
-                    {
-                        if (std::memcmp(buffers[r].data() + i * es, ref.data(), es) != 0)
+                        if (r == 0)
                         {
-                            ++wrong;
+                            ref = one;
+                        }
+                        else
+                        {
+                            CollectiveReduction::Reduce(type, op, ref.data(), one.data(), 1);
+                        }
+                    }
+                    for (uint32_t r = 0; r < n; ++r)
+                    {
+                        for (uint64_t i = 0; i < spec.count; ++i)
+                        {
+                            if (std::memcmp(buffers[r].data() + i * es, ref.data(), es) != 0)
+                            {
+                                ++wrong;
+                            }
                         }
                     }
                 }
             }
+            const double sec = total / iters;
+            const double algbw = bytes / sec / 1e9;
+            const double busbw = algbw * 2.0 * (n - 1) / n;
+            std::printf("%12llu %12llu %8s %6s %12.2f %8.2f %8.2f %6s\n",
+                        static_cast<unsigned long long>(bytes),
+                        static_cast<unsigned long long>(spec.count),
+                        CollectiveReduction::TypeName(type).c_str(),
+                        CollectiveReduction::OpName(op).c_str(),
+                        sec * 1e6,
+                        algbw,
+                        busbw,
+                        verifiable ? std::to_string(wrong).c_str() : "n/a");
+            rows[kind].push_back({bytes, sec, busbw});
         }
-        const double sec = total / iters;
-        const double algbw = bytes / sec / 1e9;
-        const double busbw = algbw * 2.0 * (n - 1) / n;
-        std::printf("%12llu %12llu %8s %6s %12.2f %8.2f %8.2f %6s\n",
-                    static_cast<unsigned long long>(bytes),
-                    static_cast<unsigned long long>(spec.count),
-                    CollectiveReduction::TypeName(type).c_str(),
-                    CollectiveReduction::OpName(op).c_str(),
-                    sec * 1e6,
-                    algbw,
-                    busbw,
-                    verifiable ? std::to_string(wrong).c_str() : "n/a");
+        std::cout << "# bus bandwidth bound: " << rate.GetBitRate() / 8e9
+                  << " GB/s link data rate, times "
+                  << (fabricKind == "ib" ? "about 0.99 (4 KB IB packets)"
+                      : fabricKind == "roce"
+                          ? "about 0.98 (4 KB RoCEv2 frames: 82 bytes of framing)"
+                      : fabricKind == "tcp-eth"
+                          ? "about 0.94 (1448-byte TCP segments in 1538 bytes of Ethernet wire)"
+                          : "about 0.96 (1448-byte TCP segments on PPP)")
+                  << "\n";
+        Simulator::Destroy();
     }
-    std::cout << "# bus bandwidth bound: " << rate.GetBitRate() / 8e9
-              << " GB/s link data rate, times "
-              << (fabricKind == "ib"     ? "about 0.99 (4 KB IB packets)"
-                  : fabricKind == "roce" ? "about 0.98 (4 KB RoCEv2 frames: 82 bytes of framing)"
-                                         : "about 0.96 (1448-byte TCP segments on PPP)")
-              << "\n";
+    if (kinds.size() > 1)
+    {
+        // The same sizes on every fabric: where RoCE and TCP fall behind InfiniBand.
+        std::cout << "# side by side, " << hosts << " ranks, " << algo
+                  << ", busbw (GB/s) and its ratio to ib\n";
+        std::printf("#%11s", "size (B)");
+        for (const std::string& k : kinds)
+        {
+            std::printf(" %9s", k.c_str());
+        }
+        for (std::size_t k = 1; k < kinds.size(); ++k)
+        {
+            std::printf(" %9s", (kinds[k] + "/ib").c_str());
+        }
+        std::printf("\n");
+        for (std::size_t i = 0; i < rows[0].size(); ++i)
+        {
+            std::printf("%12llu", static_cast<unsigned long long>(rows[0][i].bytes));
+            for (std::size_t k = 0; k < kinds.size(); ++k)
+            {
+                std::printf(" %9.2f", rows[k][i].busbw);
+            }
+            for (std::size_t k = 1; k < kinds.size(); ++k)
+            {
+                std::printf(" %9.3f", rows[k][i].busbw / rows[0][i].busbw);
+            }
+            std::printf("\n");
+        }
+    }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     std::cout << "# wall time " << wall << " s\n";
-    Simulator::Destroy();
     return 0;
 }
