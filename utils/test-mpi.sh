@@ -22,7 +22,10 @@
 #                     3-level tree for the wall times, and 150 ns cables into switches
 #                     with no forwarding latency, where a cross-rank packet arrives one
 #                     lookahead after it is sent: the null-message engine's promises
-#                     must then be made from the current time)
+#                     must then be made from the current time; then the Ethernet/RoCE
+#                     fabric (--fabric=roce, EthRemoteChannel) on a 2-level and a 3-level
+#                     tree, and an incast into small switch buffers, where PFC frames
+#                     and ECN-marked frames cross between ranks)
 
 set -euo pipefail
 
@@ -37,7 +40,10 @@ mkdir -p "$work"
 default_scenarios='--levels=2 --radix=8 --hosts=32 --packets=200 --partition=leaf
 --levels=3 --radix=8 --hosts=64 --packets=100 --partition=pod --seed=3
 --levels=3 --radix=16 --hosts=512 --packets=100 --partition=pod --seed=7
---levels=2 --radix=8 --hosts=32 --packets=100 --partition=leaf --delay=150 --ns3::IbSwitch::ForwardingLatency=0ns'
+--levels=2 --radix=8 --hosts=32 --packets=100 --partition=leaf --delay=150 --ns3::IbSwitch::ForwardingLatency=0ns
+--fabric=roce --levels=2 --radix=8 --hosts=32 --packets=100 --partition=leaf
+--fabric=roce --levels=3 --radix=8 --hosts=64 --packets=50 --partition=pod --seed=3
+--fabric=roce --levels=2 --radix=8 --hosts=32 --packets=50 --partition=leaf --pattern=incast --ns3::EthSwitch::BufferSize=600000'
 scenarios=${IB_MPI_SCENARIOS:-$default_scenarios}
 
 command -v mpirun >/dev/null || {
@@ -90,12 +96,19 @@ run() {
 # totals FILE: one line of totals from merged result lines.
 totals() {
   awk '
+    $1 == "flow" && $5 == "completed" { roce = 1; flows++; pk += $6; if ($8 > last) last = $8; next }
     $1 == "flow" { flows++; pk += $6; by += $8; if ($12 > last) last = $12 }
+    $1 == "rx" { rx += $6; by += $8 }
     $1 == "port" { tx += $5; fc += $9 }
-    $1 == "switch" { fw += $4 }
+    $1 == "switch" { fw += $4; if (roce) ecn += $6 }
     END {
-      printf "%d flows, %d data packets (%d wire bytes) received, last at %.3f us; ", flows, pk, by, last / 1e6
-      printf "ports sent %d data and %d flow-control packets; switches forwarded %d\n", tx, fc, fw
+      if (roce) {
+        printf "%d flows, %d WRITEs completed, last at %.3f us; hosts received %d frames (%d bytes); ", flows, pk, last / 1e6, rx, by
+        printf "ports sent %d frames, %d of them PFC; switches forwarded %d, marked %d\n", tx, fc, fw, ecn
+      } else {
+        printf "%d flows, %d data packets (%d wire bytes) received, last at %.3f us; ", flows, pk, by, last / 1e6
+        printf "ports sent %d data and %d flow-control packets; switches forwarded %d\n", tx, fc, fw
+      }
     }' "$1"
 }
 
