@@ -18,6 +18,9 @@
 namespace ns3
 {
 
+class NetDevice;
+class Node;
+
 /**
  * @ingroup infiniband-link
  * @brief One-byte prefix that an IbRemoteChannel puts in front of a packet it ships to
