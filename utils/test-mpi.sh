@@ -41,9 +41,9 @@ default_scenarios='--levels=2 --radix=8 --hosts=32 --packets=200 --partition=lea
 --levels=3 --radix=8 --hosts=64 --packets=100 --partition=pod --seed=3
 --levels=3 --radix=16 --hosts=512 --packets=100 --partition=pod --seed=7
 --levels=2 --radix=8 --hosts=32 --packets=100 --partition=leaf --delay=150 --ns3::IbSwitch::ForwardingLatency=0ns
---fabric=roce --levels=2 --radix=8 --hosts=32 --packets=100 --partition=leaf
---fabric=roce --levels=3 --radix=8 --hosts=64 --packets=50 --partition=pod --seed=3
---fabric=roce --levels=2 --radix=8 --hosts=32 --packets=50 --partition=leaf --pattern=incast --ns3::EthSwitch::BufferSize=600000'
+--fabric=roce --levels=2 --radix=8 --hosts=32 --packets=100 --partition=leaf --ns3::EthSwitch::OrderSimultaneousArrivals=true
+--fabric=roce --levels=3 --radix=8 --hosts=64 --packets=50 --partition=pod --seed=3 --ns3::EthSwitch::OrderSimultaneousArrivals=true
+--fabric=roce --levels=2 --radix=8 --hosts=32 --packets=50 --partition=leaf --pattern=incast --ns3::EthSwitch::BufferSize=600000 --ns3::EthSwitch::OrderSimultaneousArrivals=true'
 scenarios=${IB_MPI_SCENARIOS:-$default_scenarios}
 
 command -v mpirun >/dev/null || {

@@ -425,6 +425,24 @@ class EthSwitch : public Object, public EthPortOwner
      */
     bool DecideEcn(uint32_t queued);
     /**
+     * Forward a frame that has arrived (PortReceive, or DrainArrivals).
+     * @param inPort its input port
+     * @param frame the frame
+     * @param prio its priority
+     */
+    void Forward(uint8_t inPort, Ptr<Packet> frame, uint8_t prio);
+    /// OrderSimultaneousArrivals: forward this instant's arrivals, in input-port order.
+    void DrainArrivals();
+
+    /// A frame waiting for the end of its arrival instant (OrderSimultaneousArrivals).
+    struct Arrival
+    {
+        uint8_t inPort;    ///< input port
+        uint8_t prio;      ///< priority
+        Ptr<Packet> frame; ///< the frame
+    };
+
+    /**
      * Set the ForwardingLatency attribute, on the ports already added too.
      * @param latency the latency
      */
@@ -491,6 +509,8 @@ class EthSwitch : public Object, public EthPortOwner
     double m_lossyAlpha{1.0};             //!< LossyAlpha attribute
     uint32_t m_reserved{0};               //!< ReservedBytes attribute
     bool m_ecn{true};                     //!< EcnEnabled attribute
+    bool m_orderArrivals{false};          //!< OrderSimultaneousArrivals attribute
+    std::vector<Arrival> m_arrivals;      //!< this instant's arrivals, when ordered
     uint32_t m_kmin{0};                   //!< EcnKmin attribute
     uint32_t m_kmax{0};                   //!< EcnKmax attribute
     double m_pmax{0};                     //!< EcnPmax attribute
