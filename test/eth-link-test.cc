@@ -8,6 +8,8 @@
  * resolution; the others allow the half time step to which a single time rounds.
  */
 
+#include "shell-test-util.h"
+
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/error-model.h"
@@ -1053,52 +1055,8 @@ TEST_F(EthLinkTest, UdpEchoRunsOverTheLinkWithArpAndExactRoundTrips)
 namespace
 {
 
-/// A temporary directory, removed with what it holds.
-class TempDir
-{
-  public:
-    TempDir()
-    {
-        char tmpl[] = "/tmp/eth-link-test-XXXXXX";
-        m_path = mkdtemp(tmpl);
-    }
-
-    ~TempDir()
-    {
-        std::string cmd = "rm -rf '" + m_path + "'";
-        if (std::system(cmd.c_str()) != 0)
-        {
-            std::cerr << "could not remove " << m_path << "\n";
-        }
-    }
-
-    const std::string& Path() const
-    {
-        return m_path;
-    }
-
-  private:
-    std::string m_path;
-};
-
-std::string
-RunCommand(const std::string& cmd)
-{
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p)
-    {
-        return out;
-    }
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-    {
-        out.append(buf, n);
-    }
-    pclose(p);
-    return out;
-}
+using shelltest::RunCommand;
+using shelltest::TempDir;
 
 } // namespace
 

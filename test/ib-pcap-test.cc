@@ -12,6 +12,8 @@
  *    time of every packet against what was sent, and that tshark flags none as malformed.
  */
 
+#include "shell-test-util.h"
+
 #include "ns3/core-module.h"
 #include "ns3/ib-aeth-header.h"
 #include "ns3/ib-bth-header.h"
@@ -100,24 +102,7 @@ ReadPcap(const std::string& path, uint32_t* linkType)
     return out;
 }
 
-std::string
-RunCommand(const std::string& cmd)
-{
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p)
-    {
-        return out;
-    }
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-    {
-        out.append(buf, n);
-    }
-    pclose(p);
-    return out;
-}
+using shelltest::RunCommand;
 
 class IbPcapTest : public ::testing::Test
 {

@@ -47,6 +47,8 @@
 #define IB_HAVE_V4PING_PING6 1
 #endif
 
+#include "shell-test-util.h"
+
 #include <cstdio>
 #include <cstring>
 #include <gtest/gtest.h>
@@ -131,25 +133,7 @@ BuildIpoib(uint32_t hosts, bool eui64 = false)
     return n;
 }
 
-/// Run a shell command, return its standard output.
-std::string
-RunCommand(const std::string& cmd)
-{
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p)
-    {
-        return out;
-    }
-    char buf[4096];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof(buf), p)) > 0)
-    {
-        out.append(buf, k);
-    }
-    pclose(p);
-    return out;
-}
+using shelltest::RunCommand;
 
 /**
  * Decode host 0's pcap (written under @p dir with file prefix @p prefix) with tshark,

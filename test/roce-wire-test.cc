@@ -14,6 +14,8 @@
  *    checksum validation on.
  */
 
+#include "shell-test-util.h"
+
 #include "ns3/eth-frame.h"
 #include "ns3/ib-aeth-header.h"
 #include "ns3/ib-bth-header.h"
@@ -248,24 +250,7 @@ Shapes()
     return out;
 }
 
-std::string
-RunCommand(const std::string& cmd)
-{
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p)
-    {
-        return out;
-    }
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-    {
-        out.append(buf, n);
-    }
-    pclose(p);
-    return out;
-}
+using shelltest::RunCommand;
 
 std::vector<std::string>
 Split(const std::string& line, char sep)
