@@ -18,8 +18,10 @@ cpp_examples = [
     ("ib-allreduce --algo=sharp --hosts=8 --e=64K", "True", "False"),
     ("ib-allreduce --fabric=tcp --hosts=4 --e=64K", "True", "False"),
     ("ib-allreduce --fabric=roce --hosts=8 --e=1M", "True", "False"),
+    ("ib-allreduce --fabric=all --hosts=8 --b=64K --e=256K", "True", "False"),
     ("roce-vs-ib --hosts=16 --radix=8 --us=50 --warmUs=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
+    ("ib-fat-tree-mpi --mpi=false --fabric=roce --hosts=16 --packets=20", "True", "False"),
     (
         "ai-training-fabrics --quick --models=resnet50 "
         "--fabrics=eth-100,tcp-eth-100,roce-100,ib-hdr,ib-hdr-sharp "
