@@ -10,6 +10,7 @@
 // need not have version-defines.h), and named here once.
 
 #include "ns3/address.h"
+#include "ns3/buffer.h"
 #include "ns3/enum.h"
 
 #include <cstdint>
@@ -134,6 +135,60 @@ MakeEnumAccessor(A... a)
 {
     return detail::EnumAccessor<E>(0, a...);
 }
+
+/**
+ * @defgroup ib-compat-le Little-endian fields
+ * The CRCs of IBA and RoCE packets go on the wire least significant byte first. ns-3 3.48
+ * deprecates Buffer::Iterator's WriteHtolsbU16/U32 and ReadLsbtohU16/U32, which earlier
+ * releases have and later ones may drop; byte by byte, the same bytes on every release.
+ * @{
+ */
+
+/**
+ * @param i where to write (advanced by 2)
+ * @param v the value
+ */
+inline void
+WriteLe16(Buffer::Iterator& i, uint16_t v)
+{
+    i.WriteU8(static_cast<uint8_t>(v));
+    i.WriteU8(static_cast<uint8_t>(v >> 8));
+}
+
+/**
+ * @param i where to write (advanced by 4)
+ * @param v the value
+ */
+inline void
+WriteLe32(Buffer::Iterator& i, uint32_t v)
+{
+    WriteLe16(i, static_cast<uint16_t>(v));
+    WriteLe16(i, static_cast<uint16_t>(v >> 16));
+}
+
+/**
+ * @param i where to read (advanced by 2)
+ * @return the value
+ */
+inline uint16_t
+ReadLe16(Buffer::Iterator& i)
+{
+    const uint16_t lo = i.ReadU8();
+    return static_cast<uint16_t>(lo | (i.ReadU8() << 8));
+}
+
+/**
+ * @param i where to read (advanced by 4)
+ * @return the value
+ */
+inline uint32_t
+ReadLe32(Buffer::Iterator& i)
+{
+    const uint32_t lo = ReadLe16(i);
+    return lo | (static_cast<uint32_t>(ReadLe16(i)) << 16);
+}
+
+/** @} */
 
 } // namespace ib_compat
 } // namespace ns3

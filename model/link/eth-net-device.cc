@@ -525,7 +525,7 @@ Time
 EthNetDevice::GetPauseTime(uint16_t quanta) const
 {
     // In integers: quanta x 512 x steps per second / bit rate, to the nearest step.
-    using u128 = unsigned __int128;
+    __extension__ typedef unsigned __int128 u128; // GCC and Clang; __extension__: not ISO C++
     const u128 bitRate = m_rate.GetBitRate();
     const u128 num = static_cast<u128>(quanta) * PAUSE_QUANTUM_BITS *
                      static_cast<u128>(Seconds(1).GetTimeStep());

@@ -40,7 +40,7 @@ Before(uint64_t ats, uint64_t aorder, uint64_t bts, uint64_t border)
 {
 #ifdef __SIZEOF_INT128__
     // One 128-bit comparison (compare and subtract-with-borrow): no branch.
-    using U128 = unsigned __int128;
+    __extension__ typedef unsigned __int128 U128; // GCC and Clang; __extension__: not ISO C++
     return ((static_cast<U128>(ats) << 64) | aorder) < ((static_cast<U128>(bts) << 64) | border);
 #else
     return (ats < bts) | ((ats == bts) & (aorder < border));

@@ -4,6 +4,7 @@
 
 #include "ib-crc-trailer.h"
 
+#include "ns3/ib-ns3-compat.h"
 #include "ns3/log.h"
 
 #include <iomanip>
@@ -51,9 +52,9 @@ IbCrcTrailer::Serialize(Buffer::Iterator end) const
     i.Prev(GetSerializedSize());
     if (m_hasIcrc)
     {
-        i.WriteHtolsbU32(m_icrc);
+        ib_compat::WriteLe32(i, m_icrc);
     }
-    i.WriteHtolsbU16(m_vcrc);
+    ib_compat::WriteLe16(i, m_vcrc);
 }
 
 uint32_t
@@ -70,9 +71,9 @@ IbCrcTrailer::Deserialize(Buffer::Iterator end)
     i.Prev(size);
     if (m_hasIcrc)
     {
-        m_icrc = i.ReadLsbtohU32();
+        m_icrc = ib_compat::ReadLe32(i);
     }
-    m_vcrc = i.ReadLsbtohU16();
+    m_vcrc = ib_compat::ReadLe16(i);
     return size;
 }
 

@@ -84,7 +84,7 @@ IbErfHeader::SetTimestamp(Time t)
     const uint64_t seconds = static_cast<uint64_t>(ps / 1000000000000LL);
     const uint64_t remPs = static_cast<uint64_t>(ps % 1000000000000LL);
     // fraction = remPs / 1e12 * 2^32, rounded to nearest (128-bit: remPs * 2^32 > 2^64)
-    using u128 = unsigned __int128;
+    __extension__ typedef unsigned __int128 u128; // GCC and Clang; __extension__: not ISO C++
     const uint64_t fraction = static_cast<uint64_t>(
         ((static_cast<u128>(remPs) << 32) + 500000000000ULL) / 1000000000000ULL);
     m_timestamp = (seconds << 32) + fraction;
@@ -95,7 +95,7 @@ IbErfHeader::GetTimestamp() const
 {
     const uint64_t seconds = m_timestamp >> 32;
     const uint64_t fraction = m_timestamp & 0xffffffffULL;
-    using u128 = unsigned __int128;
+    __extension__ typedef unsigned __int128 u128; // GCC and Clang; __extension__: not ISO C++
     const uint64_t ps = static_cast<uint64_t>(
         (static_cast<u128>(fraction) * 1000000000000ULL + (static_cast<u128>(1) << 31)) >> 32);
     return PicoSeconds(static_cast<int64_t>(seconds * 1000000000000ULL + ps));

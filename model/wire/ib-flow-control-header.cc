@@ -7,6 +7,7 @@
 #include "ib-crc.h"
 
 #include "ns3/abort.h"
+#include "ns3/ib-ns3-compat.h"
 #include "ns3/log.h"
 
 #include <iomanip>
@@ -80,7 +81,7 @@ IbFlowControlHeader::Serialize(Buffer::Iterator start) const
     uint8_t bytes[4];
     FirstFourBytes(bytes);
     start.Write(bytes, sizeof(bytes));
-    start.WriteHtolsbU16(IbCrc::ComputeLpcrc(bytes));
+    ib_compat::WriteLe16(start, IbCrc::ComputeLpcrc(bytes));
 }
 
 uint32_t
@@ -97,7 +98,7 @@ IbFlowControlHeader::Deserialize(Buffer::Iterator start)
     m_fctbs = FctbsOf(word);
     m_vl = VlOf(word);
     m_fccl = FcclOf(word);
-    m_lpcrc = start.ReadLsbtohU16();
+    m_lpcrc = ib_compat::ReadLe16(start);
     m_lpcrcReceived = true;
     return SIZE;
 }

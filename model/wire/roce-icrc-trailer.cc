@@ -4,6 +4,7 @@
 
 #include "roce-icrc-trailer.h"
 
+#include "ns3/ib-ns3-compat.h"
 #include "ns3/log.h"
 
 #include <iomanip>
@@ -47,7 +48,7 @@ RoceIcrcTrailer::Serialize(Buffer::Iterator end) const
 {
     Buffer::Iterator i = end;
     i.Prev(SIZE);
-    i.WriteHtolsbU32(m_icrc);
+    ib_compat::WriteLe32(i, m_icrc);
 }
 
 uint32_t
@@ -61,7 +62,7 @@ RoceIcrcTrailer::Deserialize(Buffer::Iterator end)
     }
     Buffer::Iterator i = end;
     i.Prev(SIZE);
-    m_icrc = i.ReadLsbtohU32();
+    m_icrc = ib_compat::ReadLe32(i);
     return SIZE;
 }
 
