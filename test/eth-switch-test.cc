@@ -322,13 +322,16 @@ TEST_F(EthSwitchTest, BadConfigurationIsRefusedWithWhatToChange)
             sw->AddRoute(Ipv4Address("10.0.0.0"), Ipv4Mask("255.255.255.0"), {1, 3});
         },
         "AddRoute\\(10.0.0.0/24\\): port 3, but the switch has ports 1..1; add its ports first");
+    // ns-3 3.37 makes any Ipv4Mask and the switch refuses a non-contiguous one; later
+    // releases' asserting builds refuse to make it ("Invalid mask: ..."), also a message that
+    // names the input.
     EXPECT_DEATH(
         {
             EthTestFabric f;
             Ptr<EthSwitch> sw = f.AddSwitch();
             sw->AddRoute(Ipv4Address("10.0.0.0"), Ipv4Mask("255.0.255.0"), {});
         },
-        "the mask is not contiguous");
+        "the mask is not contiguous|Invalid mask: 4278255360");
     EXPECT_DEATH(
         {
             EthTestFabric f;
