@@ -24,7 +24,12 @@ using namespace ns3;
 int
 main(int argc, char* argv[])
 {
+#ifdef IB_SOURCE_DIR
+    const std::string here = std::string(IB_SOURCE_DIR) + "/examples"; // this module's CMake
+#else
+    // In an ns-3 tree, whose build gives the compiler absolute source paths.
     const std::string here = std::string(__FILE__).substr(0, std::string(__FILE__).rfind('/'));
+#endif
     std::string topologyFile = here + "/topologies/two-level-fat-tree.ibnd";
     std::string routing = "updn";
     std::string pattern = "permutation";
