@@ -295,6 +295,7 @@ EthSwitch::DoDispose()
     }
     m_ports.clear();
     m_arrivals.clear();
+    m_draining.clear();
     m_info.clear();
     m_ingress.clear();
     m_egress.clear();
@@ -711,15 +712,17 @@ EthSwitch::PortReceive(uint8_t inPort, EthNetDevice* dev, Ptr<Packet> frame, uin
 void
 EthSwitch::DrainArrivals()
 {
-    std::vector<Arrival> now;
-    now.swap(m_arrivals);
-    std::stable_sort(now.begin(), now.end(), [](const Arrival& a, const Arrival& b) {
+    // A port's cable delivers one data frame per instant, so the input ports are distinct
+    // and the order total. The two vectors trade places and keep their capacity.
+    m_draining.swap(m_arrivals);
+    std::sort(m_draining.begin(), m_draining.end(), [](const Arrival& a, const Arrival& b) {
         return a.inPort < b.inPort;
     });
-    for (Arrival& a : now)
+    for (Arrival& a : m_draining)
     {
         Forward(a.inPort, std::move(a.frame), a.prio);
     }
+    m_draining.clear();
 }
 
 void

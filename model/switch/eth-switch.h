@@ -511,6 +511,7 @@ class EthSwitch : public Object, public EthPortOwner
     bool m_ecn{true};                     //!< EcnEnabled attribute
     bool m_orderArrivals{false};          //!< OrderSimultaneousArrivals attribute
     std::vector<Arrival> m_arrivals;      //!< this instant's arrivals, when ordered
+    std::vector<Arrival> m_draining;      //!< the arrivals DrainArrivals is forwarding
     uint32_t m_kmin{0};                   //!< EcnKmin attribute
     uint32_t m_kmax{0};                   //!< EcnKmax attribute
     double m_pmax{0};                     //!< EcnPmax attribute

@@ -99,8 +99,8 @@ Ipv4ChecksumVerifies(const uint8_t* ip)
 }
 
 /**
- * Add @p delta, a one's complement difference, to the IPv4 header checksum at @p ip + 10
- * (RFC 1624, eqn. 3: HC' = ~(~HC + ~m + m')).
+ * Update the IPv4 header checksum at @p ip + 10 for one 16-bit word changed from @p oldWord
+ * to @p newWord (RFC 1624, eqn. 3: HC' = ~(~HC + ~m + m')).
  * @param ip the IPv4 header
  * @param oldWord the 16-bit word before the change
  * @param newWord the word after it
@@ -126,8 +126,9 @@ UpdateIpChecksum(uint8_t* ip, uint16_t oldWord, uint16_t newWord)
  * @param newMacs if not null, the new source (first) and destination (second) addresses
  * @param decrementTtl true to decrement the TTL
  * @param markCe true to set ECN to CE
+ * @return true if the IPv4 checksum is the ns-3 stack's 0 (checksums disabled) and stays 0
  */
-void
+bool
 EditBytes(uint8_t* b,
           const std::pair<Mac48Address, Mac48Address>* newMacs,
           bool decrementTtl,
@@ -159,6 +160,7 @@ EditBytes(uint8_t* b,
         newMacs->second.CopyTo(b);    // destination first
         newMacs->first.CopyTo(b + 6); // then source
     }
+    return keepZero;
 }
 
 /**
@@ -182,7 +184,7 @@ EditHeaders(Ptr<Packet> frame,
 {
     uint8_t now[kEditBytes];
     std::copy(old, old + kEditBytes, now);
-    EditBytes(now, newMacs, decrementTtl, markCe);
+    const bool zeroChecksum = EditBytes(now, newMacs, decrementTtl, markCe);
     if (!frame->BeginItem().HasNext())
     {
         EthRawHeader raw(kEditBytes);
@@ -202,8 +204,7 @@ EditHeaders(Ptr<Packet> frame,
         Buffer::Iterator it = b.Begin();
         it.Next(EthFrame::HEADER_SIZE);
         ip.Deserialize(it); // the edited fields
-        const uint8_t* ipNow = now + EthFrame::HEADER_SIZE;
-        if (ipNow[10] != 0 || ipNow[11] != 0 || Ipv4ChecksumVerifies(ipNow))
+        if (!zeroChecksum)
         {
             ip.EnableChecksum(); // Serialize writes 0 otherwise; the sum equals EditBytes'
         }
@@ -450,14 +451,8 @@ EthFrame::SetCe(Ptr<Packet> frame)
 bool
 EthFrame::RewriteHop(Ptr<Packet> frame, Mac48Address src, Mac48Address dst)
 {
-    uint8_t old[kEditBytes];
-    if (!EditableIpv4(*frame, old) || old[HEADER_SIZE + 8] <= 1)
-    {
-        return false;
-    }
-    const std::pair<Mac48Address, Mac48Address> macs(src, dst);
-    EditHeaders(frame, old, &macs, true, false);
-    return true;
+    uint8_t head[kEditBytes];
+    return EditableIpv4(*frame, head) && RewriteHop(frame, head, src, dst, false);
 }
 
 bool
