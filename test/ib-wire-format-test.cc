@@ -956,7 +956,9 @@ TEST(IbWireFormat, OpcodeHelpers)
         }
         else
         {
-            EXPECT_STREQ(IbBthHeader::OpcodeName(static_cast<uint8_t>(op)), "Unknown");
+            // The congestion notification packet is named, though it carries no transport.
+            EXPECT_STREQ(IbBthHeader::OpcodeName(static_cast<uint8_t>(op)),
+                         op == IbOpcode::CNP ? "CNP" : "Unknown");
             EXPECT_EQ(IbBthHeader::ExtensionHeaderSize(static_cast<uint8_t>(op)), 0u);
         }
     }

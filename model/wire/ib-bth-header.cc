@@ -297,6 +297,8 @@ IbBthHeader::OpcodeName(uint8_t opcode)
         return "UD Send Only";
     case IbOpcode::UD_SEND_ONLY_WITH_IMMEDIATE:
         return "UD Send Only Immediate";
+    case IbOpcode::CNP:
+        return "CNP";
     default:
         return "Unknown";
     }

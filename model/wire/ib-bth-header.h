@@ -42,6 +42,9 @@ struct IbOpcode
     static constexpr uint8_t RC_FETCH_ADD = 0x14;                      //!< RC FetchAdd
     static constexpr uint8_t UD_SEND_ONLY = 0x64;                      //!< UD SEND Only
     static constexpr uint8_t UD_SEND_ONLY_WITH_IMMEDIATE = 0x65;       //!< UD SEND Only w/ Imm
+    /// Congestion Notification Packet of InfiniBand congestion control (IBA annex A10): BTH
+    /// with BECN set and DestQP the source's QP, no payload. RoCEv2's CNP is 0x81.
+    static constexpr uint8_t CNP = 0x80;
 };
 
 /**

@@ -373,6 +373,20 @@ IbCrc::UpdateVcrcForFirstByte(uint16_t oldVcrc, uint8_t oldByte0, uint8_t newByt
     return static_cast<uint16_t>(oldVcrc ^ VcrcZeroMaps().Apply(delta, len));
 }
 
+uint16_t
+IbCrc::UpdateVcrcForByte(uint16_t oldVcrc,
+                         uint32_t offset,
+                         uint8_t oldByte,
+                         uint8_t newByte,
+                         uint32_t len)
+{
+    NS_ASSERT_MSG(offset < len,
+                  "IbCrc::UpdateVcrcForByte: offset " << offset << " outside the " << len
+                                                      << "-byte region");
+    const uint32_t delta = static_cast<uint32_t>(oldByte ^ newByte);
+    return static_cast<uint16_t>(oldVcrc ^ VcrcZeroMaps().Apply(delta, len - offset));
+}
+
 uint32_t
 IbCrc::Crc32(const uint8_t* data, uint32_t len)
 {

@@ -119,6 +119,26 @@ class IbCrc
                                            uint32_t len);
 
     /**
+     * @brief Update a VCRC after one byte of the covered region changed (a switch setting
+     * FECN in the BTH, for instance).
+     *
+     * The change d at @p offset reaches the final register as Z^(len - offset)(d), Z one zero
+     * byte. Cost O(log len).
+     *
+     * @param oldVcrc the VCRC of the packet before the change
+     * @param offset the byte's offset from the first LRH byte (less than @p len)
+     * @param oldByte its old value
+     * @param newByte its new value
+     * @param len the number of bytes covered by the VCRC (LRH through ICRC)
+     * @return the VCRC of the packet after the change
+     */
+    static uint16_t UpdateVcrcForByte(uint16_t oldVcrc,
+                                      uint32_t offset,
+                                      uint8_t oldByte,
+                                      uint8_t newByte,
+                                      uint32_t len);
+
+    /**
      * @brief Compute the LPCRC of a flow-control packet.
      *
      * CRC-16 with the VCRC polynomial 0x100B (reflected), initial value 0xFFFF and final

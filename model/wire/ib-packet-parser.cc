@@ -343,9 +343,9 @@ IbPacketParser::ParseTransport(IbHeaderView& view,
     offset += IbBthHeader::SIZE;
     m_hasBth = true;
     const uint8_t opcode = m_bth.GetOpcode();
-    if (m_isRoce && opcode == RocePacket::CNP_OPCODE)
+    if ((m_isRoce && opcode == RocePacket::CNP_OPCODE) || (!m_isRoce && opcode == IbOpcode::CNP))
     {
-        // No extension headers: the reserved bytes are the payload.
+        // No extension headers: the reserved bytes (RoCE) are the payload.
         m_padCount = m_bth.GetPadCnt();
         if (m_padCount > covered - offset)
         {

@@ -170,4 +170,49 @@ IbPacket::SetVl(Ptr<Packet> p, uint8_t vl)
     p->AddTrailer(trailer);
 }
 
+bool
+IbPacket::SetFecn(Ptr<Packet> p, uint32_t head)
+{
+    const uint8_t lnh = LnhOfHead(head);
+    if (lnh < IbLrhHeader::LNH_IBA_LOCAL)
+    {
+        return false;
+    }
+    const bool global = lnh == IbLrhHeader::LNH_IBA_GLOBAL;
+    IbLrhHeader lrh;
+    IbGrhHeader grh;
+    IbBthHeader bth;
+    p->RemoveHeader(lrh);
+    if (global)
+    {
+        p->RemoveHeader(grh);
+    }
+    p->RemoveHeader(bth);
+    const bool was = bth.GetFecn();
+    // BTH byte 4: FECN (bit 7), BECN (bit 6), six reserved bits (zero).
+    const uint8_t oldByte = bth.GetBecn() ? 0x40 : 0x00;
+    bth.SetFecn(true);
+    p->AddHeader(bth);
+    if (global)
+    {
+        p->AddHeader(grh);
+    }
+    p->AddHeader(lrh);
+    if (was)
+    {
+        return false;
+    }
+    IbCrcTrailer trailer;
+    trailer.SetHasIcrc(true);
+    p->RemoveTrailer(trailer);
+    const uint32_t offset = LRH_SIZE + (global ? GRH_SIZE : 0) + 4;
+    trailer.SetVcrc(IbCrc::UpdateVcrcForByte(trailer.GetVcrc(),
+                                             offset,
+                                             oldByte,
+                                             oldByte | 0x80,
+                                             static_cast<uint32_t>(lrh.GetPktLen()) * 4));
+    p->AddTrailer(trailer);
+    return true;
+}
+
 } // namespace ns3

@@ -138,6 +138,16 @@ class IbPacket
      * @param vl the new VL
      */
     static void SetVl(Ptr<Packet> p, uint8_t vl);
+
+    /**
+     * Set FECN in the BTH of a sealed IBA transport packet (a switch marking congestion,
+     * IBA annex A10) and update its VCRC; the ICRC does not cover FECN. Raw packets carry
+     * no BTH and are left alone, as is a packet already marked.
+     * @param p the packet
+     * @param head its first four bytes (PeekHead), for the LNH
+     * @return true if the packet was marked now
+     */
+    static bool SetFecn(Ptr<Packet> p, uint32_t head);
 };
 
 } // namespace ns3
