@@ -981,6 +981,12 @@ IbNetDevice::GetLmc() const
     return m_lmc;
 }
 
+void
+IbNetDevice::SetCongestionSetting(std::shared_ptr<const IbCaCongestionSetting> setting)
+{
+    m_ccSetting = std::move(setting);
+}
+
 std::string
 IbNetDevice::FirstHopProblem(uint16_t dlid) const
 {

@@ -5,6 +5,7 @@
 #ifndef IB_NET_DEVICE_H
 #define IB_NET_DEVICE_H
 
+#include "ib-ca-congestion-setting.h"
 #include "ib-channel.h"
 #include "ib-link-rate.h"
 #include "ib-owned-packet.h"
@@ -26,6 +27,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace ns3
@@ -304,6 +306,19 @@ class IbNetDevice : public NetDevice
     void SetLmc(uint8_t lmc);
     /// @return the LID mask control
     uint8_t GetLmc() const;
+    /**
+     * Program the port's IBA congestion control (a channel adapter's port; the subnet
+     * manager does it when its CongestionControl attribute is on).
+     * @param setting the CA congestion setting and table; null turns it off
+     */
+    void SetCongestionSetting(std::shared_ptr<const IbCaCongestionSetting> setting);
+
+    /// @return the port's congestion control setting, null when it is off
+    const IbCaCongestionSetting* GetCongestionSetting() const
+    {
+        return m_ccSetting.get();
+    }
+
     /**
      * Look one hop ahead for a packet to @p dlid: the switch this port's cable leads to
      * must have a route for it, or, back to back, the port at the other end must have that
@@ -829,10 +844,11 @@ class IbNetDevice : public NetDevice
     std::string m_sl2vlText;            //!< SlToVlTable as given ("" = default)
 
     // Identity
-    Ptr<Node> m_node;      //!< owning node
-    uint32_t m_ifIndex{0}; //!< interface index
-    uint16_t m_lid{0};     //!< LID (the base LID with LMC)
-    uint8_t m_lmc{0};      //!< LID mask control
+    Ptr<Node> m_node;                                         //!< owning node
+    uint32_t m_ifIndex{0};                                    //!< interface index
+    uint16_t m_lid{0};                                        //!< LID (the base LID with LMC)
+    uint8_t m_lmc{0};                                         //!< LID mask control
+    std::shared_ptr<const IbCaCongestionSetting> m_ccSetting; //!< CA congestion control, or null
 
     // Other transmit and receive state
     EventId m_txWakeEvent;         //!< restart after flow-control packets
