@@ -15,6 +15,7 @@
 #include "ns3/simulator.h"
 #include "ns3/trace-source-accessor.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -53,7 +54,12 @@ IbSwitch::GetTypeId()
                             "entry), its SL maps to VL15 on the output, or it is for the "
                             "switch's own LID, which has no local agent.",
                             MakeTraceSourceAccessor(&IbSwitch::m_dropTrace),
-                            "ns3::IbSwitch::DropTracedCallback");
+                            "ns3::IbSwitch::DropTracedCallback")
+            .AddTraceSource("FecnMark",
+                            "Congestion control marked a packet with FECN as it left a "
+                            "congested output port.",
+                            MakeTraceSourceAccessor(&IbSwitch::m_fecnTrace),
+                            "ns3::IbSwitch::FecnTracedCallback");
     return tid;
 }
 
@@ -126,6 +132,10 @@ IbSwitch::AddPort(Ptr<IbNetDevice> port)
     m_input.resize(m_ports.size() * 16);
     m_requests.resize(m_ports.size() * 16);
     m_waiting.resize(m_ports.size(), 0);
+    if (m_ccOn)
+    {
+        SetCongestionSetting(m_cc); // size its tables for the new port
+    }
     return n;
 }
 
@@ -518,6 +528,10 @@ IbSwitch::PortForward(uint8_t inPort,
     }
     const uint32_t q = inPort * 16 + vl;
     IbFifo<InEntry>& fifo = m_input[q];
+    if (m_ccOn)
+    {
+        CongestionArrival(q, e);
+    }
     fifo.Push(std::move(e));
     m_waiting[inPort] |= 1u << vl;
     if (fifo.Size() == 1)
@@ -633,6 +647,10 @@ IbSwitch::ServePending()
             if (!port->HasCreditsFor(ov, fifo.Front().blocks))
             {
                 port->NoteCreditStall(ov, fifo.Front().blocks);
+                if (m_ccOn)
+                {
+                    m_ccStallAt[key] = Simulator::Now();
+                }
                 break; // TxReady comes back when credits arrive
             }
             reqs.Pop();
@@ -648,6 +666,10 @@ IbSwitch::ServePending()
                 m_waiting[inPort] &= ~(1u << inVl);
             }
             ++m_forwarded;
+            if (m_ccOn)
+            {
+                CongestionDeparture(key, in, e);
+            }
             port->EnqueueForwarded(std::move(e.packet),
                                    ov,
                                    PeekPointer(m_ports[inPort]),
@@ -671,6 +693,141 @@ IbSwitch::ServePending()
             }
         }
     }
+}
+
+void
+IbSwitch::CongestionArrival(uint32_t q, const InEntry& e)
+{
+    IbFifo<InEntry>& fifo = m_input[q];
+    const uint16_t key = static_cast<uint16_t>(e.outPort * 16 + e.outVl);
+    if (fifo.Empty())
+    {
+        m_ccRun[q] = 1;
+        m_ccRunOpen[q] = 1;
+        m_ccBacklog[key] += e.bytes;
+        return;
+    }
+    const InEntry& head = fifo.Front();
+    if (m_ccRunOpen[q] && head.outPort == e.outPort && head.outVl == e.outVl)
+    {
+        ++m_ccRun[q]; // every packet so far goes the same way: the run grows
+        m_ccBacklog[key] += e.bytes;
+        return;
+    }
+    m_ccRunOpen[q] = 0; // behind a packet for another output: not waiting for its own yet
+}
+
+void
+IbSwitch::CongestionRunFromHead(uint32_t q)
+{
+    IbFifo<InEntry>& fifo = m_input[q];
+    if (fifo.Empty())
+    {
+        m_ccRun[q] = 0;
+        m_ccRunOpen[q] = 1;
+        return;
+    }
+    const InEntry& head = fifo.Front();
+    const uint16_t key = static_cast<uint16_t>(head.outPort * 16 + head.outVl);
+    uint32_t n = 0;
+    uint32_t bytes = 0;
+    for (; n < fifo.Size(); ++n)
+    {
+        const InEntry& x = fifo.At(n);
+        if (x.outPort != head.outPort || x.outVl != head.outVl)
+        {
+            break;
+        }
+        bytes += x.bytes;
+    }
+    m_ccRun[q] = n;
+    m_ccRunOpen[q] = n == fifo.Size() ? 1 : 0;
+    m_ccBacklog[key] += bytes;
+}
+
+void
+IbSwitch::CongestionDeparture(uint16_t key, uint16_t q, InEntry& e)
+{
+    uint32_t& backlog = m_ccBacklog[key];
+    backlog -= std::min(backlog, e.bytes);
+    if (m_ccRun[q] > 0 && --m_ccRun[q] == 0)
+    {
+        CongestionRunFromHead(q); // the next packets of that input wait for their output now
+    }
+    const uint8_t o = key / 16;
+    const bool victim =
+        !m_ccStallAt[key].IsNegative() && Simulator::Now() - m_ccStallAt[key] < m_ccVictimWindow[o];
+    if (backlog < m_ccThreshold[o] || (victim && !m_cc.victimMask) || e.bytes < m_cc.packetSize)
+    {
+        return;
+    }
+    if (m_ccSkipped[key] < m_cc.markingRate)
+    {
+        ++m_ccSkipped[key];
+        return;
+    }
+    m_ccSkipped[key] = 0;
+    Ptr<Packet> p = e.packet.Share();
+    if (IbPacket::SetFecn(p, e.head))
+    {
+        ++m_fecnMarks;
+        NS_LOG_LOGIC("FECN on a packet for port " << unsigned(o) << " VL " << key % 16 << ", "
+                                                  << backlog << " bytes waiting");
+        m_fecnTrace(p, o, static_cast<uint8_t>(key % 16), backlog);
+    }
+}
+
+void
+IbSwitch::SetCongestionSetting(const IbSwitchCongestionSetting& setting)
+{
+    NS_ABORT_MSG_IF(setting.threshold > 15,
+                    "IbSwitch::SetCongestionSetting: threshold " << unsigned(setting.threshold)
+                                                                 << "; IBA allows 0 (off) to 15");
+    NS_ABORT_MSG_IF(setting.packetSize % 64 != 0 || setting.packetSize > 255 * 64,
+                    "IbSwitch::SetCongestionSetting: packet size "
+                        << setting.packetSize
+                        << " bytes; IBA counts it in 64-byte units, 0 to 16320 bytes");
+    m_cc = setting;
+    m_ccOn = setting.threshold > 0;
+    const size_t n = m_ports.size() * 16;
+    m_ccBacklog.assign(n, 0);
+    m_ccSkipped.assign(n, 0);
+    m_ccStallAt.assign(n, Time(-1));
+    m_ccRun.assign(m_input.size(), 0);
+    m_ccRunOpen.assign(m_input.size(), 1);
+    m_ccThreshold.assign(m_ports.size(), 0);
+    m_ccVictimWindow.assign(m_ports.size(), Time(0));
+    for (size_t p = 1; p < m_ports.size(); ++p)
+    {
+        const uint32_t buffer = m_ports[p]->GetVlBufferSize();
+        m_ccThreshold[p] =
+            static_cast<uint32_t>(static_cast<uint64_t>(16 - setting.threshold) * buffer / 16);
+        m_ccVictimWindow[p] = m_ports[p]->GetDataRate().CalculateBytesTxTime(buffer);
+    }
+    // Packets already waiting are counted in, so that the backlog is right from now on.
+    for (size_t q = 0; q < m_input.size(); ++q)
+    {
+        CongestionRunFromHead(static_cast<uint32_t>(q));
+    }
+}
+
+const IbSwitchCongestionSetting&
+IbSwitch::GetCongestionSetting() const
+{
+    return m_cc;
+}
+
+uint64_t
+IbSwitch::GetFecnMarks() const
+{
+    return m_fecnMarks;
+}
+
+uint32_t
+IbSwitch::GetCongestionBacklog(uint8_t port, uint8_t vl) const
+{
+    const size_t k = static_cast<size_t>(port) * 16 + (vl & 0xF);
+    return k < m_ccBacklog.size() ? m_ccBacklog[k] : 0;
 }
 
 void

@@ -28,6 +28,30 @@ class Packet;
 
 /**
  * @ingroup infiniband-switch
+ * @brief The Switch Congestion Setting of IBA congestion control (annex A10) as the subnet
+ * manager programs it into every port of a switch.
+ *
+ * An output port's VL is congested while the bytes waiting for it in the switch's input
+ * buffers exceed (16 - threshold) / 16 of the port's VlBufferSize: threshold 15 marks once a
+ * sixteenth of a VL buffer waits, 1 once fifteen sixteenths do (IBA leaves the scale to the
+ * implementation; 0 turns marking off). A packet waits for an output when every packet ahead
+ * of it in its input FIFO goes to that output too; one behind a packet for another output is
+ * held back by that packet (head-of-line blocking), not by its own output. A packet leaving a
+ * congested output is eligible for a FECN mark unless it is shorter than packetSize bytes or
+ * the output waited for credits within the time it takes to send a VL buffer (a victim of
+ * congestion further on, not its root: marked only with victimMask). Of the eligible packets,
+ * one in markingRate + 1 is marked.
+ */
+struct IbSwitchCongestionSetting
+{
+    uint8_t threshold{0};    ///< Threshold: 0 = off, 1..15 (15 the most sensitive)
+    uint16_t markingRate{0}; ///< Marking_Rate: eligible packets left unmarked between marks
+    uint16_t packetSize{0};  ///< Packet_Size, bytes (IBA: 64-byte units): shorter ones unmarked
+    bool victimMask{false};  ///< Victim_Mask: mark at outputs stalled for credits too
+};
+
+/**
+ * @ingroup infiniband-switch
  * @brief An InfiniBand switch: IbNetDevice ports, a linear forwarding table, a
  * multicast forwarding table, per-input-port per-VL buffers and a crossbar.
  *
@@ -160,6 +184,24 @@ class IbSwitch : public Object, public IbPacketForwarder
                      uint32_t blocks) override;
     void PortTxReady(uint8_t port, IbNetDevice* dev, uint8_t vl) override;
 
+    /**
+     * Program IBA congestion control marking on all the switch's ports (the subnet manager
+     * does it when its CongestionControl attribute is on). Threshold 0 turns it off.
+     * @param setting the switch congestion setting
+     */
+    void SetCongestionSetting(const IbSwitchCongestionSetting& setting);
+    /// @return the switch congestion setting (threshold 0: off)
+    const IbSwitchCongestionSetting& GetCongestionSetting() const;
+    /// @return packets this switch marked with FECN
+    uint64_t GetFecnMarks() const;
+    /**
+     * @param port an output port
+     * @param vl a VL
+     * @return the bytes waiting in the input buffers for that output VL (counted only while
+     *         congestion control is on)
+     */
+    uint32_t GetCongestionBacklog(uint8_t port, uint8_t vl) const;
+
     /// @return packets forwarded so far
     uint64_t GetForwardedPackets() const;
     /// @return packets (and multicast copies) dropped: see UnknownDlidDrop
@@ -201,6 +243,18 @@ class IbSwitch : public Object, public IbPacketForwarder
      * @param inPort the port it arrived on
      */
     typedef void (*DropTracedCallback)(Ptr<const Packet> packet, uint8_t inPort);
+
+    /**
+     * TracedCallback signature for FECN marks.
+     * @param packet the packet, now marked
+     * @param outPort the congested output port
+     * @param vl its VL
+     * @param backlog bytes still waiting for that output VL
+     */
+    typedef void (*FecnTracedCallback)(Ptr<const Packet> packet,
+                                       uint8_t outPort,
+                                       uint8_t vl,
+                                       uint32_t backlog);
 
   protected:
     void DoDispose() override;
@@ -317,6 +371,29 @@ class IbSwitch : public Object, public IbPacketForwarder
      * @return the earliest time its transmission on @p out may start (0: at once)
      */
     Time EarliestStart(const IbNetDevice& in, const IbNetDevice& out, uint32_t bytes) const;
+    /**
+     * Congestion control: a packet joins input FIFO @p q (before it is pushed). It waits for
+     * its output, and counts in that output's backlog, if every packet ahead of it goes there
+     * too (the FIFO's leading run); behind a packet for another output it is held back by
+     * that one (head-of-line blocked), not by its own output.
+     * @param q the FIFO (inPort * 16 + vl)
+     * @param e the packet
+     */
+    void CongestionArrival(uint32_t q, const InEntry& e);
+    /**
+     * Count the leading run of FIFO @p q (the packets from its head on that share the head's
+     * output) into that output's backlog.
+     * @param q the FIFO
+     */
+    void CongestionRunFromHead(uint32_t q);
+    /**
+     * Congestion control: a packet left input FIFO @p q for (outPort, outVl); count it out of
+     * the backlog and mark it with FECN if the output is congested and not a victim.
+     * @param key outPort * 16 + outVl
+     * @param q the FIFO it left
+     * @param e the packet
+     */
+    void CongestionDeparture(uint16_t key, uint16_t q, InEntry& e);
     /// Give every port the switch's forwarding latency and mode.
     void UpdatePortModes();
     /// Fill in default SL-to-VL tables for pairs never programmed: the output port's.
@@ -362,6 +439,19 @@ class IbSwitch : public Object, public IbPacketForwarder
     Time m_latency;            //!< ForwardingLatency attribute
     uint64_t m_unknownDlid;    //!< packets dropped for lack of a route
     TracedCallback<Ptr<const Packet>, uint8_t> m_dropTrace; //!< UnknownDlidDrop
+
+    // Congestion control (IBA annex A10), all indexed [port * 16 + vl] but the threshold
+    bool m_ccOn{false};                  //!< marking on (threshold > 0)
+    IbSwitchCongestionSetting m_cc;      //!< the setting
+    std::vector<uint32_t> m_ccBacklog;   //!< bytes waiting in input buffers for it
+    std::vector<uint16_t> m_ccSkipped;   //!< eligible packets since the last mark
+    std::vector<Time> m_ccStallAt;       //!< last time it waited for credits (-1: never)
+    std::vector<uint32_t> m_ccRun;       //!< [input FIFO]: packets of its leading run
+    std::vector<uint8_t> m_ccRunOpen;    //!< [input FIFO]: the run reaches its tail
+    std::vector<uint32_t> m_ccThreshold; //!< [port]: backlog bytes that make it congested
+    std::vector<Time> m_ccVictimWindow;  //!< [port]: a stall this recent makes it a victim
+    uint64_t m_fecnMarks{0};             //!< packets marked
+    TracedCallback<Ptr<const Packet>, uint8_t, uint8_t, uint32_t> m_fecnTrace; //!< FecnMark
 };
 
 } // namespace ns3
