@@ -22,6 +22,7 @@
 #include "ns3/uinteger.h"
 
 #include <map>
+#include <memory>
 
 namespace ns3
 {
@@ -55,7 +56,78 @@ IbSubnetManager::GetTypeId()
                           "abort, naming the links of a cycle, if there is one.",
                           BooleanValue(false),
                           MakeBooleanAccessor(&IbSubnetManager::m_checkDeadlock),
-                          MakeBooleanChecker());
+                          MakeBooleanChecker())
+            // IBA congestion control (annex A10), as OpenSM's congestion_control and cc_*
+            // options program it. Defaults: the Mellanox Congestion Control Manager's
+            // (MLNX_OFED user manual) and the LLNL study's table; doc/validation-sources.md.
+            .AddAttribute("CongestionControl",
+                          "Program IBA congestion control into every switch and channel "
+                          "adapter port (off by default, as in OpenSM).",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&IbSubnetManager::m_cc),
+                          MakeBooleanChecker())
+            .AddAttribute("CcThreshold",
+                          "Switch congestion setting Threshold: 0 (no marking) to 15 (the "
+                          "most sensitive); see IbSwitchCongestionSetting for the scale.",
+                          UintegerValue(15),
+                          MakeUintegerAccessor(&IbSubnetManager::m_ccThreshold),
+                          MakeIbUintegerChecker<uint8_t>("IbSubnetManager", "CcThreshold", 0, 15))
+            .AddAttribute("CcMarkingRate",
+                          "Switch congestion setting Marking_Rate: eligible packets left "
+                          "unmarked between two FECN marks.",
+                          UintegerValue(10),
+                          MakeUintegerAccessor(&IbSubnetManager::m_ccMarkingRate),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute(
+                "CcPacketSize",
+                "Switch congestion setting Packet_Size, bytes (a multiple of 64): "
+                "shorter packets are never marked.",
+                UintegerValue(512),
+                MakeUintegerAccessor(&IbSubnetManager::m_ccPacketSize),
+                MakeIbUintegerChecker<uint16_t>("IbSubnetManager", "CcPacketSize", 0, 255 * 64))
+            .AddAttribute("CcVictimMask",
+                          "Switch congestion setting Victim_Mask on all ports: mark packets "
+                          "also at outputs that wait for credits (victims of congestion "
+                          "further on).",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&IbSubnetManager::m_ccVictimMask),
+                          MakeBooleanChecker())
+            .AddAttribute("CcPortControl",
+                          "CA congestion setting Port_Control: 0 keeps a CCTI per queue pair, "
+                          "1 one per SL of each port (RC queue pairs; UD ones keep their own).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbSubnetManager::m_ccPortControl),
+                          MakeIbUintegerChecker<uint8_t>("IbSubnetManager", "CcPortControl", 0, 1))
+            .AddAttribute("CcCctiTimer",
+                          "CA congestion setting CCTI_Timer, in IBA units of 1.024 us: the "
+                          "CCTI falls by one each period (0: never).",
+                          UintegerValue(50),
+                          MakeUintegerAccessor(&IbSubnetManager::m_ccCctiTimer),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute("CcCctiIncrease",
+                          "CA congestion setting CCTI_Increase: added to the CCTI per BECN.",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&IbSubnetManager::m_ccCctiIncrease),
+                          MakeUintegerChecker<uint8_t>())
+            .AddAttribute("CcCctiMin",
+                          "CA congestion setting CCTI_Min: the lowest CCTI (and the start).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbSubnetManager::m_ccCctiMin),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute("CcTriggerThreshold",
+                          "CA congestion setting Trigger_Threshold: a CCTI at or above it is "
+                          "a congestion event (logged).",
+                          UintegerValue(2),
+                          MakeUintegerAccessor(&IbSubnetManager::m_ccTriggerThreshold),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute("CcCct",
+                          "Congestion Control Table, OpenSM cc_cct syntax: comma-separated "
+                          "shift:multiplier entries (entry (s, m) sends at line rate / (1 + "
+                          "m / 2^s)); \"default\" is the fine 128-entry table of the LLNL "
+                          "study (steps of 1/8 packet time), \"mellanox\" its coarse one.",
+                          StringValue("default"),
+                          MakeStringAccessor(&IbSubnetManager::m_ccCct),
+                          MakeStringChecker());
     return tid;
 }
 
@@ -317,6 +389,31 @@ IbSubnetManager::BringUp()
 void
 IbSubnetManager::Program()
 {
+    IbSwitchCongestionSetting sws;
+    std::shared_ptr<const IbCaCongestionSetting> cas;
+    if (m_cc)
+    {
+        NS_ABORT_MSG_IF(m_ccPacketSize % 64 != 0,
+                        "IbSubnetManager: CcPacketSize " << m_ccPacketSize
+                                                         << " bytes is not a multiple of 64; IBA "
+                                                            "counts Packet_Size in 64-byte units");
+        sws.threshold = m_ccThreshold;
+        sws.markingRate = m_ccMarkingRate;
+        sws.packetSize = m_ccPacketSize;
+        sws.victimMask = m_ccVictimMask;
+        auto ca = std::make_shared<IbCaCongestionSetting>();
+        ca->perQp = m_ccPortControl == 0;
+        ca->cctiTimer = NanoSeconds(1024) * static_cast<int64_t>(m_ccCctiTimer);
+        ca->cctiIncrease = m_ccCctiIncrease;
+        ca->cctiMin = m_ccCctiMin;
+        ca->triggerThreshold = m_ccTriggerThreshold;
+        ca->cct = IbCaCongestionSetting::ParseCct(m_ccCct, "IbSubnetManager CcCct");
+        NS_ABORT_MSG_IF(m_ccCctiMin > ca->GetCctiLimit(),
+                        "IbSubnetManager: CcCctiMin "
+                            << m_ccCctiMin << " is beyond the table's last index "
+                            << ca->GetCctiLimit() << "; lower it or give CcCct more entries");
+        cas = ca;
+    }
     for (uint32_t idx = 0; idx < m_nodes.size(); ++idx)
     {
         const IbTopology::Node& n = m_topology.GetNode(idx);
@@ -326,12 +423,17 @@ IbSubnetManager::Program()
             {
                 m_portDevices[idx][p]->SetLid(m_problem.baseLid[idx][p]);
                 m_portDevices[idx][p]->SetLmc(m_lmc);
+                m_portDevices[idx][p]->SetCongestionSetting(cas);
             }
             continue;
         }
         Ptr<IbSwitch> sw = m_nodes[idx]->GetObject<IbSwitch>();
         sw->SetLid(m_problem.baseLid[idx][0]);
         sw->SetLft(m_tables.lft[idx]);
+        if (m_cc)
+        {
+            sw->SetCongestionSetting(sws);
+        }
         if (m_tables.vlsUsed > 1)
         {
             // Layered routes: the SL a source picks is the VL on every hop.

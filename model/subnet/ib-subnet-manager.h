@@ -158,6 +158,17 @@ class IbSubnetManager : public Object
     std::string m_engineName;                                 //!< RoutingEngine attribute
     uint8_t m_lmc;                                            //!< Lmc attribute
     bool m_checkDeadlock;                                     //!< CheckDeadlock attribute
+    bool m_cc{false};                                         //!< CongestionControl attribute
+    uint8_t m_ccThreshold{15};                                //!< CcThreshold attribute
+    uint16_t m_ccMarkingRate{10};                             //!< CcMarkingRate attribute
+    uint16_t m_ccPacketSize{512};                             //!< CcPacketSize attribute
+    bool m_ccVictimMask{false};                               //!< CcVictimMask attribute
+    uint8_t m_ccPortControl{0};                               //!< CcPortControl attribute
+    uint16_t m_ccCctiTimer{50};                               //!< CcCctiTimer attribute
+    uint8_t m_ccCctiIncrease{1};                              //!< CcCctiIncrease attribute
+    uint16_t m_ccCctiMin{0};                                  //!< CcCctiMin attribute
+    uint16_t m_ccTriggerThreshold{2};                         //!< CcTriggerThreshold attribute
+    std::string m_ccCct{"default"};                           //!< CcCct attribute
     Ptr<IbRoutingEngine> m_engine;                            //!< engine set by SetRoutingEngine
     IbTopology m_topology;                                    //!< discovered fabric
     IbRoutingProblem m_problem;                               //!< topology + LIDs

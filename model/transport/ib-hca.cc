@@ -26,6 +26,7 @@
 #include "ns3/packet.h"
 #include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
+#include "ns3/trace-source-accessor.h"
 #include "ns3/uinteger.h"
 
 namespace ns3
@@ -207,7 +208,17 @@ IbHca::GetTypeId()
                           "EthNetDevice's default PfcEnabled. Set it before adding ports.",
                           UintegerValue(3),
                           MakeUintegerAccessor(&IbHca::m_rocePriority),
-                          MakeIbUintegerChecker<uint8_t>("IbHca", "RocePriority", 0, 7));
+                          MakeIbUintegerChecker<uint8_t>("IbHca", "RocePriority", 0, 7))
+            .AddTraceSource("CctiChanged",
+                            "InfiniBand congestion control: a reaction point's CCTI changed "
+                            "(a BECN raised it or the CCTI timer lowered it).",
+                            MakeTraceSourceAccessor(&IbHca::m_cctiTrace),
+                            "ns3::IbHca::CctiTracedCallback")
+            .AddTraceSource("BecnReceived",
+                            "InfiniBand congestion control: a BECN arrived for a queue pair "
+                            "(in a CNP, or set in another packet's BTH).",
+                            MakeTraceSourceAccessor(&IbHca::m_becnTrace),
+                            "ns3::IbHca::BecnTracedCallback");
     return tid;
 }
 
@@ -561,6 +572,71 @@ IbHca::NotifyCongestion(uint8_t port, IbQueuePair* qp, uint32_t source, IbHeader
 }
 
 void
+IbHca::AnswerFecn(uint8_t port, IbQueuePair* qp, const Packet& packet, uint16_t slid, uint8_t sl)
+{
+    uint32_t destQp = qp->m_attr.destQpNum;
+    if (qp->GetType() == IbQpType::UD)
+    {
+        constexpr uint32_t kHead = IbPacket::LRH_SIZE + IbPacket::BTH_SIZE + 8;
+        uint8_t h[kHead];
+        if (packet.GetSize() < kHead)
+        {
+            return;
+        }
+        packet.CopyData(h, kHead);
+        IbHeaderView view(h, kHead);
+        if (!view.DecodeExtensionHeaders() || !(view.GetExtensionHeaders() & IbBthHeader::EXT_DETH))
+        {
+            return;
+        }
+        destQp = view.GetSrcQp();
+    }
+    ++qp->m_counters.cnpsSent;
+    ++m_cnpsSent;
+    auto* ib = static_cast<IbRdmaPort*>(m_ports[port].link);
+    Ptr<Packet> cnp = ib->MakeCnp(slid, destQp, sl);
+    ib->Send(cnp, ib->GetClassForSl(sl));
+}
+
+IbCcRateControl*
+IbHca::SlRateControl(uint8_t port, uint8_t sl)
+{
+    NS_ABORT_MSG_UNLESS(port >= 1 && port < m_ports.size() && sl < 16,
+                        "IbHca::SlRateControl: no port " << unsigned(port) << " or SL "
+                                                         << unsigned(sl));
+    std::unique_ptr<IbCcRateControl>& cc = m_ports[port].slCc[sl];
+    const IbCaCongestionSetting* setting = m_ports[port].link->GetCongestionSetting();
+    if (!cc)
+    {
+        cc = std::make_unique<IbCcRateControl>();
+        cc->SetCctiCallback(MakeCallback(&IbHca::NotifyCctiChange, this).Bind(0u, sl));
+    }
+    if (setting != nullptr && !cc->IsActive())
+    {
+        cc->Init(setting, static_cast<double>(m_ports[port].link->GetDataRate().GetBitRate()));
+    }
+    return cc.get();
+}
+
+void
+IbHca::NotifyCctiChange(uint32_t qpn, uint8_t sl, uint16_t oldCcti, uint16_t newCcti)
+{
+    m_cctiTrace(qpn, sl, oldCcti, newCcti);
+}
+
+uint64_t
+IbHca::GetFecnsReceived() const
+{
+    return m_fecnsReceived;
+}
+
+uint64_t
+IbHca::GetBecnsReceived() const
+{
+    return m_becnsReceived;
+}
+
+void
 IbHca::PortTxReady(uint8_t port, EthNetDevice* dev, uint8_t prio)
 {
     Pump(port, prio);
@@ -879,6 +955,40 @@ IbHca::PortReceive(uint8_t port, IbNetDevice* dev, Ptr<Packet> packet, uint8_t v
     info.source = view.GetSlid();
     info.sl = view.GetSl();
     info.congested = view.GetFecn();
+    if (info.congested || view.GetBecn() || view.GetOpcode() == IbOpcode::CNP)
+    {
+        // Congestion control (IBA annex A10): rare, off the common path.
+        const uint32_t qpn = view.GetDestQp();
+        IbQueuePair* qp = (qpn >= FIRST_QPN && qpn - FIRST_QPN < m_qps.size())
+                              ? PeekPointer(m_qps[qpn - FIRST_QPN])
+                              : nullptr;
+        if (view.GetBecn())
+        {
+            ++m_becnsReceived;
+            m_becnTrace(qpn, view.GetSlid());
+            if (qp != nullptr)
+            {
+                qp->ReceiveBecn();
+            }
+        }
+        if (view.GetOpcode() == IbOpcode::CNP)
+        {
+            ++m_cnpsReceived;
+            if (qp != nullptr)
+            {
+                ++qp->m_counters.cnpsReceived;
+            }
+            return;
+        }
+        if (info.congested)
+        {
+            ++m_fecnsReceived;
+            if (qp != nullptr && m_ports[port].link->GetCongestionSetting() != nullptr)
+            {
+                AnswerFecn(port, qp, *packet, view.GetSlid(), view.GetSl());
+            }
+        }
+    }
     DeliverToQp(view.GetDestQp(), std::move(packet), info);
 }
 

@@ -6,6 +6,7 @@
 #define IB_HCA_H
 
 #include "dcqcn-rate-control.h"
+#include "ib-cc-rate-control.h"
 #include "ib-verbs.h"
 
 #include "ns3/data-rate.h"
@@ -16,6 +17,7 @@
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/ptr.h"
+#include "ns3/traced-callback.h"
 
 #include <array>
 #include <cstdint>
@@ -275,10 +277,40 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
     Time GetDcqcnRateReducePeriod() const;
 
   public:
-    /// @return CNPs the HCA's RoCE ports sent (DCQCN notification point)
+    /// @return CNPs the HCA's ports sent (DCQCN or IBA CC notification point)
     uint64_t GetCnpsSent() const;
-    /// @return CNPs the HCA's RoCE ports received (DCQCN reaction point)
+    /// @return CNPs the HCA's ports received (DCQCN or IBA CC reaction point)
     uint64_t GetCnpsReceived() const;
+    /// @return InfiniBand packets that arrived with FECN set
+    uint64_t GetFecnsReceived() const;
+    /// @return BECNs the HCA's InfiniBand ports received (in CNPs or other packets)
+    uint64_t GetBecnsReceived() const;
+    /**
+     * The reaction point an InfiniBand port keeps for one SL when its congestion setting
+     * has PortControl SL (shared by the port's RC queue pairs of that SL).
+     * @param port the port (1..)
+     * @param sl the SL
+     * @return the reaction point, started with the port's setting on first use
+     */
+    IbCcRateControl* SlRateControl(uint8_t port, uint8_t sl);
+
+    /**
+     * TracedCallback signature for CCTI changes.
+     * @param qpn the queue pair (0 for a port's per-SL reaction point)
+     * @param sl its SL
+     * @param oldCcti the index before
+     * @param newCcti the index now
+     */
+    typedef void (*CctiTracedCallback)(uint32_t qpn,
+                                       uint8_t sl,
+                                       uint16_t oldCcti,
+                                       uint16_t newCcti);
+    /**
+     * TracedCallback signature for BECNs.
+     * @param qpn the queue pair the BECN is for
+     * @param slid the LID it came from
+     */
+    typedef void (*BecnTracedCallback)(uint32_t qpn, uint16_t slid);
 
   protected:
     void DoDispose() override;
@@ -297,6 +329,8 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
         std::shared_ptr<RdmaPort> owned;            ///< owns link
         Ptr<IbNetDevice> dev;                       ///< an InfiniBand port's device, or null
         Ptr<EthNetDevice> eth;                      ///< a RoCE port's device, or null
+        /// InfiniBand, PortControl SL: a reaction point per SL (created on first use)
+        std::array<std::unique_ptr<IbCcRateControl>, 16> slCc;
     };
 
     /**
@@ -328,6 +362,24 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
      * @param view the packet's headers (BTH at least)
      */
     void NotifyCongestion(uint8_t port, IbQueuePair* qp, uint32_t source, IbHeaderView& view);
+    /**
+     * InfiniBand congestion control: a FECN-marked packet arrived for @p qp; answer its
+     * source with a CNP (IBA annex A10: a BECN for every FECN).
+     * @param port the port it arrived on
+     * @param qp the queue pair
+     * @param packet the packet (for a UD packet's DETH)
+     * @param slid its source LID
+     * @param sl its SL
+     */
+    void AnswerFecn(uint8_t port, IbQueuePair* qp, const Packet& packet, uint16_t slid, uint8_t sl);
+    /**
+     * A reaction point's CCTI changed (fires CctiChanged).
+     * @param qpn the queue pair, 0 for a per-SL reaction point
+     * @param sl its SL
+     * @param oldCcti the index before
+     * @param newCcti the index now
+     */
+    void NotifyCctiChange(uint32_t qpn, uint8_t sl, uint16_t oldCcti, uint16_t newCcti);
     /**
      * Port transmit-ready callback.
      * @param port port number
@@ -385,6 +437,10 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
     uint8_t m_rocePriority;           //!< RoCE: the priority of SL 0
     uint64_t m_cnpsSent;              //!< RoCE: CNPs sent
     uint64_t m_cnpsReceived;          //!< RoCE: CNPs received
+    uint64_t m_fecnsReceived{0};      //!< InfiniBand: FECN-marked packets received
+    uint64_t m_becnsReceived{0};      //!< InfiniBand: BECNs received
+    TracedCallback<uint32_t, uint8_t, uint16_t, uint16_t> m_cctiTrace; //!< CctiChanged
+    TracedCallback<uint32_t, uint16_t> m_becnTrace;                    //!< BecnReceived
 
     std::vector<PortState> m_ports;         //!< index 0 unused
     std::vector<Ptr<IbQueuePair>> m_qps;    //!< by QPN - FIRST_QPN

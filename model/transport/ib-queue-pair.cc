@@ -124,6 +124,8 @@ IbQueuePair::DoDispose()
     m_wakeEvent.Cancel();
     m_wakeAt = Time::Max();
     m_dcqcn.Stop();
+    m_ownCc.Stop();
+    m_cc = nullptr;
     m_sq.clear();
     m_rq.Clear();
     m_resp.clear();
@@ -867,7 +869,7 @@ IbQueuePair::RequesterReadyAt() const
     const SendWqe& w = m_sq[m_txIdx];
     if (m_type == IbQpType::UD)
     {
-        return std::max(w.readyAt, m_dcqcn.NextTransmitTime());
+        return std::max(w.readyAt, PacedUntil());
     }
     const uint32_t outstanding =
         PsnLess(m_ackedPsn, m_txPsn) ? ((m_txPsn - m_ackedPsn) & kPsnMask) : 0;
@@ -895,7 +897,7 @@ IbQueuePair::RequesterReadyAt() const
     {
         return Time::Max(); // a READ/atomic response will free a slot
     }
-    return std::max({w.readyAt, m_rnrUntil, m_dcqcn.NextTransmitTime()});
+    return std::max({w.readyAt, m_rnrUntil, PacedUntil()});
 }
 
 Time
@@ -924,7 +926,13 @@ IbQueuePair::PullPacket()
     if (resp && (!req || !m_lastWasResponse))
     {
         m_lastWasResponse = true;
-        return BuildResponse();
+        const bool data = m_resp.front().kind == RESP_READ;
+        Ptr<Packet> p = BuildResponse();
+        if (data && m_cc != nullptr && p)
+        {
+            m_cc->NotifySent(p->GetSize());
+        }
+        return p;
     }
     if (req)
     {
@@ -933,6 +941,10 @@ IbQueuePair::PullPacket()
         if (p)
         {
             m_dcqcn.NotifySent(p->GetSize() + m_dev->GetWireOverhead());
+            if (m_cc != nullptr)
+            {
+                m_cc->NotifySent(p->GetSize());
+            }
         }
         return p;
     }
@@ -951,6 +963,24 @@ IbQueuePair::StartRateControl()
     {
         m_dcqcn.Stop();
     }
+    m_ownCc.Stop();
+    m_cc = nullptr;
+    const IbCaCongestionSetting* cc = m_dev->GetCongestionSetting();
+    if (cc == nullptr)
+    {
+        return;
+    }
+    if (cc->perQp || m_type == IbQpType::UD)
+    {
+        m_ownCc.Init(cc, static_cast<double>(m_dev->GetDataRate().GetBitRate()));
+        m_ownCc.SetCctiCallback(
+            MakeCallback(&IbHca::NotifyCctiChange, m_hca).Bind(m_qpn, m_attr.sl));
+        m_cc = &m_ownCc;
+    }
+    else
+    {
+        m_cc = m_hca->SlRateControl(m_attr.portNum, m_attr.sl);
+    }
 }
 
 void
@@ -958,6 +988,16 @@ IbQueuePair::ReceiveCnp()
 {
     ++m_counters.cnpsReceived;
     m_dcqcn.ReceiveCnp();
+}
+
+void
+IbQueuePair::ReceiveBecn()
+{
+    ++m_counters.becnsReceived;
+    if (m_cc != nullptr)
+    {
+        m_cc->ReceiveBecn();
+    }
 }
 
 // ---------------------------------------------------------------- packet building

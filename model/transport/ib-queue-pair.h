@@ -6,6 +6,7 @@
 #define IB_QUEUE_PAIR_H
 
 #include "dcqcn-rate-control.h"
+#include "ib-cc-rate-control.h"
 #include "ib-verbs.h"
 
 #include "ns3/event-id.h"
@@ -54,8 +55,9 @@ struct IbQpCounters
     uint64_t noRecvDrops{0};          ///< UD packets dropped for lack of a receive WR
     uint64_t stateDrops{0};           ///< packets dropped because of the QP state
     uint64_t sourceDrops{0};          ///< RC packets not from the connected peer's LID
-    uint64_t cnpsSent{0};             ///< RoCE: CNPs sent for CE-marked packets (DCQCN NP)
-    uint64_t cnpsReceived{0};         ///< RoCE: CNPs received (DCQCN RP)
+    uint64_t cnpsSent{0};             ///< CNPs sent for CE- (RoCE) or FECN-marked (IB) packets
+    uint64_t cnpsReceived{0};         ///< CNPs received (DCQCN or IB CC reaction point)
+    uint64_t becnsReceived{0};        ///< InfiniBand: BECNs received (in CNPs or other packets)
 };
 
 /**
@@ -192,11 +194,20 @@ class IbQueuePair : public Object
     Ptr<IbCompletionQueue> GetRecvCq() const;
     /// @return the counters
     const IbQpCounters& GetCounters() const;
+
     /// @return the DCQCN reaction point (RoCE ports; idle at the line rate otherwise)
     const DcqcnRateControl& GetRateControl() const
     {
         return m_dcqcn;
     }
+
+    /// @return the InfiniBand congestion control reaction point the QP is paced by (its own,
+    ///         or its port's for its SL), or null when IBA congestion control is off
+    const IbCcRateControl* GetIbRateControl() const
+    {
+        return m_cc;
+    }
+
     /// @return send WRs posted and not yet completed
     uint32_t GetSendQueueLength() const;
     /**
@@ -337,7 +348,6 @@ class IbQueuePair : public Object
     uint8_t CurrentVl() const;
     /// @return the port number the QP uses
     uint8_t GetPortNum() const;
-
 
     /**
      * A packet for this QP arrived.
@@ -609,6 +619,16 @@ class IbQueuePair : public Object
     void StartRateControl();
     /// A CNP arrived for this QP (DCQCN reaction point).
     void ReceiveCnp();
+    /// A BECN arrived for this QP (InfiniBand congestion control reaction point).
+    void ReceiveBecn();
+
+    /// @return the earliest time rate control lets the next data packet leave
+    Time PacedUntil() const
+    {
+        const Time t = m_dcqcn.NextTransmitTime();
+        return m_cc == nullptr ? t : std::max(t, m_cc->NextTransmitTime());
+    }
+
     /**
      * @param error where to write
      * @param msg the message
@@ -662,25 +682,27 @@ class IbQueuePair : public Object
     Time m_wakeAt{Time::Max()};      //!< its time (Time::Max(): none pending)
 
     // Requester
-    std::deque<SendWqe> m_sq;  //!< send queue: unacknowledged and unsent WRs
-    uint32_t m_nextPostPsn;    //!< first PSN of the next posted WR
-    uint32_t m_unackedPsn;     //!< oldest PSN not complete (ACKed, or READ data in)
-    uint32_t m_ackedPsn;       //!< the responder has executed every PSN before this
-    uint32_t m_txIdx;          //!< index in m_sq of the WR being sent
-    uint32_t m_txPsn;          //!< PSN of the next request packet
-    uint32_t m_nextNewPsn;     //!< one past the highest PSN ever sent
-    uint32_t m_rdAtomicOut;    //!< READs/atomics sent and not complete
-    uint8_t m_retriesLeft;     //!< transport retries left
-    uint8_t m_rnrRetriesLeft;  //!< RNR retries left
-    bool m_gapRewound;         //!< went back for a missing response: wait for progress
-    uint32_t m_rewinds{0};     //!< go-backs so far (SendWqe::requestedAt)
-    Time m_lastProgress;       //!< last ACK progress (base of the local ACK timer)
-    Time m_rnrUntil;           //!< paused by an RNR NAK until then
-    DcqcnRateControl m_dcqcn;  //!< RoCE: DCQCN reaction point (idle, unpaced, on InfiniBand)
-    Time m_lastCnpSent;        //!< RoCE: when this QP's notification point last sent a CNP
-    bool m_cnpSentOnce{false}; //!< RoCE: m_lastCnpSent is valid
-    EventId m_retryTimer;      //!< local ACK timer
-    bool m_retryArmed{false};  //!< m_retryTimer is scheduled
+    std::deque<SendWqe> m_sq;       //!< send queue: unacknowledged and unsent WRs
+    uint32_t m_nextPostPsn;         //!< first PSN of the next posted WR
+    uint32_t m_unackedPsn;          //!< oldest PSN not complete (ACKed, or READ data in)
+    uint32_t m_ackedPsn;            //!< the responder has executed every PSN before this
+    uint32_t m_txIdx;               //!< index in m_sq of the WR being sent
+    uint32_t m_txPsn;               //!< PSN of the next request packet
+    uint32_t m_nextNewPsn;          //!< one past the highest PSN ever sent
+    uint32_t m_rdAtomicOut;         //!< READs/atomics sent and not complete
+    uint8_t m_retriesLeft;          //!< transport retries left
+    uint8_t m_rnrRetriesLeft;       //!< RNR retries left
+    bool m_gapRewound;              //!< went back for a missing response: wait for progress
+    uint32_t m_rewinds{0};          //!< go-backs so far (SendWqe::requestedAt)
+    Time m_lastProgress;            //!< last ACK progress (base of the local ACK timer)
+    Time m_rnrUntil;                //!< paused by an RNR NAK until then
+    DcqcnRateControl m_dcqcn;       //!< RoCE: DCQCN reaction point (idle, unpaced, on InfiniBand)
+    IbCcRateControl m_ownCc;        //!< InfiniBand: IBA CC reaction point of this QP (per-QP mode)
+    IbCcRateControl* m_cc{nullptr}; //!< InfiniBand: the reaction point pacing it, or null
+    Time m_lastCnpSent;             //!< RoCE: when this QP's notification point last sent a CNP
+    bool m_cnpSentOnce{false};      //!< RoCE: m_lastCnpSent is valid
+    EventId m_retryTimer;           //!< local ACK timer
+    bool m_retryArmed{false};       //!< m_retryTimer is scheduled
 
     // Responder
     IbFifo<RecvWqe> m_rq;                  //!< receive queue

@@ -119,6 +119,30 @@ IbRdmaPort::Seal(Ptr<Packet> p,
     IbPacket::Seal(p, lrh, nullptr, bth, zeroTail);
 }
 
+const IbCaCongestionSetting*
+IbRdmaPort::GetCongestionSetting() const
+{
+    return m_dev->GetCongestionSetting();
+}
+
+Ptr<Packet>
+IbRdmaPort::MakeCnp(uint32_t remote, uint32_t destQp, uint8_t sl) const
+{
+    IbBthHeader bth;
+    bth.SetOpcode(IbOpcode::CNP);
+    bth.SetBecn(true);
+    bth.SetDestQp(destQp);
+    bth.SetPsn(0);
+    Ptr<Packet> p = Create<Packet>();
+    IbLrhHeader lrh;
+    lrh.SetVl(m_dev->GetVlForSl(sl));
+    lrh.SetSl(sl);
+    lrh.SetDlid(static_cast<uint16_t>(remote));
+    lrh.SetSlid(m_dev->GetLid());
+    IbPacket::Seal(p, lrh, nullptr, bth, 0);
+    return p;
+}
+
 uint32_t
 IbRdmaPort::GetBthOffset() const
 {

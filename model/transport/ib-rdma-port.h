@@ -48,6 +48,15 @@ class IbRdmaPort : public RdmaPort
               const IbBthHeader& bth,
               uint32_t zeroTail) override;
     uint32_t GetBthOffset() const override;
+    const IbCaCongestionSetting* GetCongestionSetting() const override;
+    /**
+     * Build the congestion notification packet (IBA annex A10) that answers a FECN.
+     * @param remote the LID of the packet's source
+     * @param destQp the source's QP
+     * @param sl the SL to send it on (that of the marked packet)
+     * @return the CNP, sealed
+     */
+    Ptr<Packet> MakeCnp(uint32_t remote, uint32_t destQp, uint8_t sl) const;
     uint32_t GetTrailerSize() const override;
 
   private:

@@ -7,6 +7,7 @@
 
 #include "ns3/data-rate.h"
 #include "ns3/ib-bth-header.h"
+#include "ns3/ib-ca-congestion-setting.h"
 #include "ns3/net-device.h"
 #include "ns3/ptr.h"
 
@@ -116,6 +117,14 @@ class RdmaPort
                       uint16_t entropy,
                       const IbBthHeader& bth,
                       uint32_t zeroTail) = 0;
+
+    /// @return the IBA congestion control the subnet manager programmed into the port, or
+    ///         null (off, or a RoCE port, whose congestion control is DCQCN)
+    virtual const IbCaCongestionSetting* GetCongestionSetting() const
+    {
+        return nullptr;
+    }
+
     /// @return bytes before the BTH of the packets this port seals
     virtual uint32_t GetBthOffset() const = 0;
     /// @return bytes after the pad of the packets this port seals
