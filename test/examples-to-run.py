@@ -10,6 +10,7 @@ cpp_examples = [
     ("ib-fat-tree --hosts=16 --radix=8", "True", "False"),
     ("ib-fat-tree --routing=dfsssp --pattern=all-to-all --hosts=16 --radix=8", "True", "False"),
     ("ib-ibnetdiscover", "True", "False"),
+    ("ib-incast-victim --us=2500 --from=1000", "True", "False"),
     ("ib-perftest", "True", "False"),
     ("ib-perftest --test=read_lat --switches=3", "True", "False"),
     ("ib-perftest --roce --switches=1", "True", "False"),
