@@ -526,6 +526,9 @@ struct WriteStream
     }
 };
 
+/// rdma-tree: IBA congestion control on in the InfiniBand fabric (--ibCc)
+bool g_ibCongestionControl = false;
+
 /**
  * RDMA WRITE streams on a random permutation of a fat tree: InfiniBand (IbFabricHelper, ftree)
  * or RoCEv2 (EthFabricHelper: EthSwitch, ECMP, PFC, DCQCN), the same transport on both.
@@ -560,6 +563,7 @@ BenchRdmaFatTree(const IbTopology& topology, bool roce, Time duration, uint32_t 
         IbFabricHelper fh;
         fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
         fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+        fh.SetSubnetManagerAttribute("CongestionControl", BooleanValue(g_ibCongestionControl));
         ib = fh.Build(topology);
         sm = ib.subnetManager;
         IbHcaHelper hh;
@@ -1017,6 +1021,10 @@ main(int argc, char* argv[])
     cmd.AddValue("rdmaRounds",
                  "rdma-tree: alternating IB and RoCE runs; the ratio takes each one's fastest",
                  rdmaRounds);
+    cmd.AddValue("ibCc",
+                 "rdma-tree: IBA congestion control on in the InfiniBand fabric (subnet manager "
+                 "defaults)",
+                 g_ibCongestionControl);
     cmd.AddValue("rdmaFabric",
                  "rdma-tree: run both fabrics and their ratio (both), or only ib or roce, to "
                  "profile one",
