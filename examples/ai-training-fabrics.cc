@@ -156,6 +156,7 @@ struct Options
     double maxWall{0};              ///< hard wall-time cap per run, mid-iteration (0: none)
     uint32_t ethMtu{9000};          ///< IP MTU of the Ethernet links
     uint32_t servers{0};            ///< override of the server count (0: full scale)
+    bool ibCc{false};               ///< IB fabrics: IBA congestion control on
 };
 
 /// What one model on one fabric gave.
@@ -225,6 +226,7 @@ RunOne(const ModelRow& m, const FabricScenario& f, const Options& o)
                             "fabric " << f.name << ": unknown IB speed " << f.speed);
         IbFabricHelper fh;
         fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+        fh.SetSubnetManagerAttribute("CongestionControl", BooleanValue(o.ibCc));
         IbFabric fabric =
             fh.Build(IbTopologyBuilder::FatTree2Level(RadixFor(servers), servers, 1.0, s, 4));
         if (f.ibSetup)
@@ -434,6 +436,10 @@ main(int argc, char* argv[])
     cmd.AddValue("gpus-per-server", "GPUs per server", o.gpusPerServer);
     cmd.AddValue("nvlink", "intra-server bandwidth per GPU, one direction", nvlink);
     cmd.AddValue("chunk", "collective chunk size, bytes", o.chunk);
+    cmd.AddValue("ib-cc",
+                 "IB fabrics: IBA congestion control on (subnet manager defaults; the "
+                 "ns3::IbSubnetManager::Cc* attributes tune it)",
+                 o.ibCc);
     cmd.AddValue("wall-budget",
                  "seconds of wall time per run after which no further iteration starts (at "
                  "least one always completes)",

@@ -94,6 +94,7 @@ main(int argc, char* argv[])
     uint32_t iters = 1;
     uint64_t chunk = 256 * 1024;
     bool check = false;
+    bool ibCc = false;
     std::string scheduler; // empty: ns-3's --SchedulerType (MapScheduler by default)
 
     CommandLine cmd(__FILE__);
@@ -124,6 +125,10 @@ main(int argc, char* argv[])
                  "ns3::IbHeapScheduler (this module's 4-ary heap) or ns3::HeapScheduler",
                  scheduler);
     cmd.AddValue("check", "carry real bytes and verify the sum (slower)", check);
+    cmd.AddValue("ibCc",
+                 "IB fabric: IBA congestion control on (subnet manager defaults; the "
+                 "ns3::IbSubnetManager::Cc* attributes tune it)",
+                 ibCc);
     uint64_t satThreshold = 4096;
     cmd.AddValue("satThreshold",
                  "sharp: larger operations use streaming aggregation (bytes)",
@@ -198,6 +203,7 @@ main(int argc, char* argv[])
         {
             IbFabricHelper fh;
             fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+            fh.SetSubnetManagerAttribute("CongestionControl", BooleanValue(ibCc));
             fabric = fh.Build(topology);
             if (algo == "sharp")
             {

@@ -20,6 +20,7 @@ cpp_examples = [
     ("ib-allreduce --fabric=tcp --hosts=4 --e=64K", "True", "False"),
     ("ib-allreduce --fabric=roce --hosts=8 --e=1M", "True", "False"),
     ("ib-allreduce --fabric=all --hosts=8 --b=64K --e=256K", "True", "False"),
+    ("ib-allreduce --hosts=8 --e=256K --ibCc=true", "True", "False"),
     ("roce-vs-ib --hosts=16 --radix=8 --us=50 --warmUs=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --fabric=roce --hosts=16 --packets=20", "True", "False"),
