@@ -261,10 +261,11 @@ struct HolFabric
  * holds incast senders B1..B3, the incast receiver R and the victim receiver V; every link
  * EDR 4x (100 Gb/s).
  * @param cc whether the subnet manager turns congestion control on
+ * @param victimMask its CcVictimMask
  * @return the fabric
  */
 HolFabric
-BuildHolFabric(bool cc)
+BuildHolFabric(bool cc, bool victimMask = false)
 {
     IbTopology t;
     const uint32_t s1 = t.AddSwitch(3, "s1");
@@ -281,6 +282,7 @@ BuildHolFabric(bool cc)
     }
     IbFabricHelper fh;
     fh.SetSubnetManagerAttribute("CongestionControl", BooleanValue(cc));
+    fh.SetSubnetManagerAttribute("CcVictimMask", BooleanValue(victimMask));
     HolFabric h;
     h.f = fh.Build(t);
     IbHcaHelper hh;
@@ -510,4 +512,164 @@ TEST_F(IbCongestionTest, OneFlowsCctiTraceIsTheSpecArithmeticOnItsBecns)
     EXPECT_EQ(top, 9);                      // the limit
     EXPECT_EQ(tr.changes.back().second, 2); // back to the floor
     EXPECT_EQ(f.qp[0]->GetIbRateControl()->GetCcti(), 2);
+}
+
+namespace
+{
+
+/**
+ * A switch between an EDR host and a QDR host (the bottleneck), congestion control on.
+ * @param fh the helper, with further attributes set
+ * @param hcas [out] the two hosts' HCAs
+ * @return the fabric
+ */
+IbFabric
+SlowLinkFabric(IbFabricHelper& fh, Ptr<IbHca> hcas[2])
+{
+    IbTopology t;
+    const uint32_t sw = t.AddSwitch(2, "sw");
+    const uint32_t h0 = t.AddCa(1, "h0");
+    const uint32_t h1 = t.AddCa(1, "h1");
+    t.ConnectNextFree(h0, sw, IbLinkRate::EDR, 4);
+    t.ConnectNextFree(h1, sw, IbLinkRate::QDR, 4);
+    fh.SetSubnetManagerAttribute("CongestionControl", BooleanValue(true));
+    fh.SetSubnetManagerAttribute("CcMarkingRate", UintegerValue(0));
+    IbFabric fab = fh.Build(t);
+    IbHcaHelper hh;
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        hcas[i] = hh.Install(fab.hosts.Get(i));
+    }
+    return fab;
+}
+
+} // namespace
+
+// PortControl SL: the RC queue pairs of a port on one SL share one CCTI, which every BECN
+// for any of them raises; its trace names no QP.
+TEST_F(IbCongestionTest, WithPortControlSlTheQueuePairsOfAnSlShareOneCcti)
+{
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("CcPortControl", UintegerValue(1));
+    Ptr<IbHca> h[2];
+    IbFabric fab = SlowLinkFabric(fh, h);
+    std::vector<uint32_t> qpns;
+    h[0]->TraceConnectWithoutContext(
+        "CctiChanged",
+        Callback<void, uint32_t, uint8_t, uint16_t, uint16_t>(
+            [&](uint32_t qpn, uint8_t, uint16_t, uint16_t) { qpns.push_back(qpn); }));
+    Flow a = StartFlow(fab, h[0], h[1], 2 << 20);
+    Flow b = StartFlow(fab, h[0], h[1], 2 << 20);
+    Simulator::Run();
+    const IbCcRateControl* shared = a.qp[0]->GetIbRateControl();
+    ASSERT_NE(shared, nullptr);
+    EXPECT_EQ(shared, b.qp[0]->GetIbRateControl());
+    EXPECT_EQ(shared, h[0]->SlRateControl(1, 0));
+    const uint64_t becns =
+        a.qp[0]->GetCounters().becnsReceived + b.qp[0]->GetCounters().becnsReceived;
+    EXPECT_GT(a.qp[0]->GetCounters().becnsReceived, 0u);
+    EXPECT_GT(b.qp[0]->GetCounters().becnsReceived, 0u);
+    EXPECT_EQ(shared->GetBecns(), becns);
+    ASSERT_FALSE(qpns.empty());
+    EXPECT_EQ(std::count(qpns.begin(), qpns.end(), 0u), static_cast<long>(qpns.size()));
+    // Per QP (the default), each has its own.
+    Simulator::Destroy();
+    IbFabricHelper perQp;
+    IbFabric fab2 = SlowLinkFabric(perQp, h);
+    Flow c = StartFlow(fab2, h[0], h[1], 1 << 20);
+    Flow d = StartFlow(fab2, h[0], h[1], 1 << 20);
+    Simulator::Run();
+    EXPECT_NE(c.qp[0]->GetIbRateControl(), d.qp[0]->GetIbRateControl());
+    EXPECT_EQ(c.qp[0]->GetIbRateControl()->GetBecns(), c.qp[0]->GetCounters().becnsReceived);
+}
+
+// Packet_Size: packets shorter than it are never marked, however congested the output.
+// With a 256-byte MTU every WRITE packet is 282 bytes, below the default 512.
+TEST_F(IbCongestionTest, PacketsShorterThanPacketSizeAreNotMarked)
+{
+    for (uint32_t packetSize : {512u, 0u})
+    {
+        IbFabricHelper fh;
+        fh.SetDeviceAttribute("Mtu", UintegerValue(256));
+        fh.SetSubnetManagerAttribute("CcPacketSize", UintegerValue(packetSize));
+        Ptr<IbHca> h[2];
+        IbFabric fab = SlowLinkFabric(fh, h);
+        Flow f = StartFlow(fab, h[0], h[1], 1 << 20);
+        Simulator::Run();
+        EXPECT_EQ(f.qp[1]->GetCounters().packetsReceived, (1u << 20) / 256);
+        const uint64_t marks = fab.switchOf[0]->GetFecnMarks();
+        if (packetSize == 512)
+        {
+            EXPECT_EQ(marks, 0u);
+        }
+        else
+        {
+            EXPECT_GT(marks, 0u);
+            EXPECT_EQ(f.qp[0]->GetCounters().becnsReceived, marks);
+        }
+        Simulator::Destroy();
+    }
+}
+
+// A UD datagram marked FECN is answered with a CNP to the QP its DETH names, whose own CCTI
+// then rises (UD queue pairs always keep their own).
+TEST_F(IbCongestionTest, AMarkedDatagramsCnpGoesToTheSourceQpOfItsDeth)
+{
+    IbFabricHelper fh;
+    Ptr<IbHca> h[2];
+    IbFabric fab = SlowLinkFabric(fh, h);
+    Ptr<IbCompletionQueue> cq0 = h[0]->CreateCq();
+    Ptr<IbCompletionQueue> cq1 = h[1]->CreateCq();
+    Ptr<IbQueuePair> u0 = h[0]->CreateQp(IbQpType::UD, cq0, cq0, 512, 16);
+    Ptr<IbQueuePair> u1 = h[1]->CreateQp(IbQpType::UD, cq1, cq1, 16, 16);
+    IbHcaHelper::ConnectUd(u0, 0x1111);
+    IbHcaHelper::ConnectUd(u1, 0x2222);
+    Ptr<IbMemoryRegion> src = h[0]->RegisterMemory(4096, IB_ACCESS_LOCAL_WRITE);
+    for (uint64_t i = 0; i < 400; ++i)
+    {
+        IbSendWr wr;
+        wr.wrId = i;
+        wr.sge.addr = src->GetAddr();
+        wr.sge.length = 4096;
+        wr.sge.lkey = src->GetLkey();
+        wr.udDlid = fab.HostPort(1)->GetLid();
+        wr.udRemoteQpn = u1->GetQpNum();
+        wr.udRemoteQkey = 0x2222;
+        std::string err;
+        ASSERT_TRUE(u0->PostSend(wr, &err)) << err;
+    }
+    Simulator::Run();
+    const uint64_t marks = fab.switchOf[0]->GetFecnMarks();
+    EXPECT_GT(marks, 0u);
+    EXPECT_EQ(h[1]->GetCnpsSent(), marks);
+    EXPECT_EQ(u0->GetCounters().becnsReceived, marks);
+    EXPECT_EQ(h[0]->GetUnknownDrops(), 0u);
+    ASSERT_NE(u0->GetIbRateControl(), nullptr);
+    EXPECT_EQ(u0->GetIbRateControl()->GetBecns(), marks);
+}
+
+// Victim_Mask: while s2 holds the cable's packets back (head-of-line blocking behind R's
+// output), s1's output to the cable waits for credits; it is a victim and marks nothing
+// unless the mask says to. The first 300 us, before the sources have slowed down.
+TEST_F(IbCongestionTest, AnOutputWaitingForCreditsMarksOnlyWithTheVictimMask)
+{
+    uint64_t marks[2];
+    for (bool mask : {false, true})
+    {
+        HolFabric h = BuildHolFabric(true, mask);
+        std::vector<Flow> flows;
+        flows.push_back(StartFlow(h.f, h.hca["x"], h.hca["v"]));
+        for (const char* s : {"a1", "b1", "b2", "b3"})
+        {
+            flows.push_back(StartFlow(h.f, h.hca[s], h.hca["r"]));
+        }
+        Simulator::Stop(MicroSeconds(300));
+        Simulator::Run();
+        marks[mask] = h.f.switchOf[0]->GetFecnMarks(); // s1 is topology node 0
+        Simulator::Destroy();
+    }
+    std::cout << "s1 marks in 300 us: " << marks[0] << " without the victim mask, " << marks[1]
+              << " with it" << std::endl;
+    EXPECT_LE(marks[0], 2u);
+    EXPECT_GE(marks[1], 20u);
 }
