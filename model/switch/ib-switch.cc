@@ -13,6 +13,7 @@
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 #include "ns3/trace-source-accessor.h"
 
 #include <algorithm>
@@ -49,6 +50,21 @@ IbSwitch::GetTypeId()
                           BooleanValue(true),
                           MakeBooleanAccessor(&IbSwitch::SetCutThrough, &IbSwitch::IsCutThrough),
                           MakeBooleanChecker())
+            .AddAttribute("AdaptiveRoutingPolicy",
+                          "How a switch with AR groups (programmed by the subnet manager) "
+                          "picks an RC request's output among its group: least-loaded (the "
+                          "fewest packets waiting for it and in its transmitter, then one with "
+                          "credits; ties in turn), random (uniformly among the idle ones, else "
+                          "least-loaded) or hash (by SLID and DLID: static spreading).",
+                          StringValue("least-loaded"),
+                          MakeStringAccessor(&IbSwitch::SetArPolicy, &IbSwitch::GetArPolicy),
+                          MakeStringChecker())
+            .AddAttribute("AdaptiveRoutingHold",
+                          "Re-evaluation granularity: a choice for a DLID is kept this long "
+                          "(0: every packet chooses afresh).",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&IbSwitch::m_arHold),
+                          MakeIbTimeChecker("IbSwitch", "AdaptiveRoutingHold", Time(0)))
             .AddTraceSource("UnknownDlidDrop",
                             "A packet was dropped: its DLID has no route (or no multicast "
                             "entry), its SL maps to VL15 on the output, or it is for the "
@@ -74,6 +90,7 @@ IbSwitch::IbSwitch()
       m_unknownDlid(0)
 {
     NS_LOG_FUNCTION(this);
+    m_arRandom = CreateObject<UniformRandomVariable>();
 }
 
 IbSwitch::~IbSwitch()
@@ -443,7 +460,11 @@ IbSwitch::PortForward(uint8_t inPort,
         Multicast(inPort, owned.Release(), vl, blocks, dlid, sl);
         return;
     }
-    const uint8_t out = dlid < m_lft.size() ? m_lft[dlid] : NO_ROUTE;
+    uint8_t out = dlid < m_lft.size() ? m_lft[dlid] : NO_ROUTE;
+    if (m_arOn && dlid < m_arGroupOf.size() && m_arGroupOf[dlid] != 0)
+    {
+        out = AdaptiveOutput(inPort, *owned.Get(), head, m_arGroupOf[dlid], vl, blocks);
+    }
     if (out == 0 && !m_localReceive.IsNull())
     {
         // For the switch itself: the local agent takes the packet off the input buffer
@@ -777,6 +798,176 @@ IbSwitch::CongestionDeparture(uint16_t key, uint16_t q, InEntry& e)
     }
 }
 
+uint8_t
+IbSwitch::OutputVl(uint8_t inPort, uint8_t out, uint8_t sl, uint8_t vl)
+{
+    if (vl == IbNetDevice::VL15)
+    {
+        return vl;
+    }
+    if (!m_sl2vlProgrammed)
+    {
+        return sl % m_ports[out]->GetNumDataVls();
+    }
+    if (m_sl2vlStride != m_ports.size())
+    {
+        BuildDefaultSl2Vl();
+    }
+    return m_sl2vl[inPort * m_sl2vlStride + out][sl];
+}
+
+uint8_t
+IbSwitch::AdaptiveOutput(uint8_t inPort,
+                         const Packet& packet,
+                         uint32_t head,
+                         uint16_t group,
+                         uint8_t vl,
+                         uint32_t blocks)
+{
+    const uint16_t dlid = head & 0xFFFF;
+    const uint8_t lftPort = m_lft[dlid];
+    // RC requests only: responses, UD, raw datagrams and CNPs keep the LFT's path (their
+    // receivers take them in order only).
+    if (IbPacket::LnhOfHead(head) != IbLrhHeader::LNH_IBA_LOCAL ||
+        !(m_arSlMask >> ((head >> 20) & 0xF) & 1))
+    {
+        return lftPort;
+    }
+    uint8_t lrhBth[IbPacket::LRH_SIZE + 1];
+    if (packet.CopyData(lrhBth, sizeof(lrhBth)) != sizeof(lrhBth))
+    {
+        return lftPort;
+    }
+    const uint8_t opcode = lrhBth[IbPacket::LRH_SIZE];
+    const bool request = opcode <= IbOpcode::RC_RDMA_READ_REQUEST ||
+                         opcode == IbOpcode::RC_COMPARE_SWAP || opcode == IbOpcode::RC_FETCH_ADD;
+    if (!request)
+    {
+        return lftPort;
+    }
+    const Time now = Simulator::Now();
+    if (m_arHold.IsStrictlyPositive() && dlid < m_arChoice.size() && m_arChoice[dlid].first > now)
+    {
+        ++m_arPackets;
+        return m_arChoice[dlid].second; // still within the re-evaluation period
+    }
+    const std::vector<uint8_t>& ports = m_arGroups[group];
+    const uint8_t sl = (head >> 20) & 0xF;
+    uint8_t chosen = lftPort;
+    if (m_arPolicy == AR_HASH)
+    {
+        // Static spreading by (SLID, DLID), as a hash-based fallback would do.
+        const uint32_t slid = (uint32_t(lrhBth[6]) << 8) | lrhBth[7];
+        chosen = ports[((slid * 0x9E3779B1u) ^ dlid) % ports.size()];
+    }
+    else
+    {
+        // Load of a candidate: the heads waiting for it, the packets in its transmitter, and
+        // one more if it has no credits for this packet now.
+        uint32_t best = UINT32_MAX;
+        uint32_t ties = 0;
+        const uint32_t n = static_cast<uint32_t>(ports.size());
+        const uint32_t start = m_arRotor++ % n; // ties go round the group
+        for (uint32_t k = 0; k < n; ++k)
+        {
+            const uint8_t o = ports[(start + k) % n];
+            IbNetDevice* port = PeekPointer(m_ports[o]);
+            const uint8_t ov = OutputVl(inPort, o, sl, vl);
+            const uint32_t load = static_cast<uint32_t>(m_requests[o * 16 + ov].Size()) +
+                                  port->GetTxQueueLength(ov) +
+                                  (port->HasCreditsFor(ov, blocks) ? 0 : 1);
+            if (m_arPolicy == AR_RANDOM && load == 0)
+            {
+                // Random among the idle ones: reservoir sampling over the ties at zero.
+                ++ties;
+                if (best != 0 || m_arRandom->GetInteger(0, ties - 1) == 0)
+                {
+                    chosen = o;
+                }
+                best = 0;
+                continue;
+            }
+            if (load < best)
+            {
+                best = load;
+                chosen = o;
+            }
+        }
+    }
+    ++m_arPackets;
+    if (chosen != lftPort)
+    {
+        ++m_arDeviations;
+    }
+    if (m_arHold.IsStrictlyPositive())
+    {
+        if (m_arChoice.size() <= dlid)
+        {
+            m_arChoice.resize(m_lft.size(), {Time(0), NO_ROUTE});
+        }
+        m_arChoice[dlid] = {now + m_arHold, chosen};
+    }
+    return chosen;
+}
+
+void
+IbSwitch::SetAdaptiveRouting(std::vector<uint16_t> groupOf,
+                             std::vector<std::vector<uint8_t>> groups,
+                             uint16_t slMask)
+{
+    for (size_t g = 1; g < groups.size(); ++g)
+    {
+        NS_ABORT_MSG_IF(groups[g].empty(),
+                        "IbSwitch::SetAdaptiveRouting: AR group " << g << " is empty");
+        for (uint8_t p : groups[g])
+        {
+            NS_ABORT_MSG_IF(p == 0 || p >= m_ports.size(),
+                            "IbSwitch::SetAdaptiveRouting: AR group " << g << " names port "
+                                                                      << unsigned(p)
+                                                                      << ", which the switch does "
+                                                                         "not have");
+        }
+    }
+    for (size_t lid = 0; lid < groupOf.size(); ++lid)
+    {
+        NS_ABORT_MSG_IF(groupOf[lid] >= std::max<size_t>(groups.size(), 1),
+                        "IbSwitch::SetAdaptiveRouting: LID " << lid << " names AR group "
+                                                             << groupOf[lid] << " of "
+                                                             << groups.size());
+    }
+    m_arGroupOf = std::move(groupOf);
+    m_arGroups = std::move(groups);
+    if (m_arGroups.empty())
+    {
+        m_arGroups.emplace_back(); // group 0: none
+    }
+    m_arSlMask = slMask;
+    m_arOn = m_arGroups.size() > 1 && slMask != 0;
+    m_arChoice.clear();
+}
+
+std::vector<uint8_t>
+IbSwitch::GetArGroup(uint16_t dlid) const
+{
+    if (dlid < m_arGroupOf.size() && m_arGroupOf[dlid] != 0)
+    {
+        return m_arGroups[m_arGroupOf[dlid]];
+    }
+    return {};
+}
+
+uint64_t
+IbSwitch::GetAdaptivePackets() const
+{
+    return m_arPackets;
+}
+
+uint64_t
+IbSwitch::GetAdaptiveDeviations() const
+{
+    return m_arDeviations;
+}
+
 void
 IbSwitch::SetCongestionSetting(const IbSwitchCongestionSetting& setting)
 {
@@ -809,6 +1000,41 @@ IbSwitch::SetCongestionSetting(const IbSwitchCongestionSetting& setting)
     {
         CongestionRunFromHead(static_cast<uint32_t>(q));
     }
+}
+
+void
+IbSwitch::SetArPolicy(std::string policy)
+{
+    if (policy == "least-loaded")
+    {
+        m_arPolicy = AR_LEAST_LOADED;
+    }
+    else if (policy == "random")
+    {
+        m_arPolicy = AR_RANDOM;
+    }
+    else if (policy == "hash")
+    {
+        m_arPolicy = AR_HASH;
+    }
+    else
+    {
+        NS_ABORT_MSG("IbSwitch attribute AdaptiveRoutingPolicy="
+                     << policy << ": use least-loaded, random or hash");
+    }
+}
+
+std::string
+IbSwitch::GetArPolicy() const
+{
+    return m_arPolicy == AR_RANDOM ? "random" : m_arPolicy == AR_HASH ? "hash" : "least-loaded";
+}
+
+int64_t
+IbSwitch::AssignStreams(int64_t stream)
+{
+    m_arRandom->SetStream(stream);
+    return 1;
 }
 
 const IbSwitchCongestionSetting&

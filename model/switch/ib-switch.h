@@ -12,6 +12,7 @@
 #include "ns3/ib-shared-release.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/random-variable-stream.h"
 #include "ns3/traced-callback.h"
 
 #include <array>
@@ -201,6 +202,34 @@ class IbSwitch : public Object, public IbPacketForwarder
      *         congestion control is on)
      */
     uint32_t GetCongestionBacklog(uint8_t port, uint8_t vl) const;
+
+    /**
+     * Program adaptive routing (the subnet manager does it when its AdaptiveRouting
+     * attribute is on): for each DLID an AR group, a set of equal-cost output ports besides
+     * the LFT entry. RC requests on an SL of @p slMask then take the port the
+     * AdaptiveRoutingPolicy picks among the group; everything else keeps the LFT's port.
+     * @param groupOf groupOf[dlid] = its group (0: none, the LFT's port alone)
+     * @param groups groups[g] = its ports (groups[0] unused)
+     * @param slMask bit s set: SL s is adaptively routed
+     */
+    void SetAdaptiveRouting(std::vector<uint16_t> groupOf,
+                            std::vector<std::vector<uint8_t>> groups,
+                            uint16_t slMask);
+    /**
+     * @param dlid a LID
+     * @return its AR group's ports (empty: none)
+     */
+    std::vector<uint8_t> GetArGroup(uint16_t dlid) const;
+    /// @return packets that went through an adaptive choice
+    uint64_t GetAdaptivePackets() const;
+    /// @return of those, the packets that left by another port than the LFT's
+    uint64_t GetAdaptiveDeviations() const;
+    /**
+     * Assign a fixed random stream to the random AR policy.
+     * @param stream first stream index
+     * @return the number of streams used (1)
+     */
+    int64_t AssignStreams(int64_t stream);
 
     /// @return packets forwarded so far
     uint64_t GetForwardedPackets() const;
@@ -394,6 +423,35 @@ class IbSwitch : public Object, public IbPacketForwarder
      * @param e the packet
      */
     void CongestionDeparture(uint16_t key, uint16_t q, InEntry& e);
+    /**
+     * The VL a packet of @p sl arriving on VL @p vl of @p inPort takes out of @p out.
+     * @param inPort input port
+     * @param out output port
+     * @param sl its SL
+     * @param vl its input VL
+     * @return the output VL
+     */
+    uint8_t OutputVl(uint8_t inPort, uint8_t out, uint8_t sl, uint8_t vl);
+    /**
+     * Adaptive routing: the output of a packet whose DLID has an AR group.
+     * @param inPort input port
+     * @param packet the packet (its BTH opcode is read)
+     * @param head its first four bytes
+     * @param group its DLID's group
+     * @param vl its input VL
+     * @param blocks its size in credit blocks
+     * @return the output port
+     */
+    uint8_t AdaptiveOutput(uint8_t inPort,
+                           const Packet& packet,
+                           uint32_t head,
+                           uint16_t group,
+                           uint8_t vl,
+                           uint32_t blocks);
+    /// @param policy AdaptiveRoutingPolicy attribute value
+    void SetArPolicy(std::string policy);
+    /// @return AdaptiveRoutingPolicy
+    std::string GetArPolicy() const;
     /// Give every port the switch's forwarding latency and mode.
     void UpdatePortModes();
     /// Fill in default SL-to-VL tables for pairs never programmed: the output port's.
@@ -439,6 +497,27 @@ class IbSwitch : public Object, public IbPacketForwarder
     Time m_latency;            //!< ForwardingLatency attribute
     uint64_t m_unknownDlid;    //!< packets dropped for lack of a route
     TracedCallback<Ptr<const Packet>, uint8_t> m_dropTrace; //!< UnknownDlidDrop
+
+    // Adaptive routing
+    /// AdaptiveRoutingPolicy values
+    enum ArPolicy : uint8_t
+    {
+        AR_LEAST_LOADED,
+        AR_RANDOM,
+        AR_HASH
+    };
+
+    bool m_arOn{false};                               //!< AR groups programmed
+    uint16_t m_arSlMask{0};                           //!< SLs adaptively routed
+    ArPolicy m_arPolicy{AR_LEAST_LOADED};             //!< AdaptiveRoutingPolicy
+    Time m_arHold;                                    //!< AdaptiveRoutingHold
+    uint32_t m_arRotor{0};                            //!< where ties start
+    std::vector<uint16_t> m_arGroupOf;                //!< [dlid] -> group (0: none)
+    std::vector<std::vector<uint8_t>> m_arGroups;     //!< [group] -> ports
+    std::vector<std::pair<Time, uint8_t>> m_arChoice; //!< [dlid] -> (kept until, port)
+    Ptr<UniformRandomVariable> m_arRandom;            //!< random policy
+    uint64_t m_arPackets{0};                          //!< packets routed adaptively
+    uint64_t m_arDeviations{0};                       //!< ... not by the LFT's port
 
     // Congestion control (IBA annex A10), all indexed [port * 16 + vl] but the threshold
     bool m_ccOn{false};                  //!< marking on (threshold > 0)
