@@ -4,6 +4,7 @@
 
 #include "ib-subnet-manager.h"
 
+#include "ib-ar-groups.h"
 #include "ib-deadlock-checker.h"
 #include "ib-lft-dump.h"
 #include "ib-lid-assigner.h"
@@ -60,6 +61,19 @@ IbSubnetManager::GetTypeId()
             // IBA congestion control (annex A10), as OpenSM's congestion_control and cc_*
             // options program it. Defaults: the Mellanox Congestion Control Manager's
             // (MLNX_OFED user manual) and the LLNL study's table; doc/validation-sources.md.
+            .AddAttribute("AdaptiveRouting",
+                          "Program adaptive-routing groups (equal-cost output ports per "
+                          "destination, see IbArGroups) into every switch, and tell the "
+                          "channel adapters that requests may arrive out of order (off by "
+                          "default).",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&IbSubnetManager::m_ar),
+                          MakeBooleanChecker())
+            .AddAttribute("ArSlMask",
+                          "SLs whose RC requests are adaptively routed (bit s = SL s).",
+                          UintegerValue(0xFFFF),
+                          MakeUintegerAccessor(&IbSubnetManager::m_arSlMask),
+                          MakeUintegerChecker<uint16_t>())
             .AddAttribute("CongestionControl",
                           "Program IBA congestion control into every switch and channel "
                           "adapter port (off by default, as in OpenSM).",
@@ -389,6 +403,11 @@ IbSubnetManager::BringUp()
 void
 IbSubnetManager::Program()
 {
+    std::vector<IbArGroups> ar;
+    if (m_ar)
+    {
+        ar = IbArGroups::Compute(m_problem, m_tables);
+    }
     IbSwitchCongestionSetting sws;
     std::shared_ptr<const IbCaCongestionSetting> cas;
     if (m_cc)
@@ -424,6 +443,7 @@ IbSubnetManager::Program()
                 m_portDevices[idx][p]->SetLid(m_problem.baseLid[idx][p]);
                 m_portDevices[idx][p]->SetLmc(m_lmc);
                 m_portDevices[idx][p]->SetCongestionSetting(cas);
+                m_portDevices[idx][p]->SetAdaptiveRouting(m_ar);
             }
             continue;
         }
@@ -433,6 +453,12 @@ IbSubnetManager::Program()
         if (m_cc)
         {
             sw->SetCongestionSetting(sws);
+        }
+        if (m_ar)
+        {
+            sw->SetAdaptiveRouting(std::move(ar[idx].groupOf),
+                                   std::move(ar[idx].groups),
+                                   m_arSlMask);
         }
         if (m_tables.vlsUsed > 1)
         {

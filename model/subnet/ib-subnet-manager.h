@@ -158,6 +158,8 @@ class IbSubnetManager : public Object
     std::string m_engineName;                                 //!< RoutingEngine attribute
     uint8_t m_lmc;                                            //!< Lmc attribute
     bool m_checkDeadlock;                                     //!< CheckDeadlock attribute
+    bool m_ar{false};                                         //!< AdaptiveRouting attribute
+    uint16_t m_arSlMask{0xFFFF};                              //!< ArSlMask attribute
     bool m_cc{false};                                         //!< CongestionControl attribute
     uint8_t m_ccThreshold{15};                                //!< CcThreshold attribute
     uint16_t m_ccMarkingRate{10};                             //!< CcMarkingRate attribute
