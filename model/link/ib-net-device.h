@@ -313,6 +313,23 @@ class IbNetDevice : public NetDevice
      */
     void SetCongestionSetting(std::shared_ptr<const IbCaCongestionSetting> setting);
 
+    /**
+     * Mark a channel adapter port as reached through adaptive routing (the subnet manager
+     * does it when its AdaptiveRouting attribute is on): its RC queue pairs then take
+     * requests that arrive ahead of their turn and process them in order.
+     * @param on adaptive routing on
+     */
+    void SetAdaptiveRouting(bool on)
+    {
+        m_adaptiveRouting = on;
+    }
+
+    /// @return whether the port's RC queue pairs expect reordered requests
+    bool IsAdaptiveRouting() const
+    {
+        return m_adaptiveRouting;
+    }
+
     /// @return the port's congestion control setting, null when it is off
     const IbCaCongestionSetting* GetCongestionSetting() const
     {
@@ -849,6 +866,7 @@ class IbNetDevice : public NetDevice
     uint16_t m_lid{0};                                        //!< LID (the base LID with LMC)
     uint8_t m_lmc{0};                                         //!< LID mask control
     std::shared_ptr<const IbCaCongestionSetting> m_ccSetting; //!< CA congestion control, or null
+    bool m_adaptiveRouting{false}; //!< requests may arrive out of order (adaptive routing)
 
     // Other transmit and receive state
     EventId m_txWakeEvent;         //!< restart after flow-control packets

@@ -129,6 +129,7 @@ IbQueuePair::DoDispose()
     m_sq.clear();
     m_rq.Clear();
     m_resp.clear();
+    m_held.clear();
     m_sendCq = nullptr;
     m_recvCq = nullptr;
     m_hca = nullptr;
@@ -542,6 +543,8 @@ IbQueuePair::ResetState()
     m_sq.clear();
     m_rq.Clear();
     m_resp.clear();
+    m_held.clear();
+    m_reorder = false;
     m_attr = IbQpAttr();
     m_dev = nullptr;
     m_udCheckedDlid = 0;
@@ -594,6 +597,7 @@ IbQueuePair::EnterError()
         Complete(m_recvCq, r.wr.wrId, IbWcStatus::WR_FLUSH_ERR, IbWcOpcode::RECV, 0);
     }
     m_resp.clear();
+    m_held.clear();
     m_rdAtomicQueued = 0;
     m_responderFailed = false;
 }
@@ -965,6 +969,7 @@ IbQueuePair::StartRateControl()
     }
     m_ownCc.Stop();
     m_cc = nullptr;
+    m_reorder = m_type == IbQpType::RC && m_dev->IsAdaptiveRouting();
     const IbCaCongestionSetting* cc = m_dev->GetCongestionSetting();
     if (cc == nullptr)
     {
@@ -1416,11 +1421,56 @@ IbQueuePair::Receive(Ptr<Packet> packet, const RdmaRxInfo& info)
     }
     else if (rx.opcode <= IbOpcode::RC_FETCH_ADD)
     {
+        if (m_reorder && HoldEarlyRequest(rx, packet, info))
+        {
+            return;
+        }
         ReceiveRequest(rx, packet);
+        if (!m_held.empty())
+        {
+            ReleaseHeldRequests();
+        }
     }
     else
     {
         ++m_counters.stateDrops;
+    }
+}
+
+bool
+IbQueuePair::HoldEarlyRequest(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo& info)
+{
+    const int32_t d = PsnDiff(rx.psn, m_ePsn);
+    if (d <= 0 || static_cast<uint32_t>(d) >= m_hca->m_maxOutstanding || m_responderFailed)
+    {
+        return false; // in order, a duplicate, or beyond the window: as without AR
+    }
+    if (m_held.emplace(rx.psn, std::make_pair(packet, info)).second)
+    {
+        ++m_counters.requestsHeld;
+    }
+    return true;
+}
+
+void
+IbQueuePair::ReleaseHeldRequests()
+{
+    for (auto it = m_held.find(m_ePsn); it != m_held.end(); it = m_held.find(m_ePsn))
+    {
+        Ptr<Packet> p = it->second.first;
+        const RdmaRxInfo info = it->second.second;
+        m_held.erase(it);
+        Rx rx;
+        if (!Parse(p, info, rx) || (m_state != IbQpState::RTR && m_state != IbQpState::RTS))
+        {
+            continue;
+        }
+        const uint32_t before = m_ePsn;
+        ReceiveRequest(rx, p);
+        if (m_ePsn == before)
+        {
+            break; // not taken (RNR, a NAK): the rest waits for the requester to resend
+        }
     }
 }
 

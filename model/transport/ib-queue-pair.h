@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,7 @@ struct IbQpCounters
     uint64_t cnpsSent{0};             ///< CNPs sent for CE- (RoCE) or FECN-marked (IB) packets
     uint64_t cnpsReceived{0};         ///< CNPs received (DCQCN or IB CC reaction point)
     uint64_t becnsReceived{0};        ///< InfiniBand: BECNs received (in CNPs or other packets)
+    uint64_t requestsHeld{0};         ///< adaptive routing: requests that came early and waited
 };
 
 /**
@@ -621,6 +623,17 @@ class IbQueuePair : public Object
     void ReceiveCnp();
     /// A BECN arrived for this QP (InfiniBand congestion control reaction point).
     void ReceiveBecn();
+    /**
+     * Adaptive routing: keep a request that arrived ahead of the expected PSN, within the
+     * send window, until its turn.
+     * @param rx its parsed headers
+     * @param packet the packet
+     * @param info its link-layer facts
+     * @return true if it was kept
+     */
+    bool HoldEarlyRequest(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo& info);
+    /// Adaptive routing: process the kept requests whose turn has come.
+    void ReleaseHeldRequests();
 
     /// @return the earliest time rate control lets the next data packet leave
     Time PacedUntil() const
@@ -705,7 +718,10 @@ class IbQueuePair : public Object
     bool m_retryArmed{false};       //!< m_retryTimer is scheduled
 
     // Responder
-    IbFifo<RecvWqe> m_rq;                  //!< receive queue
+    IbFifo<RecvWqe> m_rq;  //!< receive queue
+    bool m_reorder{false}; //!< requests may come out of order (AR)
+    /// early requests by PSN, kept until their turn (adaptive routing)
+    std::map<uint32_t, std::pair<Ptr<Packet>, RdmaRxInfo>> m_held;
     uint32_t m_ePsn;                       //!< expected PSN
     uint32_t m_msn;                        //!< message sequence number
     bool m_nakSent;                        //!< sequence NAK/RNR NAK sent, not yet cleared

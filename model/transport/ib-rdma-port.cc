@@ -125,6 +125,12 @@ IbRdmaPort::GetCongestionSetting() const
     return m_dev->GetCongestionSetting();
 }
 
+bool
+IbRdmaPort::IsAdaptiveRouting() const
+{
+    return m_dev->IsAdaptiveRouting();
+}
+
 Ptr<Packet>
 IbRdmaPort::MakeCnp(uint32_t remote, uint32_t destQp, uint8_t sl) const
 {

@@ -49,6 +49,7 @@ class IbRdmaPort : public RdmaPort
               uint32_t zeroTail) override;
     uint32_t GetBthOffset() const override;
     const IbCaCongestionSetting* GetCongestionSetting() const override;
+    bool IsAdaptiveRouting() const override;
     /**
      * Build the congestion notification packet (IBA annex A10) that answers a FECN.
      * @param remote the LID of the packet's source

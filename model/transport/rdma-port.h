@@ -125,6 +125,13 @@ class RdmaPort
         return nullptr;
     }
 
+    /// @return whether the fabric routes requests to this port adaptively (they may arrive
+    ///         out of order)
+    virtual bool IsAdaptiveRouting() const
+    {
+        return false;
+    }
+
     /// @return bytes before the BTH of the packets this port seals
     virtual uint32_t GetBthOffset() const = 0;
     /// @return bytes after the pad of the packets this port seals
