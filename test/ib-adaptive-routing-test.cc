@@ -1,0 +1,275 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * Adaptive routing: the subnet manager's AR groups, the switch's choice among them, and RC
+ * responders that take early requests in order: a random permutation of RDMA WRITE streams
+ * on a non-blocking two-level fat tree, static ftree routes against adaptive ones.
+ */
+
+#include "ns3/core-module.h"
+#include "ns3/ib-completion-queue.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-hca-helper.h"
+#include "ns3/ib-hca.h"
+#include "ns3/ib-memory-region.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-queue-pair.h"
+#include "ns3/ib-subnet-manager.h"
+#include "ns3/ib-switch.h"
+#include "ns3/ib-topology-builder.h"
+#include "ns3/ib-topology.h"
+#include "ns3/ib-traffic-pattern.h"
+#include "ns3/network-module.h"
+
+#include <cstring>
+#include <gtest/gtest.h>
+#include <numeric>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+class IbAdaptiveRoutingTest : public ::testing::Test
+{
+  protected:
+    void SetUp() override
+    {
+        RngSeedManager::SetSeed(3);
+        RngSeedManager::SetRun(1);
+    }
+
+    void TearDown() override
+    {
+        Simulator::Destroy();
+    }
+};
+
+/// Path MTU of the queue pairs.
+constexpr double kMtu = 4096;
+/// Payload rate of an EDR 4x link for 4096-byte WRITE packets (4122 bytes on the wire).
+constexpr double kLink = 100e9 * 4096 / 4122;
+
+/**
+ * @param ar adaptive routing on
+ * @param dataMode carry real bytes
+ * @return a 2-level fat tree of radix 8 (8 leaves of 4 hosts, 4 spines), EDR, ftree
+ */
+IbFabric
+Tree(bool ar, std::vector<Ptr<IbHca>>& hcas, bool dataMode = false)
+{
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    fh.SetSubnetManagerAttribute("AdaptiveRouting", BooleanValue(ar));
+    fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
+    IbFabric fab = fh.Build(IbTopologyBuilder::FatTree2Level(8, 32, 1.0, IbLinkRate::EDR, 4));
+    IbHcaHelper hh;
+    hh.SetHcaAttribute("DataMode", BooleanValue(dataMode));
+    hcas = hh.Install(fab.hosts);
+    return fab;
+}
+
+/// An RC connection carrying a stream of WRITEs.
+struct Stream
+{
+    Ptr<IbQueuePair> qp[2];       ///< requester, responder
+    Ptr<IbCompletionQueue> cq[2]; ///< their CQs
+    Ptr<IbMemoryRegion> src;      ///< source
+    Ptr<IbMemoryRegion> dst;      ///< destination
+    std::vector<uint64_t> done;   ///< wrIds of the send completions, in the order they came
+    std::vector<uint64_t> landed; ///< responder MessageReceived addresses, in order
+};
+
+/**
+ * Connect @p a to @p b and post @p messages WRITEs of @p bytes each, back to back in the
+ * regions.
+ * @param fab the fabric
+ * @param a sender
+ * @param b receiver
+ * @param messages how many
+ * @param bytes each
+ * @return the stream
+ */
+std::unique_ptr<Stream>
+StartStream(const IbFabric& fab, Ptr<IbHca> a, Ptr<IbHca> b, uint32_t messages, uint32_t bytes)
+{
+    auto s = std::make_unique<Stream>();
+    s->cq[0] = a->CreateCq();
+    s->cq[1] = b->CreateCq();
+    s->qp[0] = a->CreateQp(IbQpType::RC, s->cq[0], s->cq[0]);
+    s->qp[1] = b->CreateQp(IbQpType::RC, s->cq[1], s->cq[1]);
+    IbQpAttr base;
+    base.timeout = 14;
+    IbHcaHelper::ConnectRc(s->qp[0], s->qp[1], fab.subnetManager, base);
+    const uint64_t total = uint64_t(messages) * bytes;
+    s->src = a->RegisterMemory(total, IB_ACCESS_LOCAL_WRITE);
+    s->dst = b->RegisterMemory(total, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+    Stream* raw = s.get();
+    s->cq[0]->TraceConnectWithoutContext(
+        "Completion",
+        Callback<void, const IbWorkCompletion&>(
+            [raw](const IbWorkCompletion& wc) { raw->done.push_back(wc.wrId); }));
+    s->qp[1]->TraceConnectWithoutContext(
+        "MessageReceived",
+        Callback<void, uint32_t, IbWrOpcode, uint32_t, uint64_t>(
+            [raw](uint32_t, IbWrOpcode, uint32_t, uint64_t addr) { raw->landed.push_back(addr); }));
+    for (uint32_t m = 0; m < messages; ++m)
+    {
+        IbSendWr wr;
+        wr.wrId = m;
+        wr.opcode = IbWrOpcode::RDMA_WRITE;
+        wr.sge.addr = s->src->GetAddr() + uint64_t(m) * bytes;
+        wr.sge.length = bytes;
+        wr.sge.lkey = s->src->GetLkey();
+        wr.remoteAddr = s->dst->GetAddr() + uint64_t(m) * bytes;
+        wr.rkey = s->dst->GetRkey();
+        std::string err;
+        NS_ABORT_MSG_UNLESS(s->qp[0]->PostSend(wr, &err), err);
+    }
+    return s;
+}
+
+/**
+ * The random permutation (seed 1) of 16 MiB streams, goodput per flow over [100, 1100] us.
+ * @param ar adaptive routing on
+ * @param [out] held requests the responders kept for order
+ * @param [out] ordered whether every stream completed and landed its WRITEs in order
+ * @return per-flow goodput, bit/s
+ */
+std::vector<double>
+RunPermutation(bool ar, uint64_t& held, bool& ordered)
+{
+    std::vector<Ptr<IbHca>> hcas;
+    IbFabric fab = Tree(ar, hcas);
+    std::vector<std::unique_ptr<Stream>> streams;
+    for (const auto& [a, b] : IbTrafficPattern::RandomPermutation(32, 1))
+    {
+        streams.push_back(StartStream(fab, hcas[a], hcas[b], 64, 256 * 1024));
+    }
+    const Time from = MicroSeconds(100);
+    const Time to = MicroSeconds(1100);
+    std::vector<double> start(streams.size());
+    Simulator::Schedule(from, [&]() {
+        for (size_t i = 0; i < streams.size(); ++i)
+        {
+            start[i] = streams[i]->qp[1]->GetCounters().packetsReceived * kMtu;
+        }
+    });
+    Simulator::Stop(to);
+    Simulator::Run();
+    std::vector<double> rate;
+    held = 0;
+    ordered = true;
+    for (size_t i = 0; i < streams.size(); ++i)
+    {
+        const Stream& s = *streams[i];
+        rate.push_back((s.qp[1]->GetCounters().packetsReceived * kMtu - start[i]) * 8 /
+                       (to - from).GetSeconds());
+        held += s.qp[1]->GetCounters().requestsHeld;
+        EXPECT_EQ(s.qp[1]->GetCounters().outOfSequenceDropped, 0u) << "flow " << i;
+        EXPECT_EQ(s.qp[0]->GetCounters().retransmittedPackets, 0u) << "flow " << i;
+        for (size_t k = 0; k < s.done.size(); ++k)
+        {
+            ordered = ordered && s.done[k] == k;
+        }
+        for (size_t k = 0; k < s.landed.size(); ++k)
+        {
+            ordered = ordered && s.landed[k] == s.dst->GetAddr() + k * 256 * 1024;
+        }
+    }
+    Simulator::Destroy();
+    return rate;
+}
+
+} // namespace
+
+TEST_F(IbAdaptiveRoutingTest, GroupsAreTheUpPortsTowardsEveryRemoteHost)
+{
+    std::vector<Ptr<IbHca>> hcas;
+    IbFabric fab = Tree(true, hcas);
+    // FatTree2Level(8, 32): leaves have hosts on ports 1..4 and spines on 5..8.
+    const IbTopology& topo = fab.subnetManager->GetTopology();
+    uint32_t leaves = 0;
+    for (uint32_t idx = 0; idx < fab.switchOf.size(); ++idx)
+    {
+        Ptr<IbSwitch> sw = fab.switchOf[idx];
+        if (!sw)
+        {
+            continue;
+        }
+        const auto& ports = topo.GetNode(idx).ports;
+        const bool leaf = topo.GetNode(ports[1].peerNode).type == IbTopology::CA;
+        for (uint32_t h = 0; h < 32; ++h)
+        {
+            const uint16_t lid = fab.HostPort(h)->GetLid();
+            const std::vector<uint8_t> g = sw->GetArGroup(lid);
+            const uint8_t lftPort = sw->GetLftEntry(lid);
+            const bool local = topo.GetNode(ports[lftPort].peerNode).type == IbTopology::CA;
+            if (!leaf || local)
+            {
+                EXPECT_TRUE(g.empty()) << "one way down: no group";
+            }
+            else
+            {
+                EXPECT_EQ(g, (std::vector<uint8_t>{5, 6, 7, 8}));
+            }
+        }
+        leaves += leaf;
+    }
+    EXPECT_EQ(leaves, 8u);
+}
+
+// A random permutation on a non-blocking tree, static ftree routes against adaptive ones.
+// What holds: the responders take requests that adaptive routing brought early (thousands
+// of them) and nothing is dropped, resent or completed out of order. What does not yet:
+// the 90 % of the ideal. Spreading every packet over the spines makes each spine's
+// input FIFOs carry a uniform mix of destinations, and a FIFO input buffer saturates near
+// its head-of-line limit (2 - sqrt 2 for uniform traffic): adaptive routing ends below the
+// static routes here. The figures are printed, not asserted.
+TEST_F(IbAdaptiveRoutingTest, ResponderTakesReorderedRequestsInOrderOnAPermutation)
+{
+    uint64_t heldStatic = 0;
+    uint64_t held = 0;
+    bool orderedStatic = false;
+    bool ordered = false;
+    const std::vector<double> st = RunPermutation(false, heldStatic, orderedStatic);
+    const std::vector<double> ar = RunPermutation(true, held, ordered);
+    const double meanStatic = std::accumulate(st.begin(), st.end(), 0.0) / st.size();
+    const double meanAr = std::accumulate(ar.begin(), ar.end(), 0.0) / ar.size();
+    std::cout << "permutation, mean flow goodput (Gb/s): static ftree " << meanStatic / 1e9
+              << ", adaptive " << meanAr / 1e9 << ", ideal " << kLink / 1e9 << "; requests held "
+              << held << std::endl;
+    EXPECT_EQ(heldStatic, 0u);
+    EXPECT_GT(held, 1000u);
+    EXPECT_TRUE(orderedStatic);
+    EXPECT_TRUE(ordered);
+}
+
+// Data mode: the bytes every WRITE lands are the bytes it sent, reordering or not.
+TEST_F(IbAdaptiveRoutingTest, ReorderedWritesLandByteIdentical)
+{
+    std::vector<Ptr<IbHca>> hcas;
+    IbFabric fab = Tree(true, hcas, true);
+    std::vector<std::unique_ptr<Stream>> streams;
+    uint32_t seed = 11;
+    for (const auto& [a, b] : IbTrafficPattern::RandomPermutation(32, 2))
+    {
+        streams.push_back(StartStream(fab, hcas[a], hcas[b], 4, 64 * 1024));
+        uint8_t* d = streams.back()->src->GetData();
+        for (uint64_t i = 0; i < streams.back()->src->GetLength(); ++i)
+        {
+            seed = seed * 1103515245u + 12345u;
+            d[i] = static_cast<uint8_t>(seed >> 16);
+        }
+    }
+    Simulator::Run();
+    uint64_t held = 0;
+    for (const auto& s : streams)
+    {
+        held += s->qp[1]->GetCounters().requestsHeld;
+        ASSERT_EQ(s->done.size(), 4u);
+        EXPECT_EQ(std::memcmp(s->src->GetData(), s->dst->GetData(), s->src->GetLength()), 0);
+    }
+    EXPECT_GT(held, 0u);
+}
