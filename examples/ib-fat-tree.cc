@@ -2,11 +2,14 @@
  * SPDX-License-Identifier: GPL-2.0-only
  *
  * A fat tree of InfiniBand switches, brought up by the subnet manager with a chosen
- * routing engine, carrying a chosen traffic pattern of saturating raw IB flows.
+ * routing engine, carrying a chosen traffic pattern of saturating raw IB flows, or of RC
+ * RDMA WRITE streams (--transport=rc) with IBA congestion control (--cc) and adaptive
+ * routing (--adaptive) if asked.
  *
  *   ./ib-fat-tree                                   2-level, radix 8, 32 hosts, ftree, shift
  *   ./ib-fat-tree --levels=3 --radix=8 --hosts=128 --routing=updn --pattern=permutation
  *   ./ib-fat-tree --oversubscription=2 --pattern=all-to-all --pcap=true
+ *   ./ib-fat-tree --transport=rc --pattern=permutation --adaptive --cc
  *
  * Prints the fabric, per-flow throughput (or a summary with Jain's fairness for many
  * flows) and the busiest ports. With a non-blocking tree, ftree routing and the shift
@@ -19,6 +22,7 @@
 #include "ns3/infiniband-module.h"
 #include "ns3/network-module.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -40,6 +44,9 @@ main(int argc, char* argv[])
     uint32_t seed = 1;
     bool pcap = false;
     std::string lftDump;
+    std::string transport = "raw";
+    bool cc = false;
+    bool adaptive = false;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("levels", "fat-tree levels: 2 or 3", levels);
@@ -58,6 +65,15 @@ main(int argc, char* argv[])
                  "ib-fat-tree-host-0-0.pcap)",
                  pcap);
     cmd.AddValue("lftDump", "write the forwarding tables (opensm-lfts.dump format) here", lftDump);
+    cmd.AddValue("transport",
+                 "raw (saturating raw IB packets of --payload bytes) or rc (RDMA WRITE "
+                 "streams over RC queue pairs, 4096-byte MTU)",
+                 transport);
+    cmd.AddValue("cc", "IBA congestion control on (subnet manager defaults)", cc);
+    cmd.AddValue("adaptive",
+                 "adaptive routing on (subnet manager AR groups; RC requests only, so "
+                 "it needs --transport=rc)",
+                 adaptive);
     cmd.Parse(argc, argv);
     NS_ABORT_MSG_IF(!(durationUs > 0) || !(warmupUs >= 0) || warmupUs >= durationUs,
                     "--duration=" << durationUs << " --warmup=" << warmupUs
@@ -68,6 +84,13 @@ main(int argc, char* argv[])
                         "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
     NS_ABORT_MSG_UNLESS(levels == 2 || levels == 3, "--levels must be 2 or 3");
     NS_ABORT_MSG_IF(payload == 0, "--payload must be at least 1 byte (up to the MTU, 4096)");
+    NS_ABORT_MSG_UNLESS(transport == "raw" || transport == "rc",
+                        "--transport=" << transport << ": use raw or rc");
+    NS_ABORT_MSG_IF(adaptive && transport != "rc",
+                    "--adaptive: adaptive routing moves RC requests only; add --transport=rc");
+    NS_ABORT_MSG_IF(cc && transport != "rc",
+                    "--cc: congestion control throttles queue pairs, not raw flows; add "
+                    "--transport=rc");
     const IbTopology topology =
         levels == 2 ? IbTopologyBuilder::FatTree2Level(radix, hosts, oversubscription, s, 4)
                     : IbTopologyBuilder::FatTree3Level(radix, hosts, oversubscription, s, 4);
@@ -75,17 +98,51 @@ main(int argc, char* argv[])
     IbFabricHelper fabricHelper;
     fabricHelper.SetDeviceAttribute("NumDataVls", UintegerValue(routing == "dfsssp" ? 8 : 1));
     fabricHelper.SetSubnetManagerAttribute("RoutingEngine", StringValue(routing));
+    fabricHelper.SetSubnetManagerAttribute("CongestionControl", BooleanValue(cc));
+    fabricHelper.SetSubnetManagerAttribute("AdaptiveRouting", BooleanValue(adaptive));
     IbFabric fabric = fabricHelper.Build(topology);
 
     const Time start = MicroSeconds(1);
     const Time stop = start + MicroSeconds(durationUs);
-    ObjectFactory flowAttributes;
-    flowAttributes.SetTypeId("ns3::IbRawTrafficApplication");
-    flowAttributes.Set("PayloadSize", UintegerValue(payload));
     const auto flows = IbTrafficPattern::ByName(pattern, fabric.hosts.GetN(), seed);
-    ApplicationContainer apps = IbTrafficPattern::InstallRawFlows(fabric, flows, flowAttributes);
-    apps.Start(start);
-    apps.Stop(stop);
+    // RC mode: one queue pair per flow, one WRITE longer than any run.
+    std::vector<Ptr<IbQueuePair>> responders;
+    std::vector<uint64_t> atWarmup(flows.size(), 0);
+    if (transport == "rc")
+    {
+        std::vector<Ptr<IbHca>> hcas = IbHcaHelper().Install(fabric.hosts);
+        for (const auto& [a, b] : flows)
+        {
+            Ptr<IbCompletionQueue> ca = hcas[a]->CreateCq();
+            Ptr<IbCompletionQueue> cb = hcas[b]->CreateCq();
+            Ptr<IbQueuePair> qa = hcas[a]->CreateQp(IbQpType::RC, ca, ca);
+            Ptr<IbQueuePair> qb = hcas[b]->CreateQp(IbQpType::RC, cb, cb);
+            IbHcaHelper::ConnectRc(qa, qb, fabric.subnetManager);
+            const uint64_t bytes = 1ULL << 31;
+            Ptr<IbMemoryRegion> src = hcas[a]->RegisterMemory(bytes, IB_ACCESS_LOCAL_WRITE);
+            Ptr<IbMemoryRegion> dst =
+                hcas[b]->RegisterMemory(bytes, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+            IbSendWr wr = src->WriteTo(*dst, static_cast<uint32_t>(bytes), 1);
+            Simulator::Schedule(start, [qa, wr]() { NS_ABORT_UNLESS(qa->PostSend(wr)); });
+            responders.push_back(qb);
+        }
+        Simulator::Schedule(start + MicroSeconds(warmupUs), [&responders, &atWarmup]() {
+            for (size_t i = 0; i < responders.size(); ++i)
+            {
+                atWarmup[i] = responders[i]->GetCounters().packetsReceived;
+            }
+        });
+    }
+    else
+    {
+        ObjectFactory flowAttributes;
+        flowAttributes.SetTypeId("ns3::IbRawTrafficApplication");
+        flowAttributes.Set("PayloadSize", UintegerValue(payload));
+        ApplicationContainer apps =
+            IbTrafficPattern::InstallRawFlows(fabric, flows, flowAttributes);
+        apps.Start(start);
+        apps.Stop(stop);
+    }
 
     IbFabricStats stats;
     stats.Install(fabric, start + MicroSeconds(warmupUs));
@@ -118,6 +175,47 @@ main(int argc, char* argv[])
     Simulator::Stop(stop);
     Simulator::Run();
 
+    if (transport == "rc")
+    {
+        // Goodput of each WRITE stream over the window: 4096-byte packets at the responder.
+        const double window = durationUs - warmupUs;
+        std::vector<double> rate;
+        for (size_t i = 0; i < responders.size(); ++i)
+        {
+            const uint64_t pkts = responders[i]->GetCounters().packetsReceived - atWarmup[i];
+            rate.push_back(pkts * 4096.0 * 8 / (window * 1e-6) / 1e9);
+        }
+        double sum = 0;
+        double sq = 0;
+        for (double r : rate)
+        {
+            sum += r;
+            sq += r * r;
+        }
+        uint64_t arPackets = 0;
+        uint64_t arMoved = 0;
+        uint64_t marks = 0;
+        for (Ptr<IbSwitch> sw : fabric.switchOf)
+        {
+            if (sw)
+            {
+                arPackets += sw->GetAdaptivePackets();
+                arMoved += sw->GetAdaptiveDeviations();
+                marks += sw->GetFecnMarks();
+            }
+        }
+        const double ideal = IbLinkRate::GetDataRate(s, 4).GetBitRate() * 4096.0 /
+                             IbPacket::WireSize(4096, 0, false);
+        std::cout << "RC WRITE streams: mean " << sum / rate.size() << " Gb/s (ideal "
+                  << ideal / 1e9 << "), min " << *std::min_element(rate.begin(), rate.end())
+                  << ", max " << *std::max_element(rate.begin(), rate.end()) << ", Jain "
+                  << (sum * sum) / (rate.size() * sq) << "\n"
+                  << "adaptive routing: " << arPackets << " requests chose among a group, "
+                  << arMoved << " left by another port than the LFT's; FECN marks: " << marks
+                  << "\n";
+        Simulator::Destroy();
+        return 0;
+    }
     const double efficiency = double(payload) / IbPacket::WireSize(payload, 0, false);
     std::cout << "ideal per-flow payload rate at full link rate: "
               << IbLinkRate::GetDataRate(s, 4).GetBitRate() * efficiency / 1e9 << " Gb/s\n";

@@ -9,6 +9,11 @@ cpp_examples = [
     ("ib-link --pcap=true", "True", "False"),
     ("ib-fat-tree --hosts=16 --radix=8", "True", "False"),
     ("ib-fat-tree --routing=dfsssp --pattern=all-to-all --hosts=16 --radix=8", "True", "False"),
+    (
+        "ib-fat-tree --transport=rc --pattern=permutation --adaptive --cc --hosts=16 --radix=8",
+        "True",
+        "False",
+    ),
     ("ib-ibnetdiscover", "True", "False"),
     ("ib-incast-victim --us=2500 --from=1000", "True", "False"),
     ("ib-perftest", "True", "False"),
