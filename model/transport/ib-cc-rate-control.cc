@@ -47,6 +47,7 @@ void
 IbCcRateControl::Stop()
 {
     m_timer.Cancel();
+    m_timerOn = false;
     m_cfg = nullptr;
     m_factor = 0;
 }
@@ -80,8 +81,9 @@ IbCcRateControl::ReceiveBecn()
     const uint32_t raised = static_cast<uint32_t>(m_ccti) + m_cfg->cctiIncrease;
     SetCcti(static_cast<uint16_t>(std::min<uint32_t>(raised, m_cfg->GetCctiLimit())));
     NS_LOG_LOGIC("BECN: CCTI " << m_ccti);
-    if (!m_timer.IsRunning() && m_cfg->cctiTimer.IsStrictlyPositive() && m_ccti > m_cfg->cctiMin)
+    if (!m_timerOn && m_cfg->cctiTimer.IsStrictlyPositive() && m_ccti > m_cfg->cctiMin)
     {
+        m_timerOn = true;
         m_timer = Simulator::Schedule(m_cfg->cctiTimer, &IbCcRateControl::Timer, this);
     }
 }
@@ -89,12 +91,14 @@ IbCcRateControl::ReceiveBecn()
 void
 IbCcRateControl::Timer()
 {
+    m_timerOn = false;
     if (m_ccti > m_cfg->cctiMin)
     {
         SetCcti(static_cast<uint16_t>(m_ccti - 1));
     }
     if (m_ccti > m_cfg->cctiMin)
     {
+        m_timerOn = true;
         m_timer = Simulator::Schedule(m_cfg->cctiTimer, &IbCcRateControl::Timer, this);
     }
 }

@@ -114,6 +114,7 @@ class IbCcRateControl
     Time m_nextTx;                               //!< pacing
     uint64_t m_becns{0};                         //!< BECNs received
     EventId m_timer;                             //!< CCTI timer
+    bool m_timerOn{false};                       //!< m_timer is scheduled
     CctiCallback m_cctiCb;                       //!< CCTI changes
 };
 
