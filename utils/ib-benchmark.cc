@@ -528,6 +528,8 @@ struct WriteStream
 
 /// rdma-tree: IBA congestion control on in the InfiniBand fabric (--ibCc)
 bool g_ibCongestionControl = false;
+/// rdma-tree: adaptive routing on in the InfiniBand fabric (--ibAr)
+bool g_ibAdaptiveRouting = false;
 
 /**
  * RDMA WRITE streams on a random permutation of a fat tree: InfiniBand (IbFabricHelper, ftree)
@@ -564,6 +566,7 @@ BenchRdmaFatTree(const IbTopology& topology, bool roce, Time duration, uint32_t 
         fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
         fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
         fh.SetSubnetManagerAttribute("CongestionControl", BooleanValue(g_ibCongestionControl));
+        fh.SetSubnetManagerAttribute("AdaptiveRouting", BooleanValue(g_ibAdaptiveRouting));
         ib = fh.Build(topology);
         sm = ib.subnetManager;
         IbHcaHelper hh;
@@ -1025,6 +1028,10 @@ main(int argc, char* argv[])
                  "rdma-tree: IBA congestion control on in the InfiniBand fabric (subnet manager "
                  "defaults)",
                  g_ibCongestionControl);
+    cmd.AddValue("ibAr",
+                 "rdma-tree: adaptive routing on in the InfiniBand fabric (subnet manager AR "
+                 "groups, least-loaded)",
+                 g_ibAdaptiveRouting);
     cmd.AddValue("rdmaFabric",
                  "rdma-tree: run both fabrics and their ratio (both), or only ib or roce, to "
                  "profile one",
