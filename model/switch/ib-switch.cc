@@ -486,24 +486,7 @@ IbSwitch::PortForward(uint8_t inPort,
         return;
     }
     m_ports[out]->PrefetchForSend(vl);
-    uint8_t outVl = vl;
-    if (vl != IbNetDevice::VL15)
-    {
-        // Unprogrammed tables hold SL mod NumDataVls: compute it rather than touch the
-        // (ports x ports) table, a cache miss per packet on a large fabric.
-        if (!m_sl2vlProgrammed)
-        {
-            outVl = sl % m_ports[out]->GetNumDataVls();
-        }
-        else
-        {
-            if (m_sl2vlStride != m_ports.size())
-            {
-                BuildDefaultSl2Vl();
-            }
-            outVl = m_sl2vl[inPort * m_sl2vlStride + out][sl];
-        }
-    }
+    const uint8_t outVl = OutputVl(inPort, out, sl, vl);
     if (outVl == IbNetDevice::VL15 && vl != IbNetDevice::VL15)
     {
         NS_LOG_LOGIC("SL" << unsigned(sl) << " maps to VL15 from port " << unsigned(inPort)
@@ -798,13 +781,15 @@ IbSwitch::CongestionDeparture(uint16_t key, uint16_t q, InEntry& e)
     }
 }
 
-uint8_t
+inline uint8_t
 IbSwitch::OutputVl(uint8_t inPort, uint8_t out, uint8_t sl, uint8_t vl)
 {
     if (vl == IbNetDevice::VL15)
     {
         return vl;
     }
+    // Unprogrammed tables hold SL mod NumDataVls: compute it rather than touch the
+    // (ports x ports) table, a cache miss per packet on a large fabric.
     if (!m_sl2vlProgrammed)
     {
         return sl % m_ports[out]->GetNumDataVls();
@@ -825,7 +810,7 @@ IbSwitch::AdaptiveOutput(uint8_t inPort,
                          uint32_t blocks)
 {
     const uint16_t dlid = head & 0xFFFF;
-    const uint8_t lftPort = m_lft[dlid];
+    const uint8_t lftPort = dlid < m_lft.size() ? m_lft[dlid] : NO_ROUTE;
     // RC requests only: responses, UD, raw datagrams and CNPs keep the LFT's path (their
     // receivers take them in order only).
     if (IbPacket::LnhOfHead(head) != IbLrhHeader::LNH_IBA_LOCAL ||
@@ -903,7 +888,7 @@ IbSwitch::AdaptiveOutput(uint8_t inPort,
     {
         if (m_arChoice.size() <= dlid)
         {
-            m_arChoice.resize(m_lft.size(), {Time(0), NO_ROUTE});
+            m_arChoice.resize(std::max<size_t>(m_lft.size(), dlid + 1u), {Time(0), NO_ROUTE});
         }
         m_arChoice[dlid] = {now + m_arHold, chosen};
     }

@@ -32,8 +32,7 @@ IbCcRateControl::Init(const IbCaCongestionSetting* setting, double lineBps)
     {
         // The starting index is no change: no callback.
         m_ccti = std::min(m_cfg->cctiMin, m_cfg->GetCctiLimit());
-        m_factor =
-            m_cfg->cct.empty() ? 0.0 : IbCaCongestionSetting::DelayFactor(m_cfg->cct[m_ccti]);
+        m_factor = FactorOf(m_ccti);
     }
 }
 
@@ -57,11 +56,17 @@ IbCcRateControl::SetCcti(uint16_t ccti)
 {
     const uint16_t old = m_ccti;
     m_ccti = ccti;
-    m_factor = m_cfg->cct.empty() ? 0.0 : IbCaCongestionSetting::DelayFactor(m_cfg->cct[ccti]);
+    m_factor = FactorOf(ccti);
     if (old != ccti && !m_cctiCb.IsNull())
     {
         m_cctiCb(old, ccti);
     }
+}
+
+double
+IbCcRateControl::FactorOf(uint16_t ccti) const
+{
+    return m_cfg->cct.empty() ? 0.0 : IbCaCongestionSetting::DelayFactor(m_cfg->cct[ccti]);
 }
 
 double

@@ -106,6 +106,9 @@ class IbCcRateControl
     void Timer();
     /// @param ccti the new index: take it and its entry's delay
     void SetCcti(uint16_t ccti);
+    /// @param ccti an index of the table
+    /// @return its entry's delay factor (0 for an empty table)
+    double FactorOf(uint16_t ccti) const;
 
     const IbCaCongestionSetting* m_cfg{nullptr}; //!< the setting
     double m_line{0};                            //!< line rate, bit/s

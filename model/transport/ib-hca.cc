@@ -520,9 +520,7 @@ IbHca::PortReceive(uint8_t port, EthNetDevice* dev, Ptr<Packet> frame, uint8_t p
     }
     IbHeaderView view = IbHeaderView::AtBth(h, copied, RocePacket::BTH_OFFSET);
     const uint32_t qpn = view.GetDestQp();
-    IbQueuePair* qp = (qpn >= FIRST_QPN && qpn - FIRST_QPN < m_qps.size())
-                          ? PeekPointer(m_qps[qpn - FIRST_QPN])
-                          : nullptr;
+    IbQueuePair* qp = FindQp(qpn);
     if (view.GetOpcode() == RocePacket::CNP_OPCODE)
     {
         ++m_cnpsReceived;
@@ -553,14 +551,10 @@ IbHca::NotifyCongestion(uint8_t port, IbQueuePair* qp, uint32_t source, IbHeader
     {
         return;
     }
-    uint32_t destQp = qp->m_attr.destQpNum;
-    if (qp->GetType() == IbQpType::UD)
+    uint32_t destQp = 0;
+    if (!CnpDestQp(qp, view, destQp))
     {
-        if (!view.DecodeExtensionHeaders() || !(view.GetExtensionHeaders() & IbBthHeader::EXT_DETH))
-        {
-            return;
-        }
-        destQp = view.GetSrcQp();
+        return;
     }
     qp->m_cnpSentOnce = true;
     qp->m_lastCnpSent = now;
@@ -571,25 +565,42 @@ IbHca::NotifyCongestion(uint8_t port, IbQueuePair* qp, uint32_t source, IbHeader
     roce->Send(cnp, static_cast<uint8_t>(m_cnpDscp >> 3));
 }
 
+IbQueuePair*
+IbHca::FindQp(uint32_t qpn) const
+{
+    return qpn >= FIRST_QPN && qpn - FIRST_QPN < m_qps.size() ? PeekPointer(m_qps[qpn - FIRST_QPN])
+                                                              : nullptr;
+}
+
+bool
+IbHca::CnpDestQp(IbQueuePair* qp, IbHeaderView& view, uint32_t& destQp)
+{
+    if (qp->GetType() != IbQpType::UD)
+    {
+        destQp = qp->m_attr.destQpNum;
+        return true;
+    }
+    // A datagram's sender is the QP its DETH names.
+    if (!view.DecodeExtensionHeaders() || !(view.GetExtensionHeaders() & IbBthHeader::EXT_DETH))
+    {
+        return false;
+    }
+    destQp = view.GetSrcQp();
+    return true;
+}
+
 void
 IbHca::AnswerFecn(uint8_t port, IbQueuePair* qp, const Packet& packet, uint16_t slid, uint8_t sl)
 {
-    uint32_t destQp = qp->m_attr.destQpNum;
-    if (qp->GetType() == IbQpType::UD)
+    // LRH, BTH and a UD packet's DETH: the CNP's destination.
+    constexpr uint32_t kHead = IbPacket::LRH_SIZE + IbPacket::BTH_SIZE + 8;
+    uint8_t h[kHead];
+    const uint32_t copied = packet.CopyData(h, std::min(packet.GetSize(), kHead));
+    IbHeaderView view(h, copied);
+    uint32_t destQp = 0;
+    if (!CnpDestQp(qp, view, destQp))
     {
-        constexpr uint32_t kHead = IbPacket::LRH_SIZE + IbPacket::BTH_SIZE + 8;
-        uint8_t h[kHead];
-        if (packet.GetSize() < kHead)
-        {
-            return;
-        }
-        packet.CopyData(h, kHead);
-        IbHeaderView view(h, kHead);
-        if (!view.DecodeExtensionHeaders() || !(view.GetExtensionHeaders() & IbBthHeader::EXT_DETH))
-        {
-            return;
-        }
-        destQp = view.GetSrcQp();
+        return;
     }
     ++qp->m_counters.cnpsSent;
     ++m_cnpsSent;
@@ -750,11 +761,7 @@ IbHca::DestroyQp(Ptr<IbQueuePair> qp)
 Ptr<IbQueuePair>
 IbHca::GetQp(uint32_t qpn) const
 {
-    if (qpn < FIRST_QPN || qpn - FIRST_QPN >= m_qps.size())
-    {
-        return nullptr;
-    }
-    return m_qps[qpn - FIRST_QPN];
+    return Ptr<IbQueuePair>(FindQp(qpn));
 }
 
 Ptr<IbMemoryRegion>
@@ -959,9 +966,7 @@ IbHca::PortReceive(uint8_t port, IbNetDevice* dev, Ptr<Packet> packet, uint8_t v
     {
         // Congestion control (IBA annex A10): rare, off the common path.
         const uint32_t qpn = view.GetDestQp();
-        IbQueuePair* qp = (qpn >= FIRST_QPN && qpn - FIRST_QPN < m_qps.size())
-                              ? PeekPointer(m_qps[qpn - FIRST_QPN])
-                              : nullptr;
+        IbQueuePair* qp = FindQp(qpn);
         if (view.GetBecn())
         {
             ++m_becnsReceived;
@@ -995,13 +1000,14 @@ IbHca::PortReceive(uint8_t port, IbNetDevice* dev, Ptr<Packet> packet, uint8_t v
 void
 IbHca::DeliverToQp(uint32_t qpn, Ptr<Packet> packet, const RdmaRxInfo& info)
 {
-    if (qpn < FIRST_QPN || qpn - FIRST_QPN >= m_qps.size() || !m_qps[qpn - FIRST_QPN])
+    IbQueuePair* qp = FindQp(qpn);
+    if (qp == nullptr)
     {
         NS_LOG_LOGIC("no QP " << qpn << ": dropped");
         ++m_unknownDrops;
         return;
     }
-    m_qps[qpn - FIRST_QPN]->Receive(packet, info);
+    qp->Receive(packet, info);
 }
 
 void

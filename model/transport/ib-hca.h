@@ -363,6 +363,20 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
      */
     void NotifyCongestion(uint8_t port, IbQueuePair* qp, uint32_t source, IbHeaderView& view);
     /**
+     * @param qpn a QP number
+     * @return the queue pair, or nullptr (none, or destroyed)
+     */
+    IbQueuePair* FindQp(uint32_t qpn) const;
+    /**
+     * Where a CNP for a marked packet of @p qp goes: an RC QP's peer, or the QP a
+     * datagram's DETH names.
+     * @param qp the receiving queue pair
+     * @param view the marked packet's headers (BTH at least; DETH for UD)
+     * @param [out] destQp the CNP's destination QP
+     * @return false if a UD packet's DETH is missing
+     */
+    static bool CnpDestQp(IbQueuePair* qp, IbHeaderView& view, uint32_t& destQp);
+    /**
      * InfiniBand congestion control: a FECN-marked packet arrived for @p qp; answer its
      * source with a CNP (IBA annex A10: a BECN for every FECN).
      * @param port the port it arrived on

@@ -130,6 +130,7 @@ IbQueuePair::DoDispose()
     m_rq.Clear();
     m_resp.clear();
     m_held.clear();
+    m_heldCount = 0;
     m_sendCq = nullptr;
     m_recvCq = nullptr;
     m_hca = nullptr;
@@ -544,6 +545,7 @@ IbQueuePair::ResetState()
     m_rq.Clear();
     m_resp.clear();
     m_held.clear();
+    m_heldCount = 0;
     m_reorder = false;
     m_attr = IbQpAttr();
     m_dev = nullptr;
@@ -598,6 +600,7 @@ IbQueuePair::EnterError()
     }
     m_resp.clear();
     m_held.clear();
+    m_heldCount = 0;
     m_rdAtomicQueued = 0;
     m_responderFailed = false;
 }
@@ -1426,7 +1429,7 @@ IbQueuePair::Receive(Ptr<Packet> packet, const RdmaRxInfo& info)
             return;
         }
         ReceiveRequest(rx, packet);
-        if (!m_held.empty())
+        if (m_heldCount != 0)
         {
             ReleaseHeldRequests();
         }
@@ -1445,31 +1448,56 @@ IbQueuePair::HoldEarlyRequest(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo
     {
         return false; // in order, a duplicate, or beyond the window: as without AR
     }
-    if (m_held.emplace(rx.psn, std::make_pair(packet, info)).second)
+    if (m_held.empty())
     {
-        ++m_counters.requestsHeld;
+        // PSNs within the window of m_ePsn fall in distinct slots, also across the 2^24 wrap.
+        uint32_t size = 1;
+        while (size < m_hca->m_maxOutstanding)
+        {
+            size *= 2;
+        }
+        m_held.resize(size);
     }
+    HeldRequest& slot = m_held[rx.psn & (m_held.size() - 1)];
+    if (slot.packet && slot.psn == rx.psn)
+    {
+        return true; // kept already (a resent copy)
+    }
+    if (!slot.packet)
+    {
+        ++m_heldCount;
+    }
+    slot.packet = packet;
+    slot.info = info;
+    slot.psn = rx.psn;
+    ++m_counters.requestsHeld;
     return true;
 }
 
 void
 IbQueuePair::ReleaseHeldRequests()
 {
-    for (auto it = m_held.find(m_ePsn); it != m_held.end(); it = m_held.find(m_ePsn))
+    while (m_heldCount != 0)
     {
-        Ptr<Packet> p = it->second.first;
-        const RdmaRxInfo info = it->second.second;
-        m_held.erase(it);
+        HeldRequest& slot = m_held[m_ePsn & (m_held.size() - 1)];
+        if (!slot.packet || slot.psn != m_ePsn)
+        {
+            return; // its turn has not come
+        }
+        Ptr<Packet> p = slot.packet;
+        const RdmaRxInfo info = slot.info;
+        slot.packet = nullptr;
+        --m_heldCount;
         Rx rx;
         if (!Parse(p, info, rx) || (m_state != IbQpState::RTR && m_state != IbQpState::RTS))
         {
-            continue;
+            return;
         }
         const uint32_t before = m_ePsn;
         ReceiveRequest(rx, p);
         if (m_ePsn == before)
         {
-            break; // not taken (RNR, a NAK): the rest waits for the requester to resend
+            return; // not taken (RNR, a NAK): the rest waits for the requester to resend
         }
     }
 }

@@ -8,6 +8,7 @@
 #include "dcqcn-rate-control.h"
 #include "ib-cc-rate-control.h"
 #include "ib-verbs.h"
+#include "rdma-port.h"
 
 #include "ns3/event-id.h"
 #include "ns3/ib-fifo.h"
@@ -18,7 +19,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -29,7 +29,6 @@ class IbCompletionQueue;
 class IbHca;
 class IbMemoryRegion;
 class RdmaPort;
-struct RdmaRxInfo;
 class Packet;
 
 /**
@@ -720,8 +719,19 @@ class IbQueuePair : public Object
     // Responder
     IbFifo<RecvWqe> m_rq;  //!< receive queue
     bool m_reorder{false}; //!< requests may come out of order (AR)
-    /// early requests by PSN, kept until their turn (adaptive routing)
-    std::map<uint32_t, std::pair<Ptr<Packet>, RdmaRxInfo>> m_held;
+
+    /// An early request kept until its turn (adaptive routing).
+    struct HeldRequest
+    {
+        Ptr<Packet> packet; ///< the packet (null: the slot is free)
+        RdmaRxInfo info;    ///< its link-layer facts
+        uint32_t psn{0};    ///< its PSN
+    };
+
+    /// early requests, slot PSN mod size (a power of two at least the send window; empty
+    /// until the first early request)
+    std::vector<HeldRequest> m_held;
+    uint32_t m_heldCount{0};               //!< slots in use
     uint32_t m_ePsn;                       //!< expected PSN
     uint32_t m_msn;                        //!< message sequence number
     bool m_nakSent;                        //!< sequence NAK/RNR NAK sent, not yet cleared
