@@ -60,7 +60,12 @@ IbChannel::GetTypeId()
                 "RS(544,514) code cite 100-120 ns); set it to study it.",
                 TimeValue(Time(0)),
                 MakeTimeAccessor(&IbChannel::SetFecLatency, &IbChannel::GetFecLatency),
-                MakeTimeChecker()); // checked by SetFecLatency
+                MakeTimeChecker()) // checked by SetFecLatency
+            .AddTraceSource("LinkState",
+                            "The cable failed (false: SetLinkDown) or came up again (true: "
+                            "when its ports are up after SetLinkUp).",
+                            MakeTraceSourceAccessor(&IbChannel::m_linkStateTrace),
+                            "ns3::IbChannel::LinkStateTracedCallback");
     return tid;
 }
 
@@ -341,6 +346,10 @@ void
 IbChannel::Direction::Arrive()
 {
     InFlight item = Pop();
+    if (dst->m_hot.failed)
+    {
+        return; // on the cable when it failed (LoseInFlight); nothing is sent while it is down
+    }
     if (!item.linkPacket)
     {
         dst->ReceiveData(std::move(item.packet), item.head, item.bytes);
@@ -428,12 +437,97 @@ IbChannel::Direction::Clear()
 }
 
 void
+IbChannel::Direction::LoseInFlight()
+{
+    auto lose = [this](const InFlight& item) {
+        if (!item.linkPacket)
+        {
+            dst->LoseToFailedLink(item.packet.Get(), true);
+        }
+    };
+    if (firstFull)
+    {
+        lose(first);
+    }
+    for (uint8_t i = 0; i < size; ++i)
+    {
+        lose(ring[(head + i) % ring.size()]);
+    }
+    for (std::size_t i = 0; i < overflow.Size(); ++i)
+    {
+        lose(overflow.At(i));
+    }
+}
+
+void
 IbChannel::Direction::Notify()
 {
     if (dst != nullptr) // null once the cable is disposed of
     {
         Arrive();
     }
+}
+
+void
+IbChannel::SetLinkDown()
+{
+    NS_LOG_FUNCTION(this);
+    NS_ABORT_MSG_IF(m_nDevices != 2,
+                    "IbChannel " << GetId() << "::SetLinkDown: the cable has " << m_nDevices
+                                 << " port(s) attached; fail a cable that joins two ports");
+    NS_ABORT_MSG_IF(IsBetweenRanks(),
+                    "IbChannel " << GetId()
+                                 << "::SetLinkDown: the cable joins two MPI ranks, whose other "
+                                    "end cannot be told; fail a cable within one rank");
+    if (m_down)
+    {
+        return;
+    }
+    m_down = true;
+    m_linkStateTrace(false);
+    for (auto& d : m_devices)
+    {
+        d->LinkFailed();
+    }
+    for (auto& dir : m_dir)
+    {
+        dir->LoseInFlight();
+    }
+}
+
+void
+IbChannel::SetLinkUp()
+{
+    NS_LOG_FUNCTION(this);
+    if (!m_down)
+    {
+        return;
+    }
+    m_down = false;
+    // The ports lose what was on the wire at the failure until it has drained (they tell
+    // it by being down): they come up only after the last of it would have arrived.
+    Time at = Simulator::Now();
+    for (const auto& dir : m_dir)
+    {
+        at = std::max(at, dir->lastArrival);
+    }
+    Simulator::Schedule(at - Simulator::Now(), [this]() {
+        if (m_down || m_nDevices != 2)
+        {
+            return; // failed again meanwhile, or disposed of
+        }
+        m_linkStateTrace(true);
+        for (auto& d : m_devices)
+        {
+            d->LinkRestored();
+        }
+    });
+}
+
+bool
+IbChannel::IsLinkDown() const
+{
+    return m_down;
 }
 
 Ptr<IbNetDevice>

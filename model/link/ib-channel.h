@@ -12,6 +12,7 @@
 #include "ns3/ib-fifo.h"
 #include "ns3/nstime.h"
 #include "ns3/ptr.h"
+#include "ns3/traced-callback.h"
 
 #include <array>
 
@@ -105,6 +106,30 @@ class IbChannel : public Channel
 
     /// @return true if the two ends are simulated by different MPI ranks (IbRemoteChannel)
     virtual bool IsBetweenRanks() const;
+
+    /**
+     * The cable fails now (or a port at either end: IBA has no half-up link): both ports
+     * go down at once. What is on the wire in either direction is lost when it would
+     * have arrived; each port drops what it holds queued and, at a switch, what the
+     * switch forwards to it until the subnet manager routes around it. Upper layers
+     * are told through the ports' link-change callbacks. Refused on a cable between MPI
+     * ranks. Nothing happens if the cable is down already.
+     */
+    void SetLinkDown();
+    /**
+     * The cable is up again now: once what was on the wire when it failed has drained,
+     * both ports train again and come up as at the first link up (initial flow-control
+     * packets, credits from zero). Nothing happens if the cable is up.
+     */
+    void SetLinkUp();
+    /// @return true while SetLinkDown holds (until SetLinkUp)
+    bool IsLinkDown() const;
+
+    /**
+     * TracedCallback signature for LinkState.
+     * @param up true when the cable comes up again, false when it fails
+     */
+    typedef void (*LinkStateTracedCallback)(bool up);
 
     /// @return the one-way delay of a packet's first bit: propagation plus FecLatency
     Time GetDelay() const;
@@ -203,6 +228,9 @@ class IbChannel : public Channel
         InFlight Pop();
         /// Drop everything in flight.
         void Clear();
+        /// The cable failed: the receiver counts every data packet in flight as lost now
+        /// (they stay queued, and Arrive drops them unseen at their arrival times).
+        void LoseInFlight();
         /// The oldest packet in flight arrives at dst.
         void Arrive();
 
@@ -261,13 +289,15 @@ class IbChannel : public Channel
     /// @return the FecLatency attribute
     Time GetFecLatency() const;
 
-    Ptr<Direction> m_dir[2];       //!< the two directions, by receiving port
-    Ptr<IbNetDevice> m_devices[2]; //!< the two ends
-    std::size_t m_nDevices;        //!< how many are attached
-    Time m_delay;                  //!< Delay attribute
-    double m_length;               //!< Length attribute, metres (0 = use Delay)
-    Time m_delayPerMetre;          //!< DelayPerMetre attribute
-    Time m_fecLatency;             //!< FecLatency attribute
+    Ptr<Direction> m_dir[2];               //!< the two directions, by receiving port
+    Ptr<IbNetDevice> m_devices[2];         //!< the two ends
+    std::size_t m_nDevices;                //!< how many are attached
+    Time m_delay;                          //!< Delay attribute
+    double m_length;                       //!< Length attribute, metres (0 = use Delay)
+    Time m_delayPerMetre;                  //!< DelayPerMetre attribute
+    Time m_fecLatency;                     //!< FecLatency attribute
+    bool m_down{false};                    //!< SetLinkDown holds
+    TracedCallback<bool> m_linkStateTrace; //!< LinkState
 };
 
 } // namespace ns3

@@ -213,6 +213,12 @@ IbNetDevice::GetTypeId()
                             "queue full, larger than the MTU).",
                             MakeTraceSourceAccessor(&IbNetDevice::m_macTxDropTrace),
                             "ns3::Packet::TracedCallback")
+            .AddTraceSource("LinkDownDrop",
+                            "A packet was lost because the cable or the port is down: it was "
+                            "on the wire, queued here, or forwarded here by a switch (the "
+                            "bool is true on the wire).",
+                            MakeTraceSourceAccessor(&IbNetDevice::m_linkDownDropTrace),
+                            "ns3::IbNetDevice::LinkDownDropTracedCallback")
             .AddTraceSource(
                 "MacRx",
                 "A data packet was delivered to the port's consumer (ns-3's protocols or the "
@@ -433,9 +439,16 @@ IbNetDevice::FinishRetrain()
     const std::array<IbNetDevice*, 2> ends{this, PeekPointer(peer)};
     for (IbNetDevice* d : ends)
     {
+        d->m_retraining = false;
+    }
+    if (m_hot.failed || peer->m_hot.failed)
+    {
+        return; // the cable failed meanwhile: it comes up when it is restored
+    }
+    for (IbNetDevice* d : ends)
+    {
         d->TrainWith(d == this ? *peer : *this);
         d->m_hot.linkUp = true;
-        d->m_retraining = false;
     }
     // Credits freed while the link was down were not advertised: one flow-control packet
     // per VL resynchronises both ends (and stands for those requested before). Both ends
@@ -924,6 +937,14 @@ IbNetDevice::EnqueueForwarded(IbOwnedPacket packet,
             return;
         }
     }
+    if (m_hot.failed)
+    {
+        // IBA switches discard packets for a port that is not active: the input buffer
+        // is free at once, so the failure does not back up into the fabric.
+        LoseToFailedLink(item.packet.Get(), false);
+        ReleaseForwarded(item);
+        return;
+    }
     q.queue.Push(std::move(item));
     m_hot.txNonEmpty |= static_cast<uint16_t>(1u << vl);
     FireIfConnected(m_hot.watched & WATCH_TX_QUEUE_DEPTH, m_txQueueDepthTrace, vl, q.queue.Size());
@@ -1203,6 +1224,73 @@ void
 IbNetDevice::AddLinkChangeCallback(Callback<void> callback)
 {
     m_linkChangeCallbacks.ConnectWithoutContext(callback);
+}
+
+uint64_t
+IbNetDevice::GetLinkDownDrops() const
+{
+    return m_linkDownDrops;
+}
+
+void
+IbNetDevice::LoseToFailedLink(Ptr<const Packet> packet, bool onWire)
+{
+    ++m_linkDownDrops;
+    m_linkDownDropTrace(packet, onWire);
+}
+
+void
+IbNetDevice::LinkFailed()
+{
+    NS_LOG_FUNCTION(this);
+    if (m_hot.failed)
+    {
+        return;
+    }
+    NS_LOG_INFO("node " << m_node->GetId() << " port " << m_ifIndex << ": link down");
+    m_hot.failed = true;
+    m_hot.linkUp = false;
+    m_hot.fcPending = 0;
+    // What waits here is lost (a switch's input buffers are freed); the packet being
+    // serialized is on the wire already, and the cable loses it.
+    for (uint8_t vl = 0; vl < m_vl.size(); ++vl)
+    {
+        TxVl& t = m_vl[vl].tx;
+        while (!t.queue.Empty())
+        {
+            TxItem item = t.queue.Pop();
+            LoseToFailedLink(item.packet.Get(), false);
+            ReleaseForwarded(item);
+        }
+        // Link initialisation starts the flow-control state over on both sides: no
+        // credits until the peer's first flow-control packet after re-training, and the
+        // receive side's ABR set again by it.
+        t.fctbs = 0;
+        t.fccl = 0;
+        t.stalled = false;
+        t.stallBlocks = 0;
+        m_vl[vl].rx.abr = 0;
+        m_vl[vl].rx.freedBlocks = 0;
+    }
+    m_hot.txNonEmpty = 0;
+    m_linkChangeCallbacks();
+    for (uint8_t vl = 0; vl < m_hot.numDataVls; ++vl)
+    {
+        NotifyTxReady(vl); // the owner drops (switch) or holds (HCA) what waits for the port
+    }
+}
+
+void
+IbNetDevice::LinkRestored()
+{
+    NS_LOG_FUNCTION(this);
+    if (!m_hot.failed)
+    {
+        return;
+    }
+    NS_LOG_INFO("node " << m_node->GetId() << " port " << m_ifIndex << ": link up again");
+    m_hot.failed = false;
+    NotifyLinkUp();
 }
 
 // ---------------------------------------------------------------- transmit
@@ -1504,26 +1592,33 @@ IbNetDevice::TransmitComplete()
     {
         m_phyTxEndTrace(item.packet.Share());
     }
-    if (item.releasePort != nullptr)
+    ReleaseForwarded(item);
+    TrySend();
+}
+
+void
+IbNetDevice::ReleaseForwarded(const TxItem& item)
+{
+    if (item.releasePort == nullptr)
     {
-        const uintptr_t release = reinterpret_cast<uintptr_t>(item.releasePort);
-        if (release & 1)
+        return;
+    }
+    const uintptr_t release = reinterpret_cast<uintptr_t>(item.releasePort);
+    if (release & 1)
+    {
+        // A multicast copy: the buffer is free once the last copy has left.
+        IbSharedRelease* shared = reinterpret_cast<IbSharedRelease*>(release & ~uintptr_t{1});
+        if (--shared->remaining == 0)
         {
-            // A multicast copy: the buffer is free once the last copy has left.
-            IbSharedRelease* shared = reinterpret_cast<IbSharedRelease*>(release & ~uintptr_t{1});
-            if (--shared->remaining == 0)
-            {
-                shared->port->ReleaseRxBuffer(shared->vl, shared->blocks);
-                shared->Recycle();
-            }
-        }
-        else
-        {
-            // A forwarded packet has left the switch: its input buffer space is free now.
-            item.releasePort->ReleaseRxBuffer(item.releaseVl, item.Blocks());
+            shared->port->ReleaseRxBuffer(shared->vl, shared->blocks);
+            shared->Recycle();
         }
     }
-    TrySend();
+    else
+    {
+        // A forwarded packet has left the switch: its input buffer space is free now.
+        item.releasePort->ReleaseRxBuffer(item.releaseVl, item.Blocks());
+    }
 }
 
 void

@@ -444,6 +444,22 @@ class IbNetDevice : public NetDevice
     void NotifyLinkUp();
 
     /**
+     * @return true while the cable or this port is down (IbChannel::SetLinkDown): the
+     *         port sends nothing, drops what a switch forwards to it and what was queued,
+     *         and loses what arrives from the wire
+     */
+    bool IsFailed() const;
+    /// @return packets lost to a failed link: queued, forwarded to it or on the wire
+    uint64_t GetLinkDownDrops() const;
+    /**
+     * TracedCallback signature for LinkDownDrop.
+     * @param packet the packet lost
+     * @param onWire true if it was on the cable (arriving here), false if it was queued
+     *        here or forwarded here by a switch
+     */
+    typedef void (*LinkDownDropTracedCallback)(Ptr<const Packet> packet, bool onWire);
+
+    /**
      * Called by the channel when a packet's last bit has arrived.
      * @param packet the packet
      * @param linkPacket true for a flow-control packet
@@ -693,6 +709,26 @@ class IbNetDevice : public NetDevice
     /// Both ends train to the common speed and width, come up and exchange credits.
     void FinishRetrain();
     /**
+     * The cable or the port went down (IbChannel::SetLinkDown, on both ends): drop the
+     * queued packets, forget the credit state of both directions (link initialisation
+     * starts it over), tell the upper layers and wake the owner so that what waits for
+     * this port is dropped.
+     */
+    void LinkFailed();
+    /// The link trained again (IbChannel): come up as at the first link up.
+    void LinkRestored();
+    /**
+     * Lose a packet to the failed link.
+     * @param packet the packet
+     * @param onWire it was arriving from the cable
+     */
+    void LoseToFailedLink(Ptr<const Packet> packet, bool onWire);
+    /**
+     * Free the switch input buffer a forwarded packet held (no-op for the port's own).
+     * @param item the packet that has left or was dropped
+     */
+    void ReleaseForwarded(const TxItem& item);
+    /**
      * Change the data rate, closing the interval GetWireCapacityBits integrates.
      * @param rate the new rate
      */
@@ -766,6 +802,7 @@ class IbNetDevice : public NetDevice
         bool linkUp{false};         //!< link state
         bool cutThrough{false};     //!< hand on at header arrival
         bool refreshPending{false}; //!< m_refreshEvent is scheduled
+        bool failed{false};         //!< the cable or port is down (LinkFailed)
         uint8_t numDataVls{8};      //!< data VLs in use
         uint8_t ownerPort{0};       //!< this port's number on its owner (forwarder or m_hca)
         uint16_t txNonEmpty{0};     //!< bit v set when VL v's queue is not empty
@@ -875,6 +912,7 @@ class IbNetDevice : public NetDevice
     IbFifo<std::pair<Ptr<Packet>, uint8_t>> m_drainQueue; //!< host receive queue
     EventId m_drainEvent;                                 //!< drain of the head of m_drainQueue
     uint64_t m_rxCrcErrors{0};                            //!< CRC failures
+    uint64_t m_linkDownDrops{0};                          //!< lost to a failed link
 
     // Callbacks
     NetDevice::ReceiveCallback m_rxCallback;             //!< upper layer
@@ -882,9 +920,10 @@ class IbNetDevice : public NetDevice
     TracedCallback<> m_linkChangeCallbacks;              //!< link change notification
 
     // Rare traces
-    TracedCallback<Ptr<const Packet>> m_macTxDropTrace; //!< MacTxDrop
-    TracedCallback<Ptr<const Packet>> m_phyRxDropTrace; //!< PhyRxDrop
-    TracedCallback<uint8_t, Time> m_creditStallTrace;   //!< CreditStall
+    TracedCallback<Ptr<const Packet>> m_macTxDropTrace;          //!< MacTxDrop
+    TracedCallback<Ptr<const Packet>> m_phyRxDropTrace;          //!< PhyRxDrop
+    TracedCallback<uint8_t, Time> m_creditStallTrace;            //!< CreditStall
+    TracedCallback<Ptr<const Packet>, bool> m_linkDownDropTrace; //!< LinkDownDrop
 };
 
 static_assert(alignof(IbNetDevice) == IbPrefetch::LINE,
@@ -903,6 +942,12 @@ IbNetDevice::HasCredits(uint8_t vl, uint32_t blocks) const
 {
     const TxVl& t = m_vl[vl].tx;
     return ((t.fccl - (t.fctbs + blocks)) & 0xFFF) <= 2048;
+}
+
+inline bool
+IbNetDevice::IsFailed() const
+{
+    return m_hot.failed;
 }
 
 inline bool

@@ -648,7 +648,7 @@ IbSwitch::ServePending()
         {
             const uint16_t in = reqs.Front();
             IbFifo<InEntry>& fifo = m_input[in];
-            if (!port->HasCreditsFor(ov, fifo.Front().blocks))
+            if (!port->HasCreditsFor(ov, fifo.Front().blocks) && !port->IsFailed())
             {
                 port->NoteCreditStall(ov, fifo.Front().blocks);
                 if (m_ccOn)
@@ -831,7 +831,8 @@ IbSwitch::AdaptiveOutput(uint8_t inPort,
         return lftPort;
     }
     const Time now = Simulator::Now();
-    if (m_arHold.IsStrictlyPositive() && dlid < m_arChoice.size() && m_arChoice[dlid].first > now)
+    if (m_arHold.IsStrictlyPositive() && dlid < m_arChoice.size() && m_arChoice[dlid].first > now &&
+        !m_ports[m_arChoice[dlid].second]->IsFailed())
     {
         ++m_arPackets;
         return m_arChoice[dlid].second; // still within the re-evaluation period
@@ -843,7 +844,13 @@ IbSwitch::AdaptiveOutput(uint8_t inPort,
     {
         // Static spreading by (SLID, DLID), as a hash-based fallback would do.
         const uint32_t slid = (uint32_t(lrhBth[6]) << 8) | lrhBth[7];
-        chosen = ports[((slid * 0x9E3779B1u) ^ dlid) % ports.size()];
+        const uint32_t n = static_cast<uint32_t>(ports.size());
+        const uint32_t first = ((slid * 0x9E3779B1u) ^ dlid) % n;
+        chosen = ports[first];
+        for (uint32_t k = 1; k < n && m_ports[chosen]->IsFailed(); ++k)
+        {
+            chosen = ports[(first + k) % n]; // the next live member, as the group shrinks
+        }
     }
     else
     {
@@ -857,6 +864,10 @@ IbSwitch::AdaptiveOutput(uint8_t inPort,
         {
             const uint8_t o = ports[(start + k) % n];
             IbNetDevice* port = PeekPointer(m_ports[o]);
+            if (port->IsFailed())
+            {
+                continue; // a member whose link is down leaves the group at once
+            }
             const uint8_t ov = OutputVl(inPort, o, sl, vl);
             const uint32_t load = static_cast<uint32_t>(m_requests[o * 16 + ov].Size()) +
                                   port->GetTxQueueLength(ov) +
