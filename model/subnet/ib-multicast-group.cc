@@ -25,8 +25,20 @@ IbMulticastGroup::Create(Ptr<IbSubnetManager> sm,
                          uint16_t mlid,
                          const std::vector<Ptr<IbNetDevice>>& members)
 {
-    NS_LOG_FUNCTION(sm << mlid << members.size());
     NS_ABORT_MSG_IF(!sm, "IbMulticastGroup::Create: no subnet manager");
+    std::map<uint32_t, std::vector<uint8_t>> out = Program(sm, mlid, members);
+    sm->RememberMulticastGroup(mlid, members);
+    return out;
+}
+
+std::map<uint32_t, std::vector<uint8_t>>
+IbMulticastGroup::Program(Ptr<IbSubnetManager> sm,
+                          uint16_t mlid,
+                          const std::vector<Ptr<IbNetDevice>>& allMembers)
+{
+    NS_LOG_FUNCTION(sm << mlid << allMembers.size());
+    NS_ABORT_MSG_IF(!sm, "IbMulticastGroup::Create: no subnet manager");
+    const std::vector<Ptr<IbNetDevice>>& members = allMembers;
     NS_ABORT_MSG_IF(mlid < IbSwitch::MULTICAST_LID_BASE || mlid == 0xFFFF,
                     "IbMulticastGroup::Create: 0x" << std::hex << mlid
                                                    << " is not a multicast LID (0xC000..0xFFFE)");
@@ -64,6 +76,10 @@ IbMulticastGroup::Create(Ptr<IbSubnetManager> sm,
     std::set<uint32_t> memberSwitches;
     for (const auto& [ca, p] : memberPorts)
     {
+        if (sm->GetCaPort(ca, p)->IsFailed())
+        {
+            continue; // its cable is down: it rejoins when the SM sweeps after its repair
+        }
         const IbTopology::Port& port = topo.GetNode(ca).ports[p];
         NS_ABORT_MSG_UNLESS(port.peerNode >= 0 &&
                                 topo.GetNode(port.peerNode).type == IbTopology::SWITCH,
@@ -130,6 +146,19 @@ IbMulticastGroup::Create(Ptr<IbSubnetManager> sm,
                 entry[s].insert(parentPort[s]);
                 entry[parent[s]].insert(childPort[s]);
             }
+        }
+    }
+    // The group's previous entries go (a rebuild after a link change).
+    for (uint32_t s = 0; s < n; ++s)
+    {
+        if (topo.GetNode(s).type != IbTopology::SWITCH)
+        {
+            continue;
+        }
+        Ptr<IbSwitch> sw = sm->GetNode(s)->GetObject<IbSwitch>();
+        if (sw && !sw->GetMftEntry(mlid).empty() && entry.count(s) == 0)
+        {
+            sw->SetMftEntry(mlid, {});
         }
     }
     std::map<uint32_t, std::vector<uint8_t>> out;

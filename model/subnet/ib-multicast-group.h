@@ -47,6 +47,22 @@ class IbMulticastGroup
         Ptr<IbSubnetManager> sm,
         uint16_t mlid,
         const std::vector<Ptr<IbNetDevice>>& members);
+
+    /**
+     * Compute and program a group's tree over the subnet manager's topology as it is now,
+     * replacing the group's entries in every switch: what Create does, without the subnet
+     * manager remembering the group (it calls this to rebuild its groups after a link
+     * change). Members whose port is down are left out; with none left, the group's
+     * entries are only cleared.
+     * @param sm a configured subnet manager
+     * @param mlid the multicast LID
+     * @param members the member CA ports
+     * @return the MFT entry programmed per switch
+     */
+    static std::map<uint32_t, std::vector<uint8_t>> Program(
+        Ptr<IbSubnetManager> sm,
+        uint16_t mlid,
+        const std::vector<Ptr<IbNetDevice>>& members);
 };
 
 } // namespace ns3

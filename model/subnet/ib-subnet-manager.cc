@@ -8,6 +8,7 @@
 #include "ib-deadlock-checker.h"
 #include "ib-lft-dump.h"
 #include "ib-lid-assigner.h"
+#include "ib-multicast-group.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
@@ -19,6 +20,7 @@
 #include "ns3/names.h"
 #include "ns3/node-list.h"
 #include "ns3/object-factory.h"
+#include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
@@ -141,7 +143,65 @@ IbSubnetManager::GetTypeId()
                           "study (steps of 1/8 packet time), \"mellanox\" its coarse one.",
                           StringValue("default"),
                           MakeStringAccessor(&IbSubnetManager::m_ccCct),
-                          MakeStringChecker());
+                          MakeStringChecker())
+            // Link failures: how the SM learns of a port state change and how long its
+            // heavy sweep takes (doc/validation-sources.md section 5c).
+            .AddAttribute("RerouteOnLinkChange",
+                          "Sweep and route again when a port goes down or comes up (as "
+                          "OpenSM does); false keeps the tables programmed at Configure.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&IbSubnetManager::m_reroute),
+                          MakeBooleanChecker())
+            .AddAttribute("LinkTraps",
+                          "Switches report a port state change with a trap (IBA trap 128) "
+                          "and the SM sweeps after TrapDelay; false: the SM sees it at its "
+                          "next periodic sweep (SweepInterval).",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&IbSubnetManager::m_traps),
+                          MakeBooleanChecker())
+            .AddAttribute("TrapDelay",
+                          "From a port state change to the start of the SM's heavy sweep "
+                          "when traps are on (the trap's way to the SM and its handling).",
+                          TimeValue(MicroSeconds(100)),
+                          MakeTimeAccessor(&IbSubnetManager::m_trapDelay),
+                          MakeIbTimeChecker("IbSubnetManager", "TrapDelay", Time(0)))
+            .AddAttribute("SweepInterval",
+                          "Period of the SM's light sweeps, from time 0 (OpenSM's "
+                          "sweep_interval, 10 s by default); used when LinkTraps is false.",
+                          TimeValue(Seconds(10)),
+                          MakeTimeAccessor(&IbSubnetManager::m_sweepInterval),
+                          MakeIbTimeChecker("IbSubnetManager", "SweepInterval", NanoSeconds(1)))
+            .AddAttribute("SmpTime",
+                          "Round trip of one subnet management packet (a Get during "
+                          "discovery, a Set of one 64-entry LFT block while programming).",
+                          TimeValue(MicroSeconds(10)),
+                          MakeTimeAccessor(&IbSubnetManager::m_smpTime),
+                          MakeIbTimeChecker("IbSubnetManager", "SmpTime", Time(0)))
+            .AddAttribute(
+                "MaxWireSmps",
+                "SMPs the SM keeps outstanding at once (OpenSM's max_wire_smps, "
+                "4 by default).",
+                UintegerValue(4),
+                MakeUintegerAccessor(&IbSubnetManager::m_maxWireSmps),
+                MakeIbUintegerChecker<uint32_t>("IbSubnetManager", "MaxWireSmps", 1, 65535))
+            .AddAttribute("RouteComputeTime",
+                          "Time the SM's host takes to compute the new routes during a "
+                          "heavy sweep (not modelled unless set: it depends on the host).",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&IbSubnetManager::m_routeComputeTime),
+                          MakeIbTimeChecker("IbSubnetManager", "RouteComputeTime", Time(0)))
+            .AddAttribute("RerouteFallbackEngine",
+                          "Engine used when the configured one refuses the fabric with a "
+                          "link missing (ftree refuses a fat tree that lost a cable): updn "
+                          "is deadlock-free on any topology. OpenSM falls back to minhop.",
+                          StringValue("updn"),
+                          MakeStringAccessor(&IbSubnetManager::m_fallbackEngineName),
+                          MakeStringChecker())
+            .AddTraceSource("Rerouted",
+                            "A heavy sweep after a port state change programmed its last "
+                            "table; the argument is the number of LFT blocks it wrote.",
+                            MakeTraceSourceAccessor(&IbSubnetManager::m_reroutedTrace),
+                            "ns3::TracedValueCallback::Uint32");
     return tid;
 }
 
@@ -161,7 +221,14 @@ IbSubnetManager::~IbSubnetManager()
 void
 IbSubnetManager::DoDispose()
 {
+    m_sweepEvent.Cancel();
+    for (EventId& e : m_programEvents)
+    {
+        e.Cancel();
+    }
+    m_programEvents.clear();
     m_engine = nullptr;
+    m_mcastGroups.clear();
     m_nodes.clear();
     m_portDevices.clear();
     Object::DoDispose();
@@ -395,6 +462,11 @@ IbSubnetManager::BringUp()
                                 << ". Use a deadlock-free engine (updn, ftree, dfsssp).");
     }
     Program();
+    m_cabled = m_topology;
+    if (!m_configured)
+    {
+        WatchPorts();
+    }
     m_configured = true;
     NS_LOG_INFO("subnet up: " << m_topology.GetNNodes() << " nodes, " << m_problem.MaxLid()
                               << " LIDs, engine " << engine->GetName());
@@ -477,6 +549,230 @@ IbSubnetManager::Program()
             }
         }
     }
+}
+
+void
+IbSubnetManager::WatchPorts()
+{
+    m_seenFailed.assign(m_portDevices.size(), {});
+    for (uint32_t idx = 0; idx < m_portDevices.size(); ++idx)
+    {
+        m_seenFailed[idx].assign(m_portDevices[idx].size(), false);
+    }
+    for (uint32_t idx = 0; idx < m_portDevices.size(); ++idx)
+    {
+        for (uint32_t p = 1; p < m_portDevices[idx].size(); ++p)
+        {
+            m_portDevices[idx][p]->AddLinkChangeCallback(
+                Callback<void>([this, idx, p]() { PortStateChanged(idx, p); }));
+        }
+    }
+}
+
+void
+IbSubnetManager::PortStateChanged(uint32_t idx, uint32_t port)
+{
+    const bool failed = m_portDevices[idx][port]->IsFailed();
+    if (failed == m_seenFailed[idx][port])
+    {
+        return; // the first link up, which Configure took as given
+    }
+    m_seenFailed[idx][port] = failed;
+    if (!m_reroute || !m_configured || m_sweepPending)
+    {
+        return; // a sweep is on its way: it sees this change too
+    }
+    Time delay = m_trapDelay;
+    if (!m_traps)
+    {
+        // The next periodic sweep, counted from time 0.
+        const int64_t period = m_sweepInterval.GetTimeStep();
+        const int64_t now = Simulator::Now().GetTimeStep();
+        delay = TimeStep((now / period + 1) * period - now);
+    }
+    NS_LOG_INFO("port state change; the SM sweeps in " << delay.As(Time::US));
+    m_sweepPending = true;
+    m_sweepEvent = Simulator::Schedule(delay, &IbSubnetManager::Sweep, this);
+}
+
+uint32_t
+IbSubnetManager::DiscoverySmps() const
+{
+    // A heavy sweep asks every node for NodeInfo and NodeDescription (and a switch for
+    // SwitchInfo), and every port for PortInfo.
+    uint32_t smps = 0;
+    for (const auto& n : m_cabled.GetNodes())
+    {
+        smps += (n.type == IbTopology::SWITCH ? 3 : 2) + static_cast<uint32_t>(n.ports.size()) - 1;
+    }
+    return smps;
+}
+
+Time
+IbSubnetManager::SmpBatches(uint32_t smps) const
+{
+    const uint32_t batches = (smps + m_maxWireSmps - 1) / m_maxWireSmps;
+    return m_smpTime * static_cast<int64_t>(batches);
+}
+
+void
+IbSubnetManager::Sweep()
+{
+    m_sweepPending = false; // changes from now on need another sweep
+    ++m_sweeps;
+    const Time discovery = SmpBatches(DiscoverySmps());
+    NS_LOG_INFO("heavy sweep " << m_sweeps << ": discovery takes " << discovery.As(Time::US)
+                               << ", routing " << m_routeComputeTime.As(Time::US));
+    Simulator::Schedule(discovery + m_routeComputeTime, &IbSubnetManager::Reroute, this);
+}
+
+void
+IbSubnetManager::Reroute()
+{
+    // The fabric as the sweep found it: the cabling without the cables that are down.
+    IbTopology live = m_cabled;
+    for (uint32_t idx = 0; idx < m_portDevices.size(); ++idx)
+    {
+        for (uint32_t p = 1; p < m_portDevices[idx].size(); ++p)
+        {
+            IbTopology::Port& port = live.GetNodeMutable(idx).ports[p];
+            if (port.peerNode >= 0 && m_portDevices[idx][p]->IsFailed())
+            {
+                live.GetNodeMutable(port.peerNode).ports[port.peerPort].peerNode = -1;
+                port.peerNode = -1;
+            }
+        }
+    }
+    m_topology = live; // m_problem points at it
+    IbRoutingTables tables;
+    std::string error;
+    Ptr<IbRoutingEngine> engine = CreateEngine();
+    if (!engine->Route(m_problem, tables, &error))
+    {
+        NS_LOG_WARN("sweep " << m_sweeps << ": engine " << engine->GetName()
+                             << " refuses the fabric (" << error << "); falling back to "
+                             << m_fallbackEngineName);
+        engine = CreateRoutingEngine(m_fallbackEngineName,
+                                     "IbSubnetManager attribute RerouteFallbackEngine");
+        tables = IbRoutingTables();
+        std::string again;
+        NS_ABORT_MSG_UNLESS(engine->Route(m_problem, tables, &again),
+                            "IbSubnetManager: after a link change, routing engine '"
+                                << m_engineName << "' refuses the fabric (" << error
+                                << ") and the fallback '" << engine->GetName() << "' too (" << again
+                                << "); choose another RerouteFallbackEngine");
+    }
+    if (!IbDeadlockChecker::CheckReachability(m_problem, tables, &error))
+    {
+        NS_LOG_WARN("sweep " << m_sweeps << ": " << error
+                             << " (a port cut off by the failure stays unreachable)");
+    }
+    NS_ABORT_MSG_IF(tables.vlsUsed > m_problem.numDataVls,
+                    "IbSubnetManager: after a link change, engine '"
+                        << engine->GetName() << "' needs " << unsigned(tables.vlsUsed)
+                        << " VLs but the ports run " << unsigned(m_problem.numDataVls));
+    std::swap(m_tables, tables); // tables: what the switches hold now
+    if (m_checkDeadlock)
+    {
+        const std::vector<std::string> cycles = CheckDeadlocks();
+        NS_ABORT_MSG_UNLESS(cycles.empty(),
+                            "IbSubnetManager: after a link change, engine '"
+                                << engine->GetName()
+                                << "' produced a credit loop (deadlock): " << cycles.front()
+                                << ". Use a deadlock-free RoutingEngine or "
+                                   "RerouteFallbackEngine (updn, ftree, dfsssp).");
+    }
+    // Program as OpenSM does: only the LFT blocks that changed, MaxWireSmps at a time, in
+    // switch order; a switch's AR groups follow its last block.
+    std::vector<IbArGroups> ar;
+    if (m_ar)
+    {
+        ar = IbArGroups::Compute(m_problem, m_tables);
+    }
+    uint32_t written = 0;
+    const Time start = Simulator::Now();
+    for (EventId& e : m_programEvents)
+    {
+        e.Cancel(); // a sweep still programming is superseded: this one writes what differs
+    }
+    m_programEvents.clear();
+    for (uint32_t idx = 0; idx < m_nodes.size(); ++idx)
+    {
+        if (m_topology.GetNode(idx).type != IbTopology::SWITCH)
+        {
+            continue;
+        }
+        Ptr<IbSwitch> sw = m_nodes[idx]->GetObject<IbSwitch>();
+        const std::vector<uint8_t>& now = sw->GetLft();
+        const std::vector<uint8_t>& next = m_tables.lft[idx];
+        const auto shared = std::make_shared<const std::vector<uint8_t>>(next);
+        const size_t size = std::max(now.size(), next.size());
+        Time last = start;
+        for (size_t block = 0; block * 64 < size; ++block)
+        {
+            bool differs = false;
+            for (size_t l = block * 64; l < std::min(size, block * 64 + 64) && !differs; ++l)
+            {
+                const uint8_t a = l < now.size() ? now[l] : IbSwitch::NO_ROUTE;
+                const uint8_t b = l < next.size() ? next[l] : IbSwitch::NO_ROUTE;
+                differs = a != b;
+            }
+            if (!differs)
+            {
+                continue;
+            }
+            ++written;
+            last = start + SmpBatches(written);
+            m_programEvents.push_back(Simulator::Schedule(last - start, [sw, shared, block]() {
+                const std::vector<uint8_t>& lft = *shared;
+                for (size_t l = block * 64; l < std::min(lft.size(), block * 64 + 64); ++l)
+                {
+                    sw->SetLftEntry(static_cast<uint16_t>(l), lft[l]);
+                }
+            }));
+        }
+        if (m_ar)
+        {
+            auto groupOf = std::make_shared<std::vector<uint16_t>>(std::move(ar[idx].groupOf));
+            auto groups =
+                std::make_shared<std::vector<std::vector<uint8_t>>>(std::move(ar[idx].groups));
+            const uint16_t mask = m_arSlMask;
+            m_programEvents.push_back(
+                Simulator::Schedule(last - start, [sw, groupOf, groups, mask]() {
+                    sw->SetAdaptiveRouting(std::move(*groupOf), std::move(*groups), mask);
+                }));
+        }
+    }
+    const Time done = start + SmpBatches(written);
+    NS_LOG_INFO("sweep " << m_sweeps << " with engine " << engine->GetName() << ": " << written
+                         << " LFT blocks to write, done at " << done.As(Time::US));
+    m_programEvents.push_back(Simulator::Schedule(done - start, [this, written]() {
+        // Multicast trees over the fabric as it is now (their MFT blocks are not timed).
+        for (const auto& [mlid, members] : m_mcastGroups)
+        {
+            IbMulticastGroup::Program(this, mlid, members);
+        }
+        m_lastReroute = Simulator::Now();
+        m_reroutedTrace(written);
+    }));
+}
+
+void
+IbSubnetManager::RememberMulticastGroup(uint16_t mlid, const std::vector<Ptr<IbNetDevice>>& members)
+{
+    m_mcastGroups[mlid] = members;
+}
+
+uint32_t
+IbSubnetManager::GetSweeps() const
+{
+    return m_sweeps;
+}
+
+Time
+IbSubnetManager::GetLastRerouteTime() const
+{
+    return m_lastReroute;
 }
 
 const IbTopology&

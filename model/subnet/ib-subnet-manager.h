@@ -7,11 +7,15 @@
 
 #include "ib-topology.h"
 
+#include "ns3/event-id.h"
 #include "ns3/ib-routing-engine.h"
 #include "ns3/node-container.h"
+#include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/traced-callback.h"
 
 #include <array>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -94,8 +98,22 @@ class IbSubnetManager : public Object
     static Ptr<IbRoutingEngine> CreateRoutingEngine(const std::string& name,
                                                     const std::string& what);
 
-    /// @return the discovered topology
+    /// @return the discovered topology; after a link change, as the last sweep found it
+    ///         (the cables that were down then are missing)
     const IbTopology& GetTopology() const;
+
+    /**
+     * Remember a multicast group (IbMulticastGroup::Create calls it), so that the sweep
+     * after a link change rebuilds its tree.
+     * @param mlid its MLID
+     * @param members its member CA ports
+     */
+    void RememberMulticastGroup(uint16_t mlid, const std::vector<Ptr<IbNetDevice>>& members);
+
+    /// @return heavy sweeps run after port state changes
+    uint32_t GetSweeps() const;
+    /// @return when the last such sweep had programmed its last table (0 if none)
+    Time GetLastRerouteTime() const;
     /// @return the LID assignment and topology handed to the engine
     const IbRoutingProblem& GetRoutingProblem() const;
     /// @return the computed tables
@@ -154,6 +172,26 @@ class IbSubnetManager : public Object
     Ptr<IbRoutingEngine> CreateEngine() const;
     /// Push LIDs, LFTs and SL-to-VL tables into the devices and switches.
     void Program();
+    /// Learn of every port's state changes (once, at the first Configure).
+    void WatchPorts();
+    /**
+     * A port went down or came up: sweep after TrapDelay or at the next periodic sweep.
+     * @param idx the port's node (topology index)
+     * @param port its port number
+     */
+    void PortStateChanged(uint32_t idx, uint32_t port);
+    /// @return the SMPs of a heavy sweep's discovery of the cabled fabric
+    uint32_t DiscoverySmps() const;
+    /**
+     * @param smps SMPs to send
+     * @return the time they take, MaxWireSmps at a time, SmpTime per round
+     */
+    Time SmpBatches(uint32_t smps) const;
+    /// The heavy sweep: discover (SMPs), compute (RouteComputeTime), then Reroute.
+    void Sweep();
+    /// Route the fabric as found without the cables that are down and program the LFT
+    /// blocks that changed, one SMP each.
+    void Reroute();
 
     std::string m_engineName;                                 //!< RoutingEngine attribute
     uint8_t m_lmc;                                            //!< Lmc attribute
@@ -178,6 +216,23 @@ class IbSubnetManager : public Object
     std::vector<Ptr<Node>> m_nodes;                           //!< topology index -> ns-3 node
     std::vector<std::vector<Ptr<IbNetDevice>>> m_portDevices; //!< [index][port] -> device
     bool m_configured;                                        //!< Configure() ran
+    IbTopology m_cabled;              //!< the fabric as cabled at Configure (all links up)
+    bool m_reroute{true};             //!< RerouteOnLinkChange attribute
+    bool m_traps{true};               //!< LinkTraps attribute
+    Time m_trapDelay;                 //!< TrapDelay attribute
+    Time m_sweepInterval;             //!< SweepInterval attribute
+    Time m_smpTime;                   //!< SmpTime attribute
+    uint32_t m_maxWireSmps{4};        //!< MaxWireSmps attribute
+    Time m_routeComputeTime;          //!< RouteComputeTime attribute
+    std::string m_fallbackEngineName; //!< RerouteFallbackEngine attribute
+    EventId m_sweepEvent;             //!< the sweep a port state change scheduled
+    bool m_sweepPending{false};       //!< m_sweepEvent is scheduled and has not run
+    std::vector<std::vector<bool>> m_seenFailed; //!< [index][port]: down when last told
+    std::vector<EventId> m_programEvents;        //!< SMPs of the last sweep still on their way
+    uint32_t m_sweeps{0};                        //!< heavy sweeps after port state changes
+    Time m_lastReroute;                          //!< when the last one finished programming
+    TracedCallback<uint32_t> m_reroutedTrace;    //!< Rerouted
+    std::map<uint16_t, std::vector<Ptr<IbNetDevice>>> m_mcastGroups; //!< MLID -> members
 };
 
 } // namespace ns3
