@@ -57,7 +57,20 @@ CollectiveIbTransport::GetTypeId()
                 "SL of the queue pairs when no subnet manager is given.",
                 UintegerValue(0),
                 MakeUintegerAccessor(&CollectiveIbTransport::m_sl),
-                MakeIbUintegerChecker<uint8_t>("CollectiveIbTransport", "ServiceLevel", 0, 15));
+                MakeIbUintegerChecker<uint8_t>("CollectiveIbTransport", "ServiceLevel", 0, 15))
+            .AddAttribute("Timeout",
+                          "Local ACK timeout exponent of the queue pairs: 4.096 us x 2^Timeout "
+                          "(14, about 67 ms, as perftest sets it; 0 = never).",
+                          UintegerValue(14),
+                          MakeUintegerAccessor(&CollectiveIbTransport::m_timeout),
+                          MakeIbUintegerChecker<uint8_t>("CollectiveIbTransport", "Timeout", 0, 31))
+            .AddAttribute(
+                "RetryCount",
+                "Transport retries of the queue pairs before a send fails with "
+                "RETRY_EXC_ERR (verbs retry_cnt, 7 at most).",
+                UintegerValue(7),
+                MakeUintegerAccessor(&CollectiveIbTransport::m_retryCnt),
+                MakeIbUintegerChecker<uint8_t>("CollectiveIbTransport", "RetryCount", 0, 7));
     return tid;
 }
 
@@ -165,6 +178,8 @@ CollectiveIbTransport::GetEndpoint(uint32_t a, uint32_t b)
     Endpoint& eb = m_endpoints[(uint64_t(b) << 32) | a];
     IbQpAttr base;
     base.sl = m_sl;
+    base.timeout = m_timeout;
+    base.retryCnt = m_retryCnt;
     IbConnectionManager::ConnectRc(ea.qp, eb.qp, m_sm, base);
     for (uint32_t s = 0; s < m_recvSlots; ++s)
     {

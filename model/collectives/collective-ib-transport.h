@@ -141,9 +141,11 @@ class CollectiveIbTransport : public CollectiveTransport
      */
     void PostRecvSlot(Endpoint& ep, uint32_t slot);
 
-    uint32_t m_slotSize;  //!< SlotSize attribute
-    uint32_t m_recvSlots; //!< RecvSlots attribute
-    uint8_t m_sl;         //!< ServiceLevel attribute (without a subnet manager)
+    uint32_t m_slotSize;   //!< SlotSize attribute
+    uint32_t m_recvSlots;  //!< RecvSlots attribute
+    uint8_t m_sl;          //!< ServiceLevel attribute (without a subnet manager)
+    uint8_t m_timeout{14}; //!< Timeout attribute
+    uint8_t m_retryCnt{7}; //!< RetryCount attribute
 
     std::vector<Ptr<IbHca>> m_hcas;            //!< by rank
     Ptr<IbSubnetManager> m_sm;                 //!< for path records
