@@ -16,6 +16,9 @@
  *                                                  BERT-Large on 1024 GPUs (slow, see doc)
  *   ./ai-training-fabrics --models=resnet50 --fabrics=eth-100,ib-hdr --iterations=3
  *   ./ai-training-fabrics --models=custom --custom-params=1.3e9 --custom-flops=2e12 ...
+ *   ./ai-training-fabrics --servers=4 --models=resnet50 --fabrics=ib-hdr --ib-timeout=8 \
+ *       --ib-fail-link=leaf-0:3@104ms              a cable fails in the first iteration's
+ *                                                  allreduce (it takes 1.05 ms longer)
  *
  * Output: a table per model (Markdown on stdout and in <out>.md, CSV in <out>.csv) and a
  * plot of the speedup over 100 Gb/s Ethernet (<out>.plt, rendered to <out>.png when
@@ -157,6 +160,8 @@ struct Options
     uint32_t ethMtu{9000};          ///< IP MTU of the Ethernet links
     uint32_t servers{0};            ///< override of the server count (0: full scale)
     bool ibCc{false};               ///< IB fabrics: IBA congestion control on
+    std::string ibFailLink;         ///< IB fabrics: cables to fail (IbLinkFailureHelper spec)
+    uint32_t ibTimeout{14};         ///< IB fabrics: local ACK timeout exponent of the QPs
 };
 
 /// What one model on one fabric gave.
@@ -219,6 +224,8 @@ RunOne(const ModelRow& m, const FabricScenario& f, const Options& o)
     Ptr<CollectiveCommunicator> comm;
     NodeContainer nodes;
     double rate = 0;
+    IbOutageMonitor outages;
+    Ptr<IbSubnetManager> sm;
     if (f.kind == "ib")
     {
         IbLinkRate::Speed s;
@@ -232,6 +239,13 @@ RunOne(const ModelRow& m, const FabricScenario& f, const Options& o)
         if (f.ibSetup)
         {
             f.ibSetup(fabric, ch);
+        }
+        ch.SetIbTransportAttribute("Timeout", UintegerValue(o.ibTimeout));
+        if (!o.ibFailLink.empty())
+        {
+            IbLinkFailureHelper().ScheduleFromSpec(fabric, o.ibFailLink, "--ib-fail-link");
+            outages.Install(fabric);
+            sm = fabric.subnetManager;
         }
         comm = ch.InstallIb(fabric);
         nodes = fabric.hosts;
@@ -339,6 +353,12 @@ RunOne(const ModelRow& m, const FabricScenario& f, const Options& o)
         Simulator::Schedule(MicroSeconds(100), check);
     }
     Simulator::Run();
+    if (sm)
+    {
+        std::cout << m.name << " on " << f.name << ", link failures " << o.ibFailLink << ": "
+                  << sm->GetSweeps() << " subnet manager sweep(s)\n";
+        outages.Print(std::cout, 8);
+    }
 
     Result res;
     res.model = m.name;
@@ -440,6 +460,14 @@ main(int argc, char* argv[])
                  "IB fabrics: IBA congestion control on (subnet manager defaults; the "
                  "ns3::IbSubnetManager::Cc* attributes tune it)",
                  o.ibCc);
+    cmd.AddValue("ib-fail-link",
+                 "IB fabrics: cables to fail, NODE:PORT@DOWN[-UP],... in simulated time (e.g. "
+                 "leaf-0:5@5ms); the subnet manager routes around them, outages are printed",
+                 o.ibFailLink);
+    cmd.AddValue("ib-timeout",
+                 "IB fabrics: local ACK timeout exponent of the collective's queue pairs, "
+                 "4.096 us x 2^value (14: 67 ms)",
+                 o.ibTimeout);
     cmd.AddValue("wall-budget",
                  "seconds of wall time per run after which no further iteration starts (at "
                  "least one always completes)",

@@ -17,6 +17,8 @@
  * side
  *   ./ib-allreduce --check=true --e=1M              real bytes, results verified
  *   ./ib-allreduce --algo=sharp --hosts=128 --radix=16 --speed=EDR   SHARP (LLT, then SAT)
+ *   ./ib-allreduce -b=16M -e=16M --iters=4 --check=true --timeout=8 --failLink=leaf-0:5@1ms
+ *                                                    a cable fails under the sweep
  *
  * Columns as nccl-tests prints them: size (bytes), count (elements), type, redop, time
  * (us, mean of --iters operations after one small warm-up that opens the connections),
@@ -129,6 +131,17 @@ main(int argc, char* argv[])
                  "IB fabric: IBA congestion control on (subnet manager defaults; the "
                  "ns3::IbSubnetManager::Cc* attributes tune it)",
                  ibCc);
+    std::string failLink;
+    cmd.AddValue("failLink",
+                 "IB fabric: cables to fail, NODE:PORT@DOWN[-UP],... in simulated time (e.g. "
+                 "leaf-0:5@1ms-20ms); the subnet manager routes around them and the "
+                 "per-flow outages are printed",
+                 failLink);
+    uint32_t timeout = 14;
+    cmd.AddValue("timeout",
+                 "IB fabric: local ACK timeout exponent of the transport's queue pairs, "
+                 "4.096 us x 2^timeout (14: 67 ms)",
+                 timeout);
     uint64_t satThreshold = 4096;
     cmd.AddValue("satThreshold",
                  "sharp: larger operations use streaming aggregation (bytes)",
@@ -165,6 +178,12 @@ main(int argc, char* argv[])
                         "--fabric=" << fabricArg << ": use ib, roce, tcp-eth, tcp or all");
     NS_ABORT_MSG_IF(algo == "sharp" && fabricArg != "ib",
                     "--algo=sharp aggregates in InfiniBand switches: use --fabric=ib");
+    NS_ABORT_MSG_IF(!failLink.empty() && fabricArg != "ib",
+                    "--failLink fails InfiniBand cables: use --fabric=ib");
+    NS_ABORT_MSG_IF(!failLink.empty() && algo == "sharp",
+                    "--failLink with --algo=sharp: SHARP trees are not rebuilt after a link "
+                    "change in this model; use a host algorithm (ring, tree, hd, rd)");
+    NS_ABORT_MSG_IF(timeout > 31, "--timeout=" << timeout << ": use 0..31 (IBA 5-bit field)");
     const auto wallStart = std::chrono::steady_clock::now();
     NS_ABORT_MSG_UNLESS(factor >= 2, "--f must be at least 2");
     NS_ABORT_MSG_UNLESS(iters >= 1, "--iters must be at least 1 (timed operations per size)");
@@ -199,12 +218,19 @@ main(int argc, char* argv[])
         helper.SetHcaAttribute("DataMode", BooleanValue(check));
         Ptr<CollectiveCommunicator> comm;
         IbFabric fabric;
+        IbOutageMonitor outages;
         if (fabricKind == "ib")
         {
             IbFabricHelper fh;
             fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
             fh.SetSubnetManagerAttribute("CongestionControl", BooleanValue(ibCc));
             fabric = fh.Build(topology);
+            helper.SetIbTransportAttribute("Timeout", UintegerValue(timeout));
+            if (!failLink.empty())
+            {
+                IbLinkFailureHelper().ScheduleFromSpec(fabric, failLink, "--failLink");
+                outages.Install(fabric);
+            }
             if (algo == "sharp")
             {
                 helper.SetSharpManager(SharpHelper().Install(fabric));
@@ -450,6 +476,12 @@ main(int argc, char* argv[])
                           ? "about 0.94 (1448-byte TCP segments in 1538 bytes of Ethernet wire)"
                           : "about 0.96 (1448-byte TCP segments on PPP)")
                   << "\n";
+        if (fabricKind == "ib" && !failLink.empty())
+        {
+            std::cout << "# link failures " << failLink << ": " << fabric.subnetManager->GetSweeps()
+                      << " subnet manager sweep(s)\n";
+            outages.Print(std::cout, 16);
+        }
         Simulator::Destroy();
     }
     if (kinds.size() > 1)

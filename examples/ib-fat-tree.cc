@@ -10,6 +10,7 @@
  *   ./ib-fat-tree --levels=3 --radix=8 --hosts=128 --routing=updn --pattern=permutation
  *   ./ib-fat-tree --oversubscription=2 --pattern=all-to-all --pcap=true
  *   ./ib-fat-tree --transport=rc --pattern=permutation --adaptive --cc
+ *   ./ib-fat-tree --transport=rc --timeout=8 --duration=3000 --failLink=leaf-0:5@100us
  *
  * Prints the fabric, per-flow throughput (or a summary with Jain's fairness for many
  * flows) and the busiest ports. With a non-blocking tree, ftree routing and the shift
@@ -47,6 +48,8 @@ main(int argc, char* argv[])
     std::string transport = "raw";
     bool cc = false;
     bool adaptive = false;
+    std::string failLink;
+    uint32_t timeout = 14;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("levels", "fat-tree levels: 2 or 3", levels);
@@ -74,7 +77,16 @@ main(int argc, char* argv[])
                  "adaptive routing on (subnet manager AR groups; RC requests only, so "
                  "it needs --transport=rc)",
                  adaptive);
+    cmd.AddValue("failLink",
+                 "cables to fail, NODE:PORT@DOWN[-UP],... (e.g. leaf-0:5@100us-2ms): the "
+                 "subnet manager routes around them; per-flow outages are printed",
+                 failLink);
+    cmd.AddValue("timeout",
+                 "RC local ACK timeout exponent, 4.096 us x 2^timeout (14: 67 ms); a flow "
+                 "that lost packets waits for it after the reroute",
+                 timeout);
     cmd.Parse(argc, argv);
+    NS_ABORT_MSG_IF(timeout > 31, "--timeout=" << timeout << ": use 0..31 (IBA 5-bit field)");
     NS_ABORT_MSG_IF(!(durationUs > 0) || !(warmupUs >= 0) || warmupUs >= durationUs,
                     "--duration=" << durationUs << " --warmup=" << warmupUs
                                   << ": the statistics need a window, 0 <= warmup < duration");
@@ -117,7 +129,9 @@ main(int argc, char* argv[])
             Ptr<IbCompletionQueue> cb = hcas[b]->CreateCq();
             Ptr<IbQueuePair> qa = hcas[a]->CreateQp(IbQpType::RC, ca, ca);
             Ptr<IbQueuePair> qb = hcas[b]->CreateQp(IbQpType::RC, cb, cb);
-            IbHcaHelper::ConnectRc(qa, qb, fabric.subnetManager);
+            IbQpAttr base;
+            base.timeout = static_cast<uint8_t>(timeout);
+            IbHcaHelper::ConnectRc(qa, qb, fabric.subnetManager, base);
             const uint64_t bytes = 1ULL << 31;
             Ptr<IbMemoryRegion> src = hcas[a]->RegisterMemory(bytes, IB_ACCESS_LOCAL_WRITE);
             Ptr<IbMemoryRegion> dst =
@@ -146,6 +160,27 @@ main(int argc, char* argv[])
 
     IbFabricStats stats;
     stats.Install(fabric, start + MicroSeconds(warmupUs));
+    IbOutageMonitor outages;
+    if (!failLink.empty())
+    {
+        IbLinkFailureHelper().ScheduleFromSpec(fabric, failLink, "--failLink");
+        outages.Install(fabric);
+    }
+    auto printOutages = [&]() {
+        if (failLink.empty())
+        {
+            return;
+        }
+        const Ptr<IbSubnetManager> sm = fabric.subnetManager;
+        std::cout << "link failures " << failLink << ": " << sm->GetSweeps()
+                  << " subnet manager sweep(s)";
+        if (sm->GetSweeps() > 0)
+        {
+            std::cout << ", last tables written at " << sm->GetLastRerouteTime().As(Time::US);
+        }
+        std::cout << "\n";
+        outages.Print(std::cout, 16);
+    };
     if (pcap)
     {
         fabricHelper.GetIbHelper().EnablePcap("ib-fat-tree", fabric.hostPorts);
@@ -213,6 +248,7 @@ main(int argc, char* argv[])
                   << "adaptive routing: " << arPackets << " requests chose among a group, "
                   << arMoved << " left by another port than the LFT's; FECN marks: " << marks
                   << "\n";
+        printOutages();
         Simulator::Destroy();
         return 0;
     }
@@ -220,6 +256,7 @@ main(int argc, char* argv[])
     std::cout << "ideal per-flow payload rate at full link rate: "
               << IbLinkRate::GetDataRate(s, 4).GetBitRate() * efficiency / 1e9 << " Gb/s\n";
     stats.Print(std::cout, stop);
+    printOutages();
     Simulator::Destroy();
     return 0;
 }

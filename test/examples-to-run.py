@@ -14,6 +14,12 @@ cpp_examples = [
         "True",
         "False",
     ),
+    (
+        "ib-fat-tree --transport=rc --timeout=8 --duration=1500 --hosts=16 --radix=8 "
+        "--failLink=leaf-0:5@100us",
+        "True",
+        "False",
+    ),
     ("ib-ibnetdiscover", "True", "False"),
     ("ib-incast-victim --us=2500 --from=1000", "True", "False"),
     ("ib-perftest", "True", "False"),
@@ -26,6 +32,12 @@ cpp_examples = [
     ("ib-allreduce --fabric=roce --hosts=8 --e=1M", "True", "False"),
     ("ib-allreduce --fabric=all --hosts=8 --b=64K --e=256K", "True", "False"),
     ("ib-allreduce --hosts=8 --e=256K --ibCc=true", "True", "False"),
+    (
+        "ib-allreduce --hosts=8 --b=1M --e=1M --iters=3 --check=true --timeout=8 "
+        "--failLink=leaf-0:5@40us",
+        "True",
+        "False",
+    ),
     ("roce-vs-ib --hosts=16 --radix=8 --us=50 --warmUs=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --fabric=roce --hosts=16 --packets=20", "True", "False"),
