@@ -28,6 +28,7 @@
 #include "ns3/ib-topology.h"
 #include "ns3/network-module.h"
 
+#include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
 #include <vector>
@@ -586,5 +587,71 @@ TEST_F(IbLinkFailureTest, MulticastTreeIsRebuiltWithoutTheFailedCable)
     for (uint32_t h = 0; h < 32; ++h)
     {
         EXPECT_TRUE(seen[LeafOf(fab, h)]) << "host " << h;
+    }
+}
+
+// Random failures: every cable alternates between exponential up times (mean MTBF) and
+// repair times (mean MTTR); the subnet manager follows each change.
+TEST_F(IbLinkFailureTest, RandomFailuresAlternateWithTheirMeanTimes)
+{
+    std::vector<Ptr<IbHca>> hcas;
+    IbFabric fab = Tree(hcas, false);
+    const std::vector<Ptr<IbChannel>> cables = IbLinkFailureHelper::SwitchCables(fab);
+    ASSERT_EQ(cables.size(), 32u); // 8 leaves x 4 spines
+    const Time mtbf = MilliSeconds(1);
+    const Time mttr = MicroSeconds(100);
+    const Time until = MilliSeconds(20);
+    std::vector<std::vector<uint8_t>> original;
+    for (const auto& sw : fab.switchOf)
+    {
+        original.push_back(sw ? sw->GetLft() : std::vector<uint8_t>());
+    }
+    const uint32_t failures = IbLinkFailureHelper().ScheduleRandom(cables, mtbf, mttr, until, 7);
+    std::vector<Time> downSince(cables.size(), Time::Max());
+    std::vector<double> repairs;
+    uint32_t downs = 0;
+    for (size_t c = 0; c < cables.size(); ++c)
+    {
+        cables[c]->TraceConnectWithoutContext(
+            "LinkState",
+            Callback<void, bool>([&, c](bool up) {
+                if (!up)
+                {
+                    EXPECT_EQ(downSince[c], Time::Max());
+                    downSince[c] = Simulator::Now();
+                    ++downs;
+                    return;
+                }
+                ASSERT_NE(downSince[c], Time::Max());
+                repairs.push_back((Simulator::Now() - downSince[c]).GetSeconds());
+                downSince[c] = Time::Max();
+            }));
+    }
+    Simulator::Run();
+    EXPECT_EQ(downs, failures);
+    ASSERT_EQ(repairs.size(), failures) << "every failure is repaired";
+    // About 32 x 20 / 1.1 = 580 failures; their mean repair time within 4 standard errors.
+    EXPECT_GT(failures, 450u);
+    EXPECT_LT(failures, 720u);
+    double mean = 0;
+    for (double r : repairs)
+    {
+        mean += r / repairs.size();
+    }
+    const double se = mttr.GetSeconds() / std::sqrt(repairs.size());
+    EXPECT_NEAR(mean, mttr.GetSeconds(), 4 * se);
+    EXPECT_GT(fab.subnetManager->GetSweeps(), 10u);
+    // At the end every cable is up and the tables are those of the healthy fabric.
+    for (const auto& c : cables)
+    {
+        EXPECT_FALSE(c->IsLinkDown());
+    }
+    EXPECT_TRUE(fab.subnetManager->CheckDeadlocks().empty());
+    for (uint32_t i = 0; i < fab.switchOf.size(); ++i)
+    {
+        if (fab.switchOf[i])
+        {
+            EXPECT_EQ(fab.switchOf[i]->GetLft(), original[i]) << "switch " << i;
+        }
     }
 }
