@@ -50,6 +50,7 @@ main(int argc, char* argv[])
     bool adaptive = false;
     std::string failLink;
     uint32_t timeout = 14;
+    std::string buffering;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("levels", "fat-tree levels: 2 or 3", levels);
@@ -85,7 +86,18 @@ main(int argc, char* argv[])
                  "RC local ACK timeout exponent, 4.096 us x 2^timeout (14: 67 ms); a flow "
                  "that lost packets waits for it after the reroute",
                  timeout);
+    cmd.AddValue("buffering",
+                 "switch input buffers: fifo or voq (virtual output queues); default voq "
+                 "with --adaptive (FIFO input buffers cap adaptive routing below static "
+                 "routes), fifo otherwise",
+                 buffering);
     cmd.Parse(argc, argv);
+    if (buffering.empty())
+    {
+        buffering = adaptive ? "voq" : "fifo";
+    }
+    NS_ABORT_MSG_UNLESS(buffering == "fifo" || buffering == "voq",
+                        "--buffering=" << buffering << ": use fifo or voq");
     NS_ABORT_MSG_IF(timeout > 31, "--timeout=" << timeout << ": use 0..31 (IBA 5-bit field)");
     NS_ABORT_MSG_IF(!(durationUs > 0) || !(warmupUs >= 0) || warmupUs >= durationUs,
                     "--duration=" << durationUs << " --warmup=" << warmupUs
@@ -112,6 +124,7 @@ main(int argc, char* argv[])
     fabricHelper.SetSubnetManagerAttribute("RoutingEngine", StringValue(routing));
     fabricHelper.SetSubnetManagerAttribute("CongestionControl", BooleanValue(cc));
     fabricHelper.SetSubnetManagerAttribute("AdaptiveRouting", BooleanValue(adaptive));
+    fabricHelper.SetSwitchAttribute("InputBuffering", StringValue(buffering));
     IbFabric fabric = fabricHelper.Build(topology);
 
     const Time start = MicroSeconds(1);
@@ -200,9 +213,9 @@ main(int argc, char* argv[])
               << " cables, 4x" << speed << " (" << IbLinkRate::GetDataRate(s, 4).GetBitRate() / 1e9
               << " Gb/s), oversubscription " << oversubscription << ":1 asked, leaves with " << down
               << " host and " << up << " up ports (" << double(down) / up << ":1)\n"
-              << "routing " << routing << ", pattern " << pattern << " (" << flows.size()
-              << " flows), " << payload << " B payload, " << durationUs << " us (" << warmupUs
-              << " us warm-up)\n";
+              << "routing " << routing << (adaptive ? " + adaptive" : "") << ", " << buffering
+              << " input buffers, pattern " << pattern << " (" << flows.size() << " flows), "
+              << payload << " B payload, " << durationUs << " us (" << warmupUs << " us warm-up)\n";
     const auto cycles = fabric.subnetManager->CheckDeadlocks();
     std::cout << "credit loops in the routes: "
               << (cycles.empty() ? "none (deadlock-free)" : cycles.front()) << "\n";

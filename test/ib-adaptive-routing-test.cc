@@ -21,6 +21,7 @@
 #include "ns3/ib-traffic-pattern.h"
 #include "ns3/network-module.h"
 
+#include <algorithm>
 #include <cstring>
 #include <gtest/gtest.h>
 #include <numeric>
@@ -57,9 +58,10 @@ constexpr double kLink = 100e9 * 4096 / 4122;
  * @return a 2-level fat tree of radix 8 (8 leaves of 4 hosts, 4 spines), EDR, ftree
  */
 IbFabric
-Tree(bool ar, std::vector<Ptr<IbHca>>& hcas, bool dataMode = false)
+Tree(bool ar, std::vector<Ptr<IbHca>>& hcas, bool dataMode = false, bool voq = false)
 {
     IbFabricHelper fh;
+    fh.SetSwitchAttribute("InputBuffering", StringValue(voq ? "voq" : "fifo"));
     fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
     fh.SetSubnetManagerAttribute("AdaptiveRouting", BooleanValue(ar));
     fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
@@ -138,12 +140,12 @@ StartStream(const IbFabric& fab, Ptr<IbHca> a, Ptr<IbHca> b, uint32_t messages, 
  * @return per-flow goodput, bit/s
  */
 std::vector<double>
-RunPermutation(bool ar, uint64_t& held, bool& ordered)
+RunPermutation(bool ar, uint64_t& held, bool& ordered, bool voq = false, uint32_t seed = 1)
 {
     std::vector<Ptr<IbHca>> hcas;
-    IbFabric fab = Tree(ar, hcas);
+    IbFabric fab = Tree(ar, hcas, false, voq);
     std::vector<std::unique_ptr<Stream>> streams;
-    for (const auto& [a, b] : IbTrafficPattern::RandomPermutation(32, 1))
+    for (const auto& [a, b] : IbTrafficPattern::RandomPermutation(32, seed))
     {
         streams.push_back(StartStream(fab, hcas[a], hcas[b], 64, 256 * 1024));
     }
@@ -220,29 +222,44 @@ TEST_F(IbAdaptiveRoutingTest, GroupsAreTheUpPortsTowardsEveryRemoteHost)
     EXPECT_EQ(leaves, 8u);
 }
 
-// A random permutation on a non-blocking tree, static ftree routes against adaptive ones.
-// What holds: the responders take requests that adaptive routing brought early (thousands
-// of them) and nothing is dropped, resent or completed out of order. What does not yet:
-// the 90 % of the ideal. Spreading every packet over the spines makes each spine's
-// input FIFOs carry a uniform mix of destinations, and a FIFO input buffer saturates near
-// its head-of-line limit (2 - sqrt 2 for uniform traffic): adaptive routing ends below the
-// static routes here. The figures are printed, not asserted.
-TEST_F(IbAdaptiveRoutingTest, ResponderTakesReorderedRequestsInOrderOnAPermutation)
+// A random permutation on a non-blocking tree, static ftree routes against adaptive ones,
+// three permutations (seeds 1-3). With virtual output queues in the switches' input buffers
+// adaptive routing brings the mean flow goodput within 10 % of the non-blocking ideal
+// (every flow at line rate), where static routes lose to their collisions; the responders
+// take the requests that came early in order (thousands of them) and nothing is dropped,
+// resent or completed out of order. With FIFO input buffers it cannot: spreading every
+// packet over the spines gives each spine input FIFO a uniform mix of destinations, and a
+// FIFO input buffer saturates near its head-of-line limit (2 - sqrt 2 of the line for
+// uniform traffic), below the static routes; that figure is printed, not asserted.
+TEST_F(IbAdaptiveRoutingTest, VirtualOutputQueuesLetAdaptiveRoutingReachTheIdealOnPermutations)
 {
-    uint64_t heldStatic = 0;
+    for (uint32_t seed = 1; seed <= 3; ++seed)
+    {
+        uint64_t heldStatic = 0;
+        uint64_t held = 0;
+        bool orderedStatic = false;
+        bool ordered = false;
+        const std::vector<double> st = RunPermutation(false, heldStatic, orderedStatic, true, seed);
+        const std::vector<double> ar = RunPermutation(true, held, ordered, true, seed);
+        const double meanStatic = std::accumulate(st.begin(), st.end(), 0.0) / st.size();
+        const double meanAr = std::accumulate(ar.begin(), ar.end(), 0.0) / ar.size();
+        std::cout << "permutation " << seed << ", mean flow goodput (Gb/s), VOQ switches: static "
+                  << "ftree " << meanStatic / 1e9 << ", adaptive " << meanAr / 1e9 << " (min "
+                  << *std::min_element(ar.begin(), ar.end()) / 1e9 << "), ideal " << kLink / 1e9
+                  << "; requests held " << held << std::endl;
+        EXPECT_GE(meanAr, 0.9 * kLink) << "seed " << seed;
+        EXPECT_GT(meanAr, meanStatic) << "seed " << seed;
+        EXPECT_EQ(heldStatic, 0u);
+        EXPECT_GT(held, 1000u);
+        EXPECT_TRUE(orderedStatic);
+        EXPECT_TRUE(ordered);
+    }
     uint64_t held = 0;
-    bool orderedStatic = false;
     bool ordered = false;
-    const std::vector<double> st = RunPermutation(false, heldStatic, orderedStatic);
-    const std::vector<double> ar = RunPermutation(true, held, ordered);
-    const double meanStatic = std::accumulate(st.begin(), st.end(), 0.0) / st.size();
-    const double meanAr = std::accumulate(ar.begin(), ar.end(), 0.0) / ar.size();
-    std::cout << "permutation, mean flow goodput (Gb/s): static ftree " << meanStatic / 1e9
-              << ", adaptive " << meanAr / 1e9 << ", ideal " << kLink / 1e9 << "; requests held "
-              << held << std::endl;
-    EXPECT_EQ(heldStatic, 0u);
-    EXPECT_GT(held, 1000u);
-    EXPECT_TRUE(orderedStatic);
+    const std::vector<double> fifo = RunPermutation(true, held, ordered, false, 1);
+    std::cout << "permutation 1, FIFO input buffers: adaptive "
+              << std::accumulate(fifo.begin(), fifo.end(), 0.0) / fifo.size() / 1e9 << " Gb/s"
+              << std::endl;
     EXPECT_TRUE(ordered);
 }
 
@@ -250,7 +267,7 @@ TEST_F(IbAdaptiveRoutingTest, ResponderTakesReorderedRequestsInOrderOnAPermutati
 TEST_F(IbAdaptiveRoutingTest, ReorderedWritesLandByteIdentical)
 {
     std::vector<Ptr<IbHca>> hcas;
-    IbFabric fab = Tree(true, hcas, true);
+    IbFabric fab = Tree(true, hcas, true, true);
     std::vector<std::unique_ptr<Stream>> streams;
     uint32_t seed = 11;
     for (const auto& [a, b] : IbTrafficPattern::RandomPermutation(32, 2))

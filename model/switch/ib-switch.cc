@@ -59,6 +59,18 @@ IbSwitch::GetTypeId()
                           StringValue("least-loaded"),
                           MakeStringAccessor(&IbSwitch::SetArPolicy, &IbSwitch::GetArPolicy),
                           MakeStringChecker())
+            .AddAttribute(
+                "InputBuffering",
+                "How each input port's VL buffer queues its packets: fifo (one "
+                "queue per VL: a packet waits behind the head for another output, "
+                "head-of-line blocking) or voq (virtual output queues: one queue "
+                "per VL and output port, so a packet waits only behind packets for "
+                "its own output; the buffer's space and credits stay per VL). voq "
+                "costs ports x ports x 16 queue headers per switch. Set it before "
+                "traffic.",
+                StringValue("fifo"),
+                MakeStringAccessor(&IbSwitch::SetInputBuffering, &IbSwitch::GetInputBuffering),
+                MakeStringChecker())
             .AddAttribute("AdaptiveRoutingHold",
                           "Re-evaluation granularity: a choice for a DLID is kept this long "
                           "(0: every packet chooses afresh).",
@@ -146,7 +158,7 @@ IbSwitch::AddPort(Ptr<IbNetDevice> port)
     {
         PortSlToVlChanged();
     }
-    m_input.resize(m_ports.size() * 16);
+    ResizeInputs();
     m_requests.resize(m_ports.size() * 16);
     m_waiting.resize(m_ports.size(), 0);
     if (m_ccOn)
@@ -154,6 +166,45 @@ IbSwitch::AddPort(Ptr<IbNetDevice> port)
         SetCongestionSetting(m_cc); // size its tables for the new port
     }
     return n;
+}
+
+void
+IbSwitch::ResizeInputs()
+{
+    for (const auto& q : m_input)
+    {
+        NS_ABORT_MSG_UNLESS(q.Empty(),
+                            "IbSwitch: ports added or InputBuffering changed while packets "
+                            "wait in the input buffers; build the switch and set InputBuffering "
+                            "before traffic starts");
+    }
+    m_voqStride = static_cast<uint32_t>(m_ports.size());
+    m_input.clear();
+    m_input.resize(m_ports.size() * 16 * (m_voq ? m_voqStride : 1));
+}
+
+void
+IbSwitch::SetInputBuffering(std::string mode)
+{
+    NS_ABORT_MSG_UNLESS(mode == "fifo" || mode == "voq",
+                        "IbSwitch attribute InputBuffering=" << mode << ": use fifo or voq");
+    const bool voq = mode == "voq";
+    if (voq == m_voq)
+    {
+        return;
+    }
+    m_voq = voq;
+    ResizeInputs();
+    if (m_ccOn)
+    {
+        SetCongestionSetting(m_cc); // its per-queue state follows the queues
+    }
+}
+
+std::string
+IbSwitch::GetInputBuffering() const
+{
+    return m_voq ? "voq" : "fifo";
 }
 
 uint8_t
@@ -511,7 +562,11 @@ IbSwitch::PortForward(uint8_t inPort,
         e.earliestStart = EarliestStart(*dev, *m_ports[out], bytes);
     }
     IbNetDevice* port = PeekPointer(m_ports[out]);
-    if (!m_granting && e.earliestStart.IsZero() && !(m_waiting[inPort] & (1u << vl)) &&
+    const uint32_t q = InputQueue(inPort, vl, out);
+    // Nothing ahead of it: its FIFO is empty (the bit spares reading it), or with virtual
+    // output queues its queue for this output.
+    const bool nothingAhead = m_voq ? m_input[q].Empty() : !(m_waiting[inPort] & (1u << vl));
+    if (!m_granting && e.earliestStart.IsZero() && nothingAhead &&
         !(m_waiting[out] & (1u << (16 + outVl))) && port->GetTxQueueLength(outVl) == 0 &&
         port->HasCreditsFor(outVl, blocks))
     {
@@ -530,17 +585,19 @@ IbSwitch::PortForward(uint8_t inPort,
         m_granting = false;
         return;
     }
-    const uint32_t q = inPort * 16 + vl;
     IbFifo<InEntry>& fifo = m_input[q];
     if (m_ccOn)
     {
         CongestionArrival(q, e);
     }
     fifo.Push(std::move(e));
-    m_waiting[inPort] |= 1u << vl;
+    if (!m_voq)
+    {
+        m_waiting[inPort] |= 1u << vl;
+    }
     if (fifo.Size() == 1)
     {
-        RequestHead(inPort, vl);
+        RequestHead(q);
     }
 }
 
@@ -563,20 +620,20 @@ IbSwitch::EarliestStart(const IbNetDevice& in, const IbNetDevice& out, uint32_t 
 }
 
 void
-IbSwitch::RequestHead(uint8_t inPort, uint8_t inVl)
+IbSwitch::RequestHead(uint32_t q)
 {
-    const InEntry& head = m_input[inPort * 16 + inVl].Front();
-    if (DeferredUntilEligible(head, inPort, inVl))
+    const InEntry& head = m_input[q].Front();
+    if (DeferredUntilEligible(head, q))
     {
         return;
     }
-    m_requests[head.outPort * 16 + head.outVl].Push(static_cast<uint16_t>(inPort * 16 + inVl));
+    m_requests[head.outPort * 16 + head.outVl].Push(q);
     m_waiting[head.outPort] |= 1u << (16 + head.outVl);
     Grant(head.outPort, head.outVl);
 }
 
 bool
-IbSwitch::DeferredUntilEligible(const InEntry& head, uint8_t inPort, uint8_t inVl)
+IbSwitch::DeferredUntilEligible(const InEntry& head, uint32_t q)
 {
     if (head.earliestStart.IsZero() || head.earliestStart <= Simulator::Now())
     {
@@ -588,18 +645,16 @@ IbSwitch::DeferredUntilEligible(const InEntry& head, uint8_t inPort, uint8_t inV
     Simulator::Schedule(head.earliestStart - Simulator::Now(),
                         &IbSwitch::RequestEligibleHead,
                         this,
-                        inPort,
-                        inVl);
+                        q);
     return true;
 }
 
 void
-IbSwitch::RequestEligibleHead(uint8_t inPort, uint8_t inVl)
+IbSwitch::RequestEligibleHead(uint32_t q)
 {
-    const uint32_t q = inPort * 16 + inVl;
     if (q < m_input.size() && !m_input[q].Empty()) // not disposed of meanwhile
     {
-        RequestHead(inPort, inVl);
+        RequestHead(q);
     }
 }
 
@@ -642,11 +697,11 @@ IbSwitch::ServePending()
         {
             continue; // nothing waits for it: spare the request queue's lines
         }
-        IbFifo<uint16_t>& reqs = m_requests[key];
+        IbFifo<uint32_t>& reqs = m_requests[key];
         IbNetDevice* port = PeekPointer(m_ports[o]);
         while (!reqs.Empty() && port->GetTxQueueLength(ov) == 0)
         {
-            const uint16_t in = reqs.Front();
+            const uint32_t in = reqs.Front();
             IbFifo<InEntry>& fifo = m_input[in];
             if (!port->HasCreditsFor(ov, fifo.Front().blocks) && !port->IsFailed())
             {
@@ -663,11 +718,12 @@ IbSwitch::ServePending()
                 m_waiting[o] &= ~(1u << (16 + ov));
             }
             InEntry e = fifo.Pop();
-            const uint8_t inPort = in / 16;
-            const uint8_t inVl = in % 16;
-            if (fifo.Empty())
+            const uint32_t buffer = InputBuffer(in);
+            const uint8_t inPort = buffer / 16;
+            const uint8_t inVl = buffer % 16;
+            if (fifo.Empty() && !m_voq)
             {
-                m_waiting[inPort] &= ~(1u << inVl);
+                m_waiting[inPort] &= ~(1u << inVl); // (read only in FIFO mode)
             }
             ++m_forwarded;
             if (m_ccOn)
@@ -684,7 +740,7 @@ IbSwitch::ServePending()
             if (!fifo.Empty())
             {
                 const InEntry& next = fifo.Front();
-                if (DeferredUntilEligible(next, inPort, inVl))
+                if (DeferredUntilEligible(next, in))
                 {
                     continue;
                 }
@@ -750,7 +806,7 @@ IbSwitch::CongestionRunFromHead(uint32_t q)
 }
 
 void
-IbSwitch::CongestionDeparture(uint16_t key, uint16_t q, InEntry& e)
+IbSwitch::CongestionDeparture(uint16_t key, uint32_t q, InEntry& e)
 {
     uint32_t& backlog = m_ccBacklog[key];
     backlog -= std::min(backlog, e.bytes);

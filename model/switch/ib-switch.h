@@ -335,27 +335,56 @@ class IbSwitch : public Object, public IbPacketForwarder
      * @param outVl the VL
      */
     void Grant(uint8_t outPort, uint8_t outVl);
+
     /**
-     * The head of an input FIFO asks for its output.
      * @param inPort input port
-     * @param inVl input VL
+     * @param vl input VL
+     * @param out output port
+     * @return the input queue a packet from (inPort, vl) to @p out waits in: the
+     *         (inPort, vl) FIFO, or with virtual output queues its queue for @p out
      */
-    void RequestHead(uint8_t inPort, uint8_t inVl);
+    uint32_t InputQueue(uint8_t inPort, uint8_t vl, uint8_t out) const
+    {
+        const uint32_t fifo = inPort * 16u + vl;
+        return m_voq ? fifo * m_voqStride + out : fifo;
+    }
+
     /**
-     * If an input FIFO's head may not start yet (cut-through onto a faster output), have
+     * @param q an input queue
+     * @return its input buffer, inPort * 16 + vl
+     */
+    uint32_t InputBuffer(uint32_t q) const
+    {
+        return m_voq ? q / m_voqStride : q;
+    }
+
+    /**
+     * The head of an input queue asks for its output.
+     * @param q the queue (InputQueue)
+     */
+    void RequestHead(uint32_t q);
+    /**
+     * If an input queue's head may not start yet (cut-through onto a faster output), have
      * it ask for its output at its earliest start.
      * @param head the head
-     * @param inPort its input port
-     * @param inVl its VL
+     * @param q its queue
      * @return true if it was deferred
      */
-    bool DeferredUntilEligible(const InEntry& head, uint8_t inPort, uint8_t inVl);
+    bool DeferredUntilEligible(const InEntry& head, uint32_t q);
     /**
      * RequestHead for a head that was waiting for its earliest start.
-     * @param inPort input port
-     * @param inVl its VL
+     * @param q its queue
      */
-    void RequestEligibleHead(uint8_t inPort, uint8_t inVl);
+    void RequestEligibleHead(uint32_t q);
+    /// Size the input queues for the ports and the InputBuffering mode.
+    void ResizeInputs();
+    /**
+     * Set the InputBuffering attribute.
+     * @param mode fifo or voq
+     */
+    void SetInputBuffering(std::string mode);
+    /// @return the InputBuffering attribute
+    std::string GetInputBuffering() const;
     /// Serve the (port, VL) pairs in m_grantPending until none is left (m_granting set).
     void ServePending();
     /**
@@ -422,7 +451,7 @@ class IbSwitch : public Object, public IbPacketForwarder
      * @param q the FIFO it left
      * @param e the packet
      */
-    void CongestionDeparture(uint16_t key, uint16_t q, InEntry& e);
+    void CongestionDeparture(uint16_t key, uint32_t q, InEntry& e);
     /**
      * The VL a packet of @p sl arriving on VL @p vl of @p inPort takes out of @p out.
      * @param inPort input port
@@ -481,10 +510,14 @@ class IbSwitch : public Object, public IbPacketForwarder
     /// without touching either queue; a port that is ready again finds out here whether
     /// anything waits for it.
     std::vector<uint32_t> m_waiting;
-    std::vector<uint16_t> m_grantPending;     //!< (port * 16 + vl) to serve after the guard
-    LocalReceiveCallback m_localReceive;      //!< port-0 agent (or null)
-    std::vector<IbFifo<InEntry>> m_input;     //!< [port * 16 + vl] input FIFOs
-    std::vector<IbFifo<uint16_t>> m_requests; //!< [port * 16 + vl] -> (in * 16 + vl) heads
+    std::vector<uint16_t> m_grantPending; //!< (port * 16 + vl) to serve after the guard
+    LocalReceiveCallback m_localReceive;  //!< port-0 agent (or null)
+    /// input queues: [port * 16 + vl] FIFOs, or with virtual output queues
+    /// [(port * 16 + vl) * m_voqStride + output port]
+    std::vector<IbFifo<InEntry>> m_input;
+    std::vector<IbFifo<uint32_t>> m_requests; //!< [port * 16 + vl] -> input queues' heads
+    bool m_voq{false};                        //!< InputBuffering is voq
+    uint32_t m_voqStride{1};                  //!< ports + 1 (virtual output queues)
     uint16_t m_lid;                           //!< own LID
     std::vector<std::vector<uint8_t>> m_mft;  //!< multicast table, [mlid - 0xC000] -> ports
     /// every multicast release record made (kept until the switch goes)
