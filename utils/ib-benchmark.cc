@@ -530,6 +530,8 @@ struct WriteStream
 bool g_ibCongestionControl = false;
 /// rdma-tree: adaptive routing on in the InfiniBand fabric (--ibAr)
 bool g_ibAdaptiveRouting = false;
+/// rdma-tree: virtual output queues in the InfiniBand switches (--ibVoq)
+bool g_ibVoq = false;
 
 /**
  * RDMA WRITE streams on a random permutation of a fat tree: InfiniBand (IbFabricHelper, ftree)
@@ -567,6 +569,7 @@ BenchRdmaFatTree(const IbTopology& topology, bool roce, Time duration, uint32_t 
         fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
         fh.SetSubnetManagerAttribute("CongestionControl", BooleanValue(g_ibCongestionControl));
         fh.SetSubnetManagerAttribute("AdaptiveRouting", BooleanValue(g_ibAdaptiveRouting));
+        fh.SetSwitchAttribute("InputBuffering", StringValue(g_ibVoq ? "voq" : "fifo"));
         ib = fh.Build(topology);
         sm = ib.subnetManager;
         IbHcaHelper hh;
@@ -1032,6 +1035,10 @@ main(int argc, char* argv[])
                  "rdma-tree: adaptive routing on in the InfiniBand fabric (subnet manager AR "
                  "groups, least-loaded)",
                  g_ibAdaptiveRouting);
+    cmd.AddValue("ibVoq",
+                 "rdma-tree: virtual output queues in the InfiniBand switches' input buffers "
+                 "(IbSwitch InputBuffering=voq)",
+                 g_ibVoq);
     cmd.AddValue("rdmaFabric",
                  "rdma-tree: run both fabrics and their ratio (both), or only ib or roce, to "
                  "profile one",
