@@ -181,8 +181,10 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_IF(!failLink.empty() && fabricArg != "ib",
                     "--failLink fails InfiniBand cables: use --fabric=ib");
     NS_ABORT_MSG_IF(!failLink.empty() && algo == "sharp",
-                    "--failLink with --algo=sharp: SHARP trees are not rebuilt after a link "
-                    "change in this model; use a host algorithm (ring, tree, hd, rd)");
+                    "--failLink with --algo=sharp: a SHARP operation in flight when a cable "
+                    "of its tree fails is not recovered in this model (its UD fragments are "
+                    "not resent; trees are rebuilt only for later operations); use a host "
+                    "algorithm (ring, tree, hd, rd)");
     NS_ABORT_MSG_IF(timeout > 31, "--timeout=" << timeout << ": use 0..31 (IBA 5-bit field)");
     const auto wallStart = std::chrono::steady_clock::now();
     NS_ABORT_MSG_UNLESS(factor >= 2, "--f must be at least 2");

@@ -5,6 +5,7 @@
 #include "sharp-helper.h"
 
 #include "ns3/abort.h"
+#include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-switch.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
@@ -30,7 +31,9 @@ SharpHelper::Install(const IbFabric& fabric) const
 {
     NS_ABORT_MSG_UNLESS(fabric.subnetManager,
                         "SharpHelper: bring the fabric's subnet up before installing SHARP");
-    return Install(fabric.switches);
+    Ptr<SharpAggregationManager> am = Install(fabric.switches);
+    am->WatchSubnetManager(fabric.subnetManager);
+    return am;
 }
 
 Ptr<SharpAggregationManager>

@@ -27,6 +27,10 @@
 #include "ns3/ib-topology-builder.h"
 #include "ns3/ib-topology.h"
 #include "ns3/network-module.h"
+#include "ns3/sharp-aggregation-manager.h"
+#include "ns3/sharp-aggregation-node.h"
+#include "ns3/sharp-collective-algorithm.h"
+#include "ns3/sharp-helper.h"
 
 #include <cmath>
 #include <cstring>
@@ -654,4 +658,70 @@ TEST_F(IbLinkFailureTest, RandomFailuresAlternateWithTheirMeanTimes)
             EXPECT_EQ(fab.switchOf[i]->GetLft(), original[i]) << "switch " << i;
         }
     }
+}
+
+// A SHARP tree that loses a cable between its root and a leaf is rebuilt over the other
+// spines once the subnet manager has rerouted: the next allreduce runs in the network on
+// the new tree, with the exact result.
+TEST_F(IbLinkFailureTest, SharpTreeIsRebuiltAfterTheRerouteAndStaysInTheNetwork)
+{
+    using namespace ibtest;
+    IbSetup s;
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    fh.SetSubnetManagerAttribute("CheckDeadlock", BooleanValue(true));
+    s.fabric = fh.Build(IbTopologyBuilder::FatTree2Level(8, 16));
+    Ptr<SharpAggregationManager> am = SharpHelper().Install(s.fabric);
+    s.helper.SetHcaAttribute("DataMode", BooleanValue(true));
+    s.helper.SetAlgorithm("sharp");
+    s.helper.SetSharpManager(am);
+    Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+    Ptr<SharpCollectiveAlgorithm> sharp =
+        DynamicCast<SharpCollectiveAlgorithm>(comm->GetAlgorithm());
+    Ptr<SharpTree> first = sharp->GetTree();
+    ASSERT_TRUE(first) << sharp->GetRefusal();
+    CollectiveOpSpec spec;
+    spec.type = CollectiveDataType::INT32;
+    spec.count = 1024;
+    const Buffers in = MakeInputs(spec.type, spec.op, 16, spec.count * 4, 9);
+    auto check = [&](const char* what) {
+        Buffers out = in;
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max()) << what;
+        std::vector<const uint8_t*> res;
+        for (const auto& b : out)
+        {
+            res.push_back(b.data());
+        }
+        EXPECT_EQ(CheckReduce(spec.type, spec.op, in, res, 0, spec.count * 4, what), 0u);
+    };
+    check("before the failure");
+    EXPECT_EQ(sharp->GetInNetworkOps(), 1u);
+    // The cable from the root spine to the first leaf of the tree.
+    Ptr<IbSwitch> root = first->ans[first->rootIndex]->GetSwitch();
+    Ptr<IbChannel> cable;
+    for (uint8_t p = 1; p <= root->GetNPorts() && !cable; ++p)
+    {
+        Ptr<IbNetDevice> peer =
+            DynamicCast<IbChannel>(root->GetPort(p)->GetChannel())->GetPeer(root->GetPort(p));
+        if (peer->GetNode()->GetObject<IbSwitch>()->GetLid() == first->leafLid[0])
+        {
+            cable = DynamicCast<IbChannel>(root->GetPort(p)->GetChannel());
+        }
+    }
+    ASSERT_TRUE(cable);
+    cable->SetLinkDown();
+    Simulator::Stop(MilliSeconds(2)); // the sweep, with no operation in flight
+    Simulator::Run();
+    EXPECT_EQ(s.fabric.subnetManager->GetSweeps(), 1u);
+    EXPECT_TRUE(first->broken);
+    EXPECT_GE(am->GetBrokenTrees(), 1u);
+    check("after the reroute");
+    EXPECT_EQ(sharp->GetTreeRebuilds(), 1u);
+    EXPECT_EQ(sharp->GetInNetworkOps(), 2u);
+    EXPECT_EQ(sharp->GetFallbackOps(), 0u);
+    Ptr<SharpTree> second = sharp->GetTree();
+    ASSERT_TRUE(second);
+    EXPECT_NE(second->ans[second->rootIndex]->GetSwitch(), root) << "another spine is the root";
+    check("again on the new tree");
+    EXPECT_EQ(sharp->GetInNetworkOps(), 3u);
 }

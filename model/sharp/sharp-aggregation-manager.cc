@@ -8,6 +8,7 @@
 #include "ns3/ib-channel.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-net-device.h"
+#include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-switch.h"
 #include "ns3/log.h"
 #include "ns3/names.h"
@@ -94,6 +95,24 @@ uint32_t
 SharpAggregationManager::GetNAggregationNodes() const
 {
     return m_ans.size();
+}
+
+void
+SharpAggregationManager::WatchSubnetManager(Ptr<IbSubnetManager> sm)
+{
+    NS_ABORT_MSG_UNLESS(sm, "SharpAggregationManager::WatchSubnetManager: no subnet manager");
+    sm->TraceConnectWithoutContext("Rerouted", Callback<void, uint32_t>([this](uint32_t) {
+                                       for (const auto& an : m_ans)
+                                       {
+                                           m_brokenTrees += an->RefreshRoutes();
+                                       }
+                                   }));
+}
+
+uint32_t
+SharpAggregationManager::GetBrokenTrees() const
+{
+    return m_brokenTrees;
 }
 
 uint32_t

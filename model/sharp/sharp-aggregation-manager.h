@@ -18,6 +18,7 @@ namespace ns3
 {
 
 class IbHca;
+class IbSubnetManager;
 
 /**
  * @ingroup infiniband-sharp
@@ -61,6 +62,17 @@ class SharpAggregationManager : public Object
     void AddAggregationNode(Ptr<SharpAggregationNode> an);
     /// @return the aggregation nodes known
     uint32_t GetNAggregationNodes() const;
+
+    /**
+     * Follow the subnet manager's reroutes after link changes: each one makes every
+     * aggregation node look its trees' routes up again (SharpAggregationNode::RefreshRoutes),
+     * and a tree that lost one is marked broken (its hosts build another before their next
+     * operation, or run it host-based). SharpHelper::Install(IbFabric) calls it.
+     * @param sm the subnet manager
+     */
+    void WatchSubnetManager(Ptr<IbSubnetManager> sm);
+    /// @return trees marked broken by link changes so far
+    uint32_t GetBrokenTrees() const;
 
     /**
      * Build an aggregation tree for a group of hosts.
@@ -251,6 +263,7 @@ class SharpAggregationManager : public Object
 
     /// Tree ids are 0 .. kMaxTrees - 1 (SharpTree::qpn).
     static constexpr uint32_t kMaxTrees = 0xFFFF;
+    uint32_t m_brokenTrees{0}; //!< trees marked broken by link changes
 };
 
 } // namespace ns3

@@ -6,10 +6,12 @@
 
 #include "ns3/abort.h"
 #include "ns3/ib-bth-header.h"
+#include "ns3/ib-channel.h"
 #include "ns3/ib-deth-header.h"
 #include "ns3/ib-header-view.h"
 #include "ns3/ib-immdt-header.h"
 #include "ns3/ib-lrh-header.h"
+#include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-range-checker.h"
 #include "ns3/ib-switch.h"
@@ -191,6 +193,71 @@ SharpAggregationNode::RemoveTree(uint16_t id)
         m_trees[id].reset();
         --m_nTrees;
     }
+}
+
+uint32_t
+SharpAggregationNode::RefreshRoutes()
+{
+    uint32_t broken = 0;
+    // A tree's edges are cables (every switch on its routes has an aggregation node, or it
+    // was refused): a route that now leaves by a port whose cable does not lead straight
+    // to the parent or child is a detour the tree was not built on.
+    const auto usable = [this](uint8_t port, uint16_t lid) {
+        if (port == 0 || port == IbSwitch::NO_ROUTE || port > m_switch->GetNPorts())
+        {
+            return false;
+        }
+        Ptr<IbNetDevice> dev = m_switch->GetPort(port);
+        Ptr<IbChannel> cable = DynamicCast<IbChannel>(dev->GetChannel());
+        Ptr<IbNetDevice> peer = cable ? cable->GetPeer(dev) : nullptr;
+        if (!peer || dev->IsFailed())
+        {
+            return false;
+        }
+        Ptr<IbSwitch> next = peer->GetNode()->GetObject<IbSwitch>();
+        return next ? next->GetLid() == lid : peer->GetLid() == lid;
+    };
+    for (auto& ts : m_trees)
+    {
+        if (!ts || ts->tree->broken)
+        {
+            continue;
+        }
+        Role& role = ts->role;
+        bool ok = true;
+        if (role.parentLid != 0)
+        {
+            role.parentPort = m_switch->GetLftEntry(role.parentLid);
+            ok = usable(role.parentPort, role.parentLid);
+            if (ok)
+            {
+                role.parentVl = m_switch->GetSl2Vl(0, role.parentPort, ts->sl);
+                ok = role.parentVl != IbNetDevice::VL15;
+            }
+        }
+        for (auto& c : role.children)
+        {
+            if (!ok)
+            {
+                break;
+            }
+            c.outPort = m_switch->GetLftEntry(c.lid);
+            ok = usable(c.outPort, c.lid);
+            if (ok)
+            {
+                c.outVl = m_switch->GetSl2Vl(0, c.outPort, ts->sl);
+                ok = c.outVl != IbNetDevice::VL15;
+            }
+        }
+        if (!ok)
+        {
+            NS_LOG_INFO("switch LID " << m_switch->GetLid() << ": SHARP tree " << ts->tree->id
+                                      << " lost a route after a link change");
+            ts->tree->broken = true;
+            ++broken;
+        }
+    }
+    return broken;
 }
 
 uint32_t

@@ -86,7 +86,10 @@ class SharpTree : public SimpleRefCount<SharpTree>
     /// packet for an old tree is taken for the new one only if it stayed in flight while
     /// the id was given 16 times)
     uint32_t qpn{QPN_BASE};
-    bool dataMode{false};                            ///< fragments carry real bytes
+    bool dataMode{false}; ///< fragments carry real bytes
+    /// a link change left a route it uses missing (SharpAggregationNode::RefreshRoutes):
+    /// its hosts build another tree before their next operation
+    bool broken{false};
     std::array<uint32_t, 2> window{{1, 1}};          ///< slots per channel
     std::array<uint32_t, 2> fragmentBytes{{256, 0}}; ///< largest fragment per channel
     std::array<std::vector<SharpFragment>, 2> desc;  ///< per channel, per slot
@@ -171,6 +174,13 @@ class SharpAggregationNode : public Object
      * @param id the tree id
      */
     void RemoveTree(uint16_t id);
+    /**
+     * Look the routes of every tree this node is part of up again in its switch's LFT, as
+     * after the subnet manager rerouted: the port (and VL) towards the parent and towards
+     * each child. A tree with a route gone, or onto VL15, is marked broken.
+     * @return the trees marked broken by this call
+     */
+    uint32_t RefreshRoutes();
     /// @return trees this node is part of
     uint32_t GetNTrees() const;
     /// @return MaxTrees

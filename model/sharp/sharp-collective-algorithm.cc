@@ -261,6 +261,7 @@ SharpCollectiveAlgorithm::Setup(Ptr<SharpAggregationManager> am,
         }
         qpns[r] = rk.qp->GetQpNum();
     }
+    m_treeFragments = {lltFragment, satFragment};
     m_tree = am->CreateTree(hcas, qpns, lltFragment, satFragment, m_sl, &m_refusal);
     if (!m_tree)
     {
@@ -303,6 +304,61 @@ SharpCollectiveAlgorithm::Setup(Ptr<SharpAggregationManager> am,
         }
     }
     return true;
+}
+
+bool
+SharpCollectiveAlgorithm::RebuildTree()
+{
+    const std::array<uint32_t, 2> window = m_tree->window;
+    m_am->DestroyTree(m_tree);
+    m_tree = nullptr;
+    std::vector<Ptr<IbHca>> hcas;
+    std::vector<uint32_t> qpns;
+    for (const Rank& rk : m_ranks)
+    {
+        hcas.push_back(rk.hca);
+        qpns.push_back(rk.qp->GetQpNum());
+    }
+    Ptr<SharpTree> tree = m_am->CreateTree(hcas,
+                                           qpns,
+                                           m_treeFragments[SharpTree::LLT],
+                                           m_treeFragments[SharpTree::SAT],
+                                           m_sl,
+                                           &m_refusal);
+    if (tree && tree->window != window)
+    {
+        m_am->DestroyTree(tree);
+        tree = nullptr;
+        m_refusal = "the tree built after a link change has other windows than the ranks' "
+                    "buffers";
+    }
+    if (!tree)
+    {
+        std::clog << "SharpCollectiveAlgorithm: a link change broke the SHARP tree of "
+                  << m_ranks.size() << " hosts and no other could be built (" << m_refusal
+                  << "); its operations run host-based with " << m_fallbackName << std::endl;
+        return false;
+    }
+    // A fresh tree: its aggregation nodes count fragments from 0 again.
+    m_tree = tree;
+    m_seqAlloc = {0, 0};
+    for (Rank& rk : m_ranks)
+    {
+        rk.nextSeq = {0, 0};
+        for (auto& done : rk.slotDone)
+        {
+            std::fill(done.begin(), done.end(), 0);
+        }
+    }
+    ++m_rebuilds;
+    NS_LOG_INFO("SHARP tree rebuilt after a link change: tree " << tree->id);
+    return true;
+}
+
+uint64_t
+SharpCollectiveAlgorithm::GetTreeRebuilds() const
+{
+    return m_rebuilds;
 }
 
 void
@@ -358,6 +414,19 @@ SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
                         "(SetSharpManager)");
         ++m_fallbacks;
         return false;
+    }
+    if (m_tree->broken)
+    {
+        if (!m_ops[SharpTree::LLT].empty() || !m_ops[SharpTree::SAT].empty())
+        {
+            ++m_fallbacks; // operations on the old tree (lost at the failure) still wait
+            return false;
+        }
+        if (!RebuildTree())
+        {
+            ++m_fallbacks;
+            return false;
+        }
     }
     if (spec.kind != CollectiveKind::BARRIER && spec.op == CollectiveRedOp::PROD)
     {

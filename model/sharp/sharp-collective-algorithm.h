@@ -83,6 +83,8 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     uint64_t GetProdOps() const;
     /// @return large operations that ran on the low-latency channel for lack of a flow
     uint64_t GetLltInsteadOfSatOps() const;
+    /// @return trees built again because a link change broke the one in use
+    uint64_t GetTreeRebuilds() const;
 
     void Build(const CollectiveOpSpec& spec,
                uint32_t rank,
@@ -102,6 +104,13 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
   private:
     /// Give back the queue pairs, regions, tree and streaming flow (Dispose, destructor).
     void Release();
+    /**
+     * The tree is broken (a link change took a route it used) and no operation is on it:
+     * ask the manager for another over the same hosts, as the SHARP daemons do. A new tree
+     * with other windows than the ranks' buffers were set up for is refused too.
+     * @return true if there is a usable tree again (else m_tree is null, m_refusal says why)
+     */
+    bool RebuildTree();
 
     /// An operation in the network.
     struct Op
@@ -180,6 +189,8 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     uint64_t m_lltInstead;                                //!< large operations on LLT
     uint32_t m_satOps{0};     //!< streaming operations in flight (sharing the tree's one flow)
     bool m_singleRank{false}; //!< set up for one rank: no tree, nothing to aggregate
+    std::array<uint32_t, 2> m_treeFragments{{0, 0}}; //!< LLT and SAT fragments asked at Setup
+    uint64_t m_rebuilds{0};                          //!< trees built again after a link change
 };
 
 } // namespace ns3
