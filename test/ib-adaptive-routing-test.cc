@@ -290,3 +290,38 @@ TEST_F(IbAdaptiveRoutingTest, ReorderedWritesLandByteIdentical)
     }
     EXPECT_GT(held, 0u);
 }
+
+// The deadlock check follows every port of the AR groups: on a fat tree they stay
+// up*-down* and no loop appears; on a ring of four switches routed up*/down*, the groups
+// offer both ways round to the opposite switch and close the loops the LFTs avoid.
+TEST_F(IbAdaptiveRoutingTest, DeadlockCheckFollowsTheGroups)
+{
+    std::vector<Ptr<IbHca>> hcas;
+    IbFabric tree = Tree(true, hcas);
+    EXPECT_TRUE(tree.subnetManager->CheckDeadlocks().empty());
+    Simulator::Destroy();
+
+    auto ring = [](bool ar) {
+        IbFabricHelper fh;
+        fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("updn"));
+        fh.SetSubnetManagerAttribute("AdaptiveRouting", BooleanValue(ar));
+        fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
+        return fh.Build(IbTopologyBuilder::Ring(4, 2));
+    };
+    IbFabric plain = ring(false);
+    EXPECT_TRUE(plain.subnetManager->CheckDeadlocks().empty()) << "up*/down* alone";
+    Simulator::Destroy();
+    IbFabric adaptive = ring(true);
+    uint32_t groups = 0;
+    for (const auto& sw : adaptive.switchOf)
+    {
+        for (uint32_t h = 0; sw && h < adaptive.hosts.GetN(); ++h)
+        {
+            groups += sw->GetArGroup(adaptive.HostPort(h)->GetLid()).size() > 1;
+        }
+    }
+    EXPECT_GT(groups, 0u) << "the opposite switch is two hops away both ways";
+    const std::vector<std::string> cycles = adaptive.subnetManager->CheckDeadlocks();
+    ASSERT_FALSE(cycles.empty());
+    EXPECT_NE(cycles.front().find("VL0"), std::string::npos) << cycles.front();
+}

@@ -4,12 +4,14 @@
 
 #include "ib-deadlock-checker.h"
 
+#include "ib-ar-groups.h"
 #include "ib-channel-cycle-finder.h"
 
 #include "ns3/log.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 namespace ns3
 {
@@ -65,7 +67,9 @@ IbDeadlockChecker::IdentitySl2Vl()
 std::vector<IbDeadlockChecker::Cycle>
 IbDeadlockChecker::Check(const IbRoutingProblem& problem,
                          const IbRoutingTables& tables,
-                         const std::array<uint8_t, 16>& sl2vl)
+                         const std::array<uint8_t, 16>& sl2vl,
+                         const std::vector<IbArGroups>* ar,
+                         uint16_t arSlMask)
 {
     const IbTopology& t = *problem.topology;
     const auto& nodes = t.GetNodes();
@@ -109,6 +113,8 @@ IbDeadlockChecker::Check(const IbRoutingProblem& problem,
 
     // succ[vl][c]: bit q set when channel c is followed by (peer of c, port q).
     using Bits = std::array<uint64_t, 4>;
+    std::vector<std::tuple<uint32_t, uint8_t, uint32_t>> stack; // (node, port, channel)
+    std::vector<uint8_t> choices;
     std::array<std::vector<Bits>, 16> succ;
     std::array<std::vector<uint32_t>, 16> visited;
     for (uint32_t dlid = 1; dlid < nLids; ++dlid)
@@ -127,38 +133,55 @@ IbDeadlockChecker::Check(const IbRoutingProblem& problem,
                 visited[vl].assign(nCh, 0);
             }
             // A CA's own channel has no channel depending on it (CAs do not forward), so
-            // it is in no cycle: start at the first switch's output channel.
-            uint32_t node = src.first;
-            uint8_t port = src.second;
-            uint32_t cur = nCh; // none yet
-            for (uint32_t hop = 0; hop <= nCh; ++hop)
+            // it is in no cycle: start at the first switch's output channel. A channel's
+            // successors for a LID are the same whichever source reached it: a channel
+            // already walked for this LID is not walked again. With adaptive routing on
+            // the route's SL, every port of the switch's AR group for the LID is a
+            // possible next channel (a superset of what the LFT alone allows).
+            const bool adaptive =
+                ar != nullptr && (arSlMask >> (tables.GetSl(src.first, dlid) & 0xF) & 1);
+            stack.clear();
+            stack.emplace_back(src.first, src.second, nCh);
+            while (!stack.empty())
             {
+                const auto [node, port, cur] = stack.back();
+                stack.pop_back();
                 const int32_t peer = nodes[node].ports[port].peerNode;
                 if (peer < 0 || nodes[peer].type != IbTopology::SWITCH ||
                     static_cast<uint32_t>(peer) >= tables.lft.size() ||
                     dlid >= tables.lft[peer].size())
                 {
-                    break;
+                    continue;
                 }
-                const uint8_t out = tables.lft[peer][dlid];
-                if (out == 0 || out >= nodes[peer].ports.size() ||
-                    nodes[peer].ports[out].peerNode < 0)
+                choices.clear();
+                choices.push_back(tables.lft[peer][dlid]);
+                if (adaptive && static_cast<uint32_t>(peer) < ar->size())
                 {
-                    break;
+                    const IbArGroups& g = (*ar)[peer];
+                    if (dlid < g.groupOf.size() && g.groupOf[dlid] != 0)
+                    {
+                        choices = g.groups[g.groupOf[dlid]];
+                    }
                 }
-                const uint32_t next = ch.base[peer] + out;
-                if (cur != nCh)
+                for (const uint8_t out : choices)
                 {
-                    succ[vl][cur][out >> 6] |= uint64_t{1} << (out & 63);
+                    if (out == 0 || out >= nodes[peer].ports.size() ||
+                        nodes[peer].ports[out].peerNode < 0)
+                    {
+                        continue;
+                    }
+                    const uint32_t next = ch.base[peer] + out;
+                    if (cur != nCh)
+                    {
+                        succ[vl][cur][out >> 6] |= uint64_t{1} << (out & 63);
+                    }
+                    if (visited[vl][next] == dlid)
+                    {
+                        continue;
+                    }
+                    visited[vl][next] = dlid;
+                    stack.emplace_back(static_cast<uint32_t>(peer), out, next);
                 }
-                if (visited[vl][next] == dlid)
-                {
-                    break;
-                }
-                visited[vl][next] = dlid;
-                cur = next;
-                node = peer;
-                port = out;
             }
         }
     }

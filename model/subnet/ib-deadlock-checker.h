@@ -16,6 +16,8 @@
 namespace ns3
 {
 
+class IbArGroups;
+
 /**
  * @ingroup infiniband-subnet
  * @brief Checks routing tables for credit deadlocks and unreachable destinations.
@@ -53,12 +55,17 @@ class IbDeadlockChecker
      * @param problem topology and LIDs
      * @param tables the routes (and SLs)
      * @param sl2vl VL of each SL (identity by default)
+     * @param ar the switches' adaptive-routing groups (one per topology node), or null:
+     *        routes on an SL of @p arSlMask may take any port of a group
+     * @param arSlMask the SLs adaptive routing applies to
      * @return one cycle per cyclic strongly connected component, per VL; empty if
      *         deadlock-free
      */
     static std::vector<Cycle> Check(const IbRoutingProblem& problem,
                                     const IbRoutingTables& tables,
-                                    const std::array<uint8_t, 16>& sl2vl = IdentitySl2Vl());
+                                    const std::array<uint8_t, 16>& sl2vl = IdentitySl2Vl(),
+                                    const std::vector<IbArGroups>* ar = nullptr,
+                                    uint16_t arSlMask = 0xFFFF);
 
     /**
      * @param problem topology and LIDs

@@ -459,7 +459,11 @@ IbSubnetManager::BringUp()
                             "IbSubnetManager: routing engine '"
                                 << engine->GetName()
                                 << "' produced a credit loop (deadlock): " << cycles.front()
-                                << ". Use a deadlock-free engine (updn, ftree, dfsssp).");
+                                << ". Use a deadlock-free engine (updn, ftree, dfsssp)"
+                                << (m_ar ? ", or turn AdaptiveRouting off or narrow ArSlMask "
+                                           "(the check follows every port of the AR groups)"
+                                         : "")
+                                << ".");
     }
     Program();
     m_cabled = m_topology;
@@ -884,7 +888,14 @@ IbSubnetManager::CheckDeadlocks() const
                                          : sl % std::max<uint8_t>(1, m_problem.numDataVls);
     }
     std::vector<std::string> out;
-    for (const auto& cycle : IbDeadlockChecker::Check(m_problem, m_tables, sl2vl))
+    // With adaptive routing every port of an AR group is a route the checker follows.
+    std::vector<IbArGroups> ar;
+    if (m_ar)
+    {
+        ar = IbArGroups::Compute(m_problem, m_tables);
+    }
+    for (const auto& cycle :
+         IbDeadlockChecker::Check(m_problem, m_tables, sl2vl, m_ar ? &ar : nullptr, m_arSlMask))
     {
         out.push_back(IbDeadlockChecker::Describe(m_problem, cycle));
     }
