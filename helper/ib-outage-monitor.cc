@@ -12,6 +12,7 @@
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-subnet-manager.h"
 #include "ns3/log.h"
+#include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 

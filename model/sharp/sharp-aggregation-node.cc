@@ -14,6 +14,7 @@
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-packet.h"
 #include "ns3/ib-range-checker.h"
+#include "ns3/node.h"
 #include "ns3/ib-switch.h"
 #include "ns3/log.h"
 #include "ns3/packet.h"
