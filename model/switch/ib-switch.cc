@@ -880,7 +880,8 @@ IbSwitch::AdaptiveOutput(uint8_t inPort,
         return lftPort;
     }
     const uint8_t opcode = lrhBth[IbPacket::LRH_SIZE];
-    const bool request = opcode <= IbOpcode::RC_RDMA_READ_REQUEST ||
+    // RC requests and READ responses: their receivers take early ones in PSN order.
+    const bool request = opcode <= IbOpcode::RC_RDMA_READ_RESPONSE_ONLY ||
                          opcode == IbOpcode::RC_COMPARE_SWAP || opcode == IbOpcode::RC_FETCH_ADD;
     if (!request)
     {

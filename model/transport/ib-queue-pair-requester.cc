@@ -128,6 +128,11 @@ IbQueuePair::Rewind(const char* reason)
         return;
     }
     NS_LOG_LOGIC("QP " << m_qpn << ": go back to PSN " << m_unackedPsn << " (" << reason << ")");
+    for (HeldRequest& slot : m_heldResp)
+    {
+        slot.packet = nullptr; // what comes again is taken as it comes
+    }
+    m_heldRespCount = 0;
     ++m_counters.retransmitEpisodes;
     ++m_rewinds;
     m_retransmitTrace(m_unackedPsn, reason);
@@ -274,9 +279,11 @@ IbQueuePair::ReceiveResponse(const Rx& rx, Ptr<Packet> packet)
         const uint8_t s = rx.syndrome;
         if (IbAethHeader::IsAckSyndrome(s))
         {
-            if (AckUpTo(PsnAdd(rx.psn, 1)))
+            if (AckUpTo(PsnAdd(rx.psn, 1)) && !m_reorder)
             {
-                // The ACK covers a READ or atomic whose responses did not all arrive.
+                // The ACK covers a READ or atomic whose responses did not all arrive. (With
+                // adaptive routing its READ responses may still be on their way, taking
+                // other paths than the ACK: the local ACK timeout covers a real loss.)
                 GoBackForMissingResponse(true, rx.psn);
             }
         }

@@ -131,6 +131,8 @@ IbQueuePair::DoDispose()
     m_resp.clear();
     m_held.clear();
     m_heldCount = 0;
+    m_heldResp.clear();
+    m_heldRespCount = 0;
     m_sendCq = nullptr;
     m_recvCq = nullptr;
     m_hca = nullptr;
@@ -546,6 +548,8 @@ IbQueuePair::ResetState()
     m_resp.clear();
     m_held.clear();
     m_heldCount = 0;
+    m_heldResp.clear();
+    m_heldRespCount = 0;
     m_reorder = false;
     m_attr = IbQpAttr();
     m_dev = nullptr;
@@ -601,6 +605,8 @@ IbQueuePair::EnterError()
     m_resp.clear();
     m_held.clear();
     m_heldCount = 0;
+    m_heldResp.clear();
+    m_heldRespCount = 0;
     m_rdAtomicQueued = 0;
     m_responderFailed = false;
 }
@@ -1420,7 +1426,15 @@ IbQueuePair::Receive(Ptr<Packet> packet, const RdmaRxInfo& info)
     if (rx.opcode >= IbOpcode::RC_RDMA_READ_RESPONSE_FIRST &&
         rx.opcode <= IbOpcode::RC_ATOMIC_ACKNOWLEDGE)
     {
+        if (m_reorder && HoldEarlyResponse(rx, packet, info))
+        {
+            return;
+        }
         ReceiveResponse(rx, packet);
+        if (m_heldRespCount != 0)
+        {
+            ReleaseHeldResponses();
+        }
     }
     else if (rx.opcode <= IbOpcode::RC_FETCH_ADD)
     {
@@ -1498,6 +1512,72 @@ IbQueuePair::ReleaseHeldRequests()
         if (m_ePsn == before)
         {
             return; // not taken (RNR, a NAK): the rest waits for the requester to resend
+        }
+    }
+}
+
+bool
+IbQueuePair::HoldEarlyResponse(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo& info)
+{
+    if (rx.opcode > IbOpcode::RC_RDMA_READ_RESPONSE_ONLY || m_state != IbQpState::RTS)
+    {
+        return false; // ACKs and atomic ACKs keep the LFT's path: they come in order
+    }
+    const int32_t d = PsnDiff(rx.psn, m_unackedPsn);
+    if (d <= 0 || static_cast<uint32_t>(d) >= m_hca->m_maxOutstanding ||
+        !PsnLess(rx.psn, m_nextNewPsn))
+    {
+        return false; // in order, a duplicate, or not a PSN this QP sent: as without AR
+    }
+    if (m_heldResp.empty())
+    {
+        uint32_t size = 1;
+        while (size < m_hca->m_maxOutstanding)
+        {
+            size *= 2;
+        }
+        m_heldResp.resize(size);
+    }
+    HeldRequest& slot = m_heldResp[rx.psn & (m_heldResp.size() - 1)];
+    if (slot.packet && slot.psn == rx.psn)
+    {
+        return true; // kept already (a copy of a resent response)
+    }
+    if (!slot.packet)
+    {
+        ++m_heldRespCount;
+    }
+    slot.packet = packet;
+    slot.info = info;
+    slot.psn = rx.psn;
+    ++m_counters.responsesHeld;
+    return true;
+}
+
+void
+IbQueuePair::ReleaseHeldResponses()
+{
+    while (m_heldRespCount != 0 && m_state == IbQpState::RTS)
+    {
+        HeldRequest& slot = m_heldResp[m_unackedPsn & (m_heldResp.size() - 1)];
+        if (!slot.packet || slot.psn != m_unackedPsn)
+        {
+            return; // its turn has not come
+        }
+        Ptr<Packet> p = slot.packet;
+        const RdmaRxInfo info = slot.info;
+        slot.packet = nullptr;
+        --m_heldRespCount;
+        Rx rx;
+        if (!Parse(p, info, rx))
+        {
+            return;
+        }
+        const uint32_t before = m_unackedPsn;
+        ReceiveResponse(rx, p);
+        if (m_unackedPsn == before)
+        {
+            return;
         }
     }
 }

@@ -59,6 +59,7 @@ struct IbQpCounters
     uint64_t cnpsReceived{0};         ///< CNPs received (DCQCN or IB CC reaction point)
     uint64_t becnsReceived{0};        ///< InfiniBand: BECNs received (in CNPs or other packets)
     uint64_t requestsHeld{0};         ///< adaptive routing: requests that came early and waited
+    uint64_t responsesHeld{0};        ///< adaptive routing: READ responses that came early
 };
 
 /**
@@ -633,6 +634,17 @@ class IbQueuePair : public Object
     bool HoldEarlyRequest(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo& info);
     /// Adaptive routing: process the kept requests whose turn has come.
     void ReleaseHeldRequests();
+    /**
+     * Adaptive routing, requester: keep a READ response that arrived ahead of the next
+     * expected response PSN, within the send window, until its turn.
+     * @param rx its parsed headers
+     * @param packet the packet
+     * @param info its link-layer facts
+     * @return true if it was kept
+     */
+    bool HoldEarlyResponse(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo& info);
+    /// Adaptive routing, requester: process the kept READ responses whose turn has come.
+    void ReleaseHeldResponses();
 
     /// @return the earliest time rate control lets the next data packet leave
     Time PacedUntil() const
@@ -732,6 +744,9 @@ class IbQueuePair : public Object
     /// until the first early request)
     std::vector<HeldRequest> m_held;
     uint32_t m_heldCount{0};               //!< slots in use
+    /// early READ responses (requester), slot PSN mod size, as m_held
+    std::vector<HeldRequest> m_heldResp;
+    uint32_t m_heldRespCount{0};           //!< m_heldResp slots in use
     uint32_t m_ePsn;                       //!< expected PSN
     uint32_t m_msn;                        //!< message sequence number
     bool m_nakSent;                        //!< sequence NAK/RNR NAK sent, not yet cleared
