@@ -52,7 +52,8 @@ IbSwitch::GetTypeId()
                           MakeBooleanChecker())
             .AddAttribute("AdaptiveRoutingPolicy",
                           "How a switch with AR groups (programmed by the subnet manager) "
-                          "picks an RC request's output among its group: least-loaded (the "
+                          "picks an RC request's or READ response's output among its group: "
+                          "least-loaded (the "
                           "fewest packets waiting for it and in its transmitter, then one with "
                           "credits; ties in turn), random (uniformly among the idle ones, else "
                           "least-loaded) or hash (by SLID and DLID: static spreading).",
