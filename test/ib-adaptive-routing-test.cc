@@ -282,13 +282,20 @@ TEST_F(IbAdaptiveRoutingTest, ReorderedWritesLandByteIdentical)
     }
     Simulator::Run();
     uint64_t held = 0;
+    uint64_t placed = 0;
     for (const auto& s : streams)
     {
         held += s->qp[1]->GetCounters().requestsHeld;
+        placed += s->qp[1]->GetCounters().placedOnArrival;
         ASSERT_EQ(s->done.size(), 4u);
         EXPECT_EQ(std::memcmp(s->src->GetData(), s->dst->GetData(), s->src->GetLength()), 0);
     }
     EXPECT_GT(held, 0u);
+    // Middles and lasts of the WRITE in progress land on arrival, the rest at their turn.
+    EXPECT_GT(placed, 0u);
+    EXPECT_LE(placed, held);
+    std::cout << "early WRITE packets held " << held << ", placed on arrival " << placed
+              << std::endl;
 }
 
 // The deadlock check follows every port of the AR groups: on a fat tree they stay
@@ -332,105 +339,111 @@ TEST_F(IbAdaptiveRoutingTest, DeadlockCheckFollowsTheGroups)
 // gets the adaptive gain (at least 90 % of the ideal with VOQ switches).
 TEST_F(IbAdaptiveRoutingTest, ReadResponsesAreSpreadAndTakenInOrder)
 {
-    auto run =
-        [](bool ar, uint64_t& held, bool& ordered, bool data, uint32_t messages, uint32_t bytes) {
-            std::vector<Ptr<IbHca>> hcas;
-            IbFabric fab = Tree(ar, hcas, data, true);
-            struct Reader
-            {
-                Ptr<IbQueuePair> qp;
-                Ptr<IbMemoryRegion> local;
-                Ptr<IbMemoryRegion> remote;
-                std::vector<IbWorkCompletion> done;
-            };
-            std::vector<std::unique_ptr<Reader>> readers;
-            uint32_t seed = 5;
-            for (const auto& [a, b] : IbTrafficPattern::RandomPermutation(32, 1))
-            {
-                auto r = std::make_unique<Reader>();
-                Ptr<IbCompletionQueue> ca = hcas[a]->CreateCq();
-                Ptr<IbCompletionQueue> cb = hcas[b]->CreateCq();
-                r->qp = hcas[a]->CreateQp(IbQpType::RC, ca, ca);
-                Ptr<IbQueuePair> peer = hcas[b]->CreateQp(IbQpType::RC, cb, cb);
-                IbQpAttr base;
-                base.timeout = 14;
-                IbHcaHelper::ConnectRc(r->qp, peer, fab.subnetManager, base);
-                r->local =
-                    hcas[a]->RegisterMemory(uint64_t(messages) * bytes, IB_ACCESS_LOCAL_WRITE);
-                r->remote = hcas[b]->RegisterMemory(uint64_t(messages) * bytes,
-                                                    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ);
-                for (uint64_t i = 0; data && i < r->remote->GetLength(); ++i)
-                {
-                    seed = seed * 1103515245u + 12345u;
-                    r->remote->GetData()[i] = static_cast<uint8_t>(seed >> 16);
-                }
-                Reader* raw = r.get();
-                ca->TraceConnectWithoutContext(
-                    "Completion",
-                    Callback<void, const IbWorkCompletion&>(
-                        [raw](const IbWorkCompletion& wc) { raw->done.push_back(wc); }));
-                for (uint32_t m = 0; m < messages; ++m)
-                {
-                    IbSendWr wr;
-                    wr.wrId = m;
-                    wr.opcode = IbWrOpcode::RDMA_READ;
-                    wr.sge.addr = r->local->GetAddr() + uint64_t(m) * bytes;
-                    wr.sge.length = bytes;
-                    wr.sge.lkey = r->local->GetLkey();
-                    wr.remoteAddr = r->remote->GetAddr() + uint64_t(m) * bytes;
-                    wr.rkey = r->remote->GetRkey();
-                    std::string err;
-                    NS_ABORT_MSG_UNLESS(r->qp->PostSend(wr, &err), err);
-                }
-                readers.push_back(std::move(r));
-            }
-            const Time from = MicroSeconds(100);
-            const Time to = MicroSeconds(900);
-            std::vector<double> start(readers.size());
-            Simulator::Schedule(from, [&]() {
-                for (size_t i = 0; i < readers.size(); ++i)
-                {
-                    start[i] = readers[i]->qp->GetCounters().packetsReceived * kMtu;
-                }
-            });
-            std::vector<double> rate(readers.size());
-            Simulator::Schedule(to, [&]() {
-                for (size_t i = 0; i < readers.size(); ++i)
-                {
-                    rate[i] = (readers[i]->qp->GetCounters().packetsReceived * kMtu - start[i]) *
-                              8 / (to - from).GetSeconds();
-                }
-            });
-            Simulator::Run();
-            held = 0;
-            ordered = true;
-            for (const auto& r : readers)
-            {
-                held += r->qp->GetCounters().responsesHeld;
-                EXPECT_EQ(r->qp->GetCounters().retransmittedPackets, 0u);
-                EXPECT_EQ(r->done.size(), messages);
-                for (size_t k = 0; k < r->done.size(); ++k)
-                {
-                    ordered =
-                        ordered && r->done[k].wrId == k && r->done[k].status == IbWcStatus::SUCCESS;
-                }
-                if (data)
-                {
-                    EXPECT_EQ(std::memcmp(r->local->GetData(),
-                                          r->remote->GetData(),
-                                          r->local->GetLength()),
-                              0);
-                }
-            }
-            Simulator::Destroy();
-            return std::accumulate(rate.begin(), rate.end(), 0.0) / rate.size();
+    auto run = [](bool ar,
+                  uint64_t& held,
+                  uint64_t& placed,
+                  bool& ordered,
+                  bool data,
+                  uint32_t messages,
+                  uint32_t bytes) {
+        std::vector<Ptr<IbHca>> hcas;
+        IbFabric fab = Tree(ar, hcas, data, true);
+        struct Reader
+        {
+            Ptr<IbQueuePair> qp;
+            Ptr<IbMemoryRegion> local;
+            Ptr<IbMemoryRegion> remote;
+            std::vector<IbWorkCompletion> done;
         };
+        std::vector<std::unique_ptr<Reader>> readers;
+        uint32_t seed = 5;
+        for (const auto& [a, b] : IbTrafficPattern::RandomPermutation(32, 1))
+        {
+            auto r = std::make_unique<Reader>();
+            Ptr<IbCompletionQueue> ca = hcas[a]->CreateCq();
+            Ptr<IbCompletionQueue> cb = hcas[b]->CreateCq();
+            r->qp = hcas[a]->CreateQp(IbQpType::RC, ca, ca);
+            Ptr<IbQueuePair> peer = hcas[b]->CreateQp(IbQpType::RC, cb, cb);
+            IbQpAttr base;
+            base.timeout = 14;
+            IbHcaHelper::ConnectRc(r->qp, peer, fab.subnetManager, base);
+            r->local = hcas[a]->RegisterMemory(uint64_t(messages) * bytes, IB_ACCESS_LOCAL_WRITE);
+            r->remote = hcas[b]->RegisterMemory(uint64_t(messages) * bytes,
+                                                IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ);
+            for (uint64_t i = 0; data && i < r->remote->GetLength(); ++i)
+            {
+                seed = seed * 1103515245u + 12345u;
+                r->remote->GetData()[i] = static_cast<uint8_t>(seed >> 16);
+            }
+            Reader* raw = r.get();
+            ca->TraceConnectWithoutContext(
+                "Completion",
+                Callback<void, const IbWorkCompletion&>(
+                    [raw](const IbWorkCompletion& wc) { raw->done.push_back(wc); }));
+            for (uint32_t m = 0; m < messages; ++m)
+            {
+                IbSendWr wr;
+                wr.wrId = m;
+                wr.opcode = IbWrOpcode::RDMA_READ;
+                wr.sge.addr = r->local->GetAddr() + uint64_t(m) * bytes;
+                wr.sge.length = bytes;
+                wr.sge.lkey = r->local->GetLkey();
+                wr.remoteAddr = r->remote->GetAddr() + uint64_t(m) * bytes;
+                wr.rkey = r->remote->GetRkey();
+                std::string err;
+                NS_ABORT_MSG_UNLESS(r->qp->PostSend(wr, &err), err);
+            }
+            readers.push_back(std::move(r));
+        }
+        const Time from = MicroSeconds(100);
+        const Time to = MicroSeconds(900);
+        std::vector<double> start(readers.size());
+        Simulator::Schedule(from, [&]() {
+            for (size_t i = 0; i < readers.size(); ++i)
+            {
+                start[i] = readers[i]->qp->GetCounters().packetsReceived * kMtu;
+            }
+        });
+        std::vector<double> rate(readers.size());
+        Simulator::Schedule(to, [&]() {
+            for (size_t i = 0; i < readers.size(); ++i)
+            {
+                rate[i] = (readers[i]->qp->GetCounters().packetsReceived * kMtu - start[i]) * 8 /
+                          (to - from).GetSeconds();
+            }
+        });
+        Simulator::Run();
+        held = 0;
+        placed = 0;
+        ordered = true;
+        for (const auto& r : readers)
+        {
+            held += r->qp->GetCounters().responsesHeld;
+            placed += r->qp->GetCounters().placedOnArrival;
+            EXPECT_EQ(r->qp->GetCounters().retransmittedPackets, 0u);
+            EXPECT_EQ(r->done.size(), messages);
+            for (size_t k = 0; k < r->done.size(); ++k)
+            {
+                ordered =
+                    ordered && r->done[k].wrId == k && r->done[k].status == IbWcStatus::SUCCESS;
+            }
+            if (data)
+            {
+                EXPECT_EQ(
+                    std::memcmp(r->local->GetData(), r->remote->GetData(), r->local->GetLength()),
+                    0);
+            }
+        }
+        Simulator::Destroy();
+        return std::accumulate(rate.begin(), rate.end(), 0.0) / rate.size();
+    };
     uint64_t heldStatic = 0;
     uint64_t held = 0;
     bool orderedStatic = false;
     bool ordered = false;
-    const double st = run(false, heldStatic, orderedStatic, false, 48, 256 * 1024);
-    const double ar = run(true, held, ordered, false, 48, 256 * 1024);
+    uint64_t placed = 0;
+    const double st = run(false, heldStatic, placed, orderedStatic, false, 48, 256 * 1024);
+    const double ar = run(true, held, placed, ordered, false, 48, 256 * 1024);
     std::cout << "READ permutation, mean flow goodput (Gb/s): static " << st / 1e9 << ", adaptive "
               << ar / 1e9 << ", ideal " << kLink / 1e9 << "; responses held " << held << std::endl;
     EXPECT_EQ(heldStatic, 0u);
@@ -442,7 +455,10 @@ TEST_F(IbAdaptiveRoutingTest, ReadResponsesAreSpreadAndTakenInOrder)
     // Real bytes: what each READ placed is what it read, reordered or not.
     uint64_t heldData = 0;
     bool orderedData = false;
-    run(true, heldData, orderedData, true, 4, 64 * 1024);
+    run(true, heldData, placed, orderedData, true, 4, 64 * 1024);
     EXPECT_GT(heldData, 0u);
+    // Responses of the READ at the head land on arrival, those of later READs at their turn.
+    EXPECT_GT(placed, 0u);
+    EXPECT_LE(placed, heldData);
     EXPECT_TRUE(orderedData);
 }

@@ -94,6 +94,11 @@ IbQueuePair::QueueNak(uint8_t syndrome, uint32_t psn, bool fatal)
 void
 IbQueuePair::Place(Ptr<Packet> packet, const Rx& rx, IbMemoryRegion* mr, uint64_t addr)
 {
+    if (m_skipPlace)
+    {
+        m_skipPlace = false; // placed on arrival already (adaptive routing)
+        return;
+    }
     if (rx.payload == 0 || mr == nullptr || !m_hca->m_dataMode || mr->GetData() == nullptr)
     {
         return;

@@ -1484,7 +1484,27 @@ IbQueuePair::HoldEarlyRequest(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo
     slot.packet = packet;
     slot.info = info;
     slot.psn = rx.psn;
+    slot.placed = false;
     ++m_counters.requestsHeld;
+    // Out-of-order placement: a middle or last packet of the WRITE in progress lands at
+    // once; its place follows from its PSN (every packet before its message's last is a
+    // full path MTU). The rest (a later message's packets) is placed at its turn.
+    const uint8_t op = rx.opcode;
+    if (m_inKind == IN_WRITE && m_inMr != nullptr &&
+        (op == IbOpcode::RC_RDMA_WRITE_MIDDLE || op == IbOpcode::RC_RDMA_WRITE_LAST ||
+         op == IbOpcode::RC_RDMA_WRITE_LAST_WITH_IMMEDIATE))
+    {
+        const uint64_t offset = m_inOffset + static_cast<uint64_t>(d) * m_pmtu;
+        const bool middle = op == IbOpcode::RC_RDMA_WRITE_MIDDLE;
+        const bool fits = middle ? (rx.payload == m_pmtu && offset + rx.payload < m_inLen)
+                                 : (rx.payload >= 1 && offset + rx.payload == m_inLen);
+        if (fits)
+        {
+            Place(packet, rx, m_inMr, m_inVa + offset);
+            slot.placed = true;
+            ++m_counters.placedOnArrival;
+        }
+    }
     return true;
 }
 
@@ -1508,7 +1528,9 @@ IbQueuePair::ReleaseHeldRequests()
             return;
         }
         const uint32_t before = m_ePsn;
+        m_skipPlace = slot.placed;
         ReceiveRequest(rx, p);
+        m_skipPlace = false;
         if (m_ePsn == before)
         {
             return; // not taken (RNR, a NAK): the rest waits for the requester to resend
@@ -1550,7 +1572,26 @@ IbQueuePair::HoldEarlyResponse(const Rx& rx, Ptr<Packet> packet, const RdmaRxInf
     slot.packet = packet;
     slot.info = info;
     slot.psn = rx.psn;
+    slot.placed = false;
     ++m_counters.responsesHeld;
+    // Out-of-order placement: a response of the READ at the head lands at once, at the
+    // place its PSN gives.
+    if (!m_sq.empty())
+    {
+        const SendWqe& w = m_sq.front();
+        const uint32_t k = (rx.psn - w.firstPsn) & kPsnMask;
+        if (w.wr.opcode == IbWrOpcode::RDMA_READ && k < w.npkts)
+        {
+            const uint64_t off = static_cast<uint64_t>(k) * m_pmtu;
+            const uint64_t want = std::min<uint64_t>(m_pmtu, w.wr.sge.length - off);
+            if (rx.payload == want)
+            {
+                Place(packet, rx, w.mr, w.wr.sge.addr + off);
+                slot.placed = true;
+                ++m_counters.placedOnArrival;
+            }
+        }
+    }
     return true;
 }
 
@@ -1574,7 +1615,9 @@ IbQueuePair::ReleaseHeldResponses()
             return;
         }
         const uint32_t before = m_unackedPsn;
+        m_skipPlace = slot.placed;
         ReceiveResponse(rx, p);
+        m_skipPlace = false;
         if (m_unackedPsn == before)
         {
             return;

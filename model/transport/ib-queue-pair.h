@@ -60,6 +60,7 @@ struct IbQpCounters
     uint64_t becnsReceived{0};        ///< InfiniBand: BECNs received (in CNPs or other packets)
     uint64_t requestsHeld{0};         ///< adaptive routing: requests that came early and waited
     uint64_t responsesHeld{0};        ///< adaptive routing: READ responses that came early
+    uint64_t placedOnArrival{0};      ///< of those held, packets whose data was placed at once
 };
 
 /**
@@ -738,12 +739,16 @@ class IbQueuePair : public Object
         Ptr<Packet> packet; ///< the packet (null: the slot is free)
         RdmaRxInfo info;    ///< its link-layer facts
         uint32_t psn{0};    ///< its PSN
+        bool placed{false}; ///< its data was placed on arrival (PlaceOnArrival)
     };
+
+    /// the packet being processed had its data placed on arrival: Place skips it once
+    bool m_skipPlace{false};
 
     /// early requests, slot PSN mod size (a power of two at least the send window; empty
     /// until the first early request)
     std::vector<HeldRequest> m_held;
-    uint32_t m_heldCount{0};               //!< slots in use
+    uint32_t m_heldCount{0}; //!< slots in use
     /// early READ responses (requester), slot PSN mod size, as m_held
     std::vector<HeldRequest> m_heldResp;
     uint32_t m_heldRespCount{0};           //!< m_heldResp slots in use
