@@ -128,11 +128,7 @@ IbQueuePair::Rewind(const char* reason)
         return;
     }
     NS_LOG_LOGIC("QP " << m_qpn << ": go back to PSN " << m_unackedPsn << " (" << reason << ")");
-    for (HeldRequest& slot : m_heldResp)
-    {
-        slot.packet = nullptr; // what comes again is taken as it comes
-    }
-    m_heldRespCount = 0;
+    m_heldResp.Drop(); // what comes again is taken as it comes
     ++m_counters.retransmitEpisodes;
     ++m_rewinds;
     m_retransmitTrace(m_unackedPsn, reason);

@@ -129,10 +129,8 @@ IbQueuePair::DoDispose()
     m_sq.clear();
     m_rq.Clear();
     m_resp.clear();
-    m_held.clear();
-    m_heldCount = 0;
-    m_heldResp.clear();
-    m_heldRespCount = 0;
+    m_held = HeldPackets();
+    m_heldResp = HeldPackets();
     m_sendCq = nullptr;
     m_recvCq = nullptr;
     m_hca = nullptr;
@@ -546,10 +544,8 @@ IbQueuePair::ResetState()
     m_sq.clear();
     m_rq.Clear();
     m_resp.clear();
-    m_held.clear();
-    m_heldCount = 0;
-    m_heldResp.clear();
-    m_heldRespCount = 0;
+    m_held = HeldPackets();
+    m_heldResp = HeldPackets();
     m_reorder = false;
     m_attr = IbQpAttr();
     m_dev = nullptr;
@@ -603,10 +599,8 @@ IbQueuePair::EnterError()
         Complete(m_recvCq, r.wr.wrId, IbWcStatus::WR_FLUSH_ERR, IbWcOpcode::RECV, 0);
     }
     m_resp.clear();
-    m_held.clear();
-    m_heldCount = 0;
-    m_heldResp.clear();
-    m_heldRespCount = 0;
+    m_held = HeldPackets();
+    m_heldResp = HeldPackets();
     m_rdAtomicQueued = 0;
     m_responderFailed = false;
 }
@@ -1431,7 +1425,7 @@ IbQueuePair::Receive(Ptr<Packet> packet, const RdmaRxInfo& info)
             return;
         }
         ReceiveResponse(rx, packet);
-        if (m_heldRespCount != 0)
+        if (m_heldResp.count != 0)
         {
             ReleaseHeldResponses();
         }
@@ -1443,7 +1437,7 @@ IbQueuePair::Receive(Ptr<Packet> packet, const RdmaRxInfo& info)
             return;
         }
         ReceiveRequest(rx, packet);
-        if (m_heldCount != 0)
+        if (m_held.count != 0)
         {
             ReleaseHeldRequests();
         }
@@ -1454,6 +1448,61 @@ IbQueuePair::Receive(Ptr<Packet> packet, const RdmaRxInfo& info)
     }
 }
 
+IbQueuePair::HeldRequest*
+IbQueuePair::HeldPackets::Keep(uint32_t psn,
+                               Ptr<Packet> packet,
+                               const RdmaRxInfo& info,
+                               uint32_t window)
+{
+    if (slots.empty())
+    {
+        uint32_t size = 1;
+        while (size < window)
+        {
+            size *= 2;
+        }
+        slots.resize(size);
+    }
+    HeldRequest& slot = slots[psn & (slots.size() - 1)];
+    if (slot.packet && slot.psn == psn)
+    {
+        return nullptr;
+    }
+    if (!slot.packet)
+    {
+        ++count;
+    }
+    slot.packet = packet;
+    slot.info = info;
+    slot.psn = psn;
+    slot.placed = false;
+    return &slot;
+}
+
+IbQueuePair::HeldRequest
+IbQueuePair::HeldPackets::Take(uint32_t psn)
+{
+    HeldRequest& slot = slots[psn & (slots.size() - 1)];
+    if (!slot.packet || slot.psn != psn)
+    {
+        return HeldRequest();
+    }
+    --count;
+    HeldRequest taken = std::move(slot);
+    slot.packet = nullptr;
+    return taken;
+}
+
+void
+IbQueuePair::HeldPackets::Drop()
+{
+    for (HeldRequest& slot : slots)
+    {
+        slot.packet = nullptr;
+    }
+    count = 0;
+}
+
 bool
 IbQueuePair::HoldEarlyRequest(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo& info)
 {
@@ -1462,29 +1511,11 @@ IbQueuePair::HoldEarlyRequest(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo
     {
         return false; // in order, a duplicate, or beyond the window: as without AR
     }
-    if (m_held.empty())
-    {
-        // PSNs within the window of m_ePsn fall in distinct slots, also across the 2^24 wrap.
-        uint32_t size = 1;
-        while (size < m_hca->m_maxOutstanding)
-        {
-            size *= 2;
-        }
-        m_held.resize(size);
-    }
-    HeldRequest& slot = m_held[rx.psn & (m_held.size() - 1)];
-    if (slot.packet && slot.psn == rx.psn)
+    HeldRequest* slot = m_held.Keep(rx.psn, packet, info, m_hca->m_maxOutstanding);
+    if (slot == nullptr)
     {
         return true; // kept already (a resent copy)
     }
-    if (!slot.packet)
-    {
-        ++m_heldCount;
-    }
-    slot.packet = packet;
-    slot.info = info;
-    slot.psn = rx.psn;
-    slot.placed = false;
     ++m_counters.requestsHeld;
     // Out-of-order placement: a middle or last packet of the WRITE in progress lands at
     // once; its place follows from its PSN (every packet before its message's last is a
@@ -1501,7 +1532,7 @@ IbQueuePair::HoldEarlyRequest(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo
         if (fits)
         {
             Place(packet, rx, m_inMr, m_inVa + offset);
-            slot.placed = true;
+            slot->placed = true;
             ++m_counters.placedOnArrival;
         }
     }
@@ -1511,17 +1542,15 @@ IbQueuePair::HoldEarlyRequest(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo
 void
 IbQueuePair::ReleaseHeldRequests()
 {
-    while (m_heldCount != 0)
+    while (m_held.count != 0)
     {
-        HeldRequest& slot = m_held[m_ePsn & (m_held.size() - 1)];
-        if (!slot.packet || slot.psn != m_ePsn)
+        const HeldRequest slot = m_held.Take(m_ePsn);
+        if (!slot.packet)
         {
             return; // its turn has not come
         }
-        Ptr<Packet> p = slot.packet;
-        const RdmaRxInfo info = slot.info;
-        slot.packet = nullptr;
-        --m_heldCount;
+        const Ptr<Packet>& p = slot.packet;
+        const RdmaRxInfo& info = slot.info;
         Rx rx;
         if (!Parse(p, info, rx) || (m_state != IbQpState::RTR && m_state != IbQpState::RTS))
         {
@@ -1551,28 +1580,11 @@ IbQueuePair::HoldEarlyResponse(const Rx& rx, Ptr<Packet> packet, const RdmaRxInf
     {
         return false; // in order, a duplicate, or not a PSN this QP sent: as without AR
     }
-    if (m_heldResp.empty())
-    {
-        uint32_t size = 1;
-        while (size < m_hca->m_maxOutstanding)
-        {
-            size *= 2;
-        }
-        m_heldResp.resize(size);
-    }
-    HeldRequest& slot = m_heldResp[rx.psn & (m_heldResp.size() - 1)];
-    if (slot.packet && slot.psn == rx.psn)
+    HeldRequest* slot = m_heldResp.Keep(rx.psn, packet, info, m_hca->m_maxOutstanding);
+    if (slot == nullptr)
     {
         return true; // kept already (a copy of a resent response)
     }
-    if (!slot.packet)
-    {
-        ++m_heldRespCount;
-    }
-    slot.packet = packet;
-    slot.info = info;
-    slot.psn = rx.psn;
-    slot.placed = false;
     ++m_counters.responsesHeld;
     // Out-of-order placement: a response of the READ at the head lands at once, at the
     // place its PSN gives.
@@ -1587,7 +1599,7 @@ IbQueuePair::HoldEarlyResponse(const Rx& rx, Ptr<Packet> packet, const RdmaRxInf
             if (rx.payload == want)
             {
                 Place(packet, rx, w.mr, w.wr.sge.addr + off);
-                slot.placed = true;
+                slot->placed = true;
                 ++m_counters.placedOnArrival;
             }
         }
@@ -1598,17 +1610,15 @@ IbQueuePair::HoldEarlyResponse(const Rx& rx, Ptr<Packet> packet, const RdmaRxInf
 void
 IbQueuePair::ReleaseHeldResponses()
 {
-    while (m_heldRespCount != 0 && m_state == IbQpState::RTS)
+    while (m_heldResp.count != 0 && m_state == IbQpState::RTS)
     {
-        HeldRequest& slot = m_heldResp[m_unackedPsn & (m_heldResp.size() - 1)];
-        if (!slot.packet || slot.psn != m_unackedPsn)
+        const HeldRequest slot = m_heldResp.Take(m_unackedPsn);
+        if (!slot.packet)
         {
             return; // its turn has not come
         }
-        Ptr<Packet> p = slot.packet;
-        const RdmaRxInfo info = slot.info;
-        slot.packet = nullptr;
-        --m_heldRespCount;
+        const Ptr<Packet>& p = slot.packet;
+        const RdmaRxInfo& info = slot.info;
         Rx rx;
         if (!Parse(p, info, rx))
         {

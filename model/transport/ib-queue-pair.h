@@ -745,13 +745,39 @@ class IbQueuePair : public Object
     /// the packet being processed had its data placed on arrival: Place skips it once
     bool m_skipPlace{false};
 
-    /// early requests, slot PSN mod size (a power of two at least the send window; empty
-    /// until the first early request)
-    std::vector<HeldRequest> m_held;
-    uint32_t m_heldCount{0}; //!< slots in use
-    /// early READ responses (requester), slot PSN mod size, as m_held
-    std::vector<HeldRequest> m_heldResp;
-    uint32_t m_heldRespCount{0};           //!< m_heldResp slots in use
+    /**
+     * Packets that came early (adaptive routing), each in the slot of its PSN modulo a
+     * power of two at least the send window, so that the PSNs of one window fall in distinct
+     * slots, also across the 2^24 wrap. Empty until the first early packet.
+     */
+    struct HeldPackets
+    {
+        std::vector<HeldRequest> slots; ///< by PSN modulo their number
+        uint32_t count{0};              ///< slots in use
+
+        /**
+         * Keep a packet until its turn.
+         * @param psn its PSN
+         * @param packet the packet
+         * @param info its link-layer facts
+         * @param window the send window (packets)
+         * @return its slot, or null if a copy of it is kept already (a resent one)
+         */
+        HeldRequest* Keep(uint32_t psn,
+                          Ptr<Packet> packet,
+                          const RdmaRxInfo& info,
+                          uint32_t window);
+        /**
+         * @param psn the PSN whose turn has come
+         * @return the packet kept for it, taken out (no packet if none)
+         */
+        HeldRequest Take(uint32_t psn);
+        /// Drop what is kept (the slots stay).
+        void Drop();
+    };
+
+    HeldPackets m_held;                    //!< early requests (responder)
+    HeldPackets m_heldResp;                //!< early READ responses (requester)
     uint32_t m_ePsn;                       //!< expected PSN
     uint32_t m_msn;                        //!< message sequence number
     bool m_nakSent;                        //!< sequence NAK/RNR NAK sent, not yet cleared
