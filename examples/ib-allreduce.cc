@@ -180,11 +180,6 @@ main(int argc, char* argv[])
                     "--algo=sharp aggregates in InfiniBand switches: use --fabric=ib");
     NS_ABORT_MSG_IF(!failLink.empty() && fabricArg != "ib",
                     "--failLink fails InfiniBand cables: use --fabric=ib");
-    NS_ABORT_MSG_IF(!failLink.empty() && algo == "sharp",
-                    "--failLink with --algo=sharp: a SHARP operation in flight when a cable "
-                    "of its tree fails is not recovered in this model (its UD fragments are "
-                    "not resent; trees are rebuilt only for later operations); use a host "
-                    "algorithm (ring, tree, hd, rd)");
     NS_ABORT_MSG_IF(timeout > 31, "--timeout=" << timeout << ": use 0..31 (IBA 5-bit field)");
     const auto wallStart = std::chrono::steady_clock::now();
     NS_ABORT_MSG_UNLESS(factor >= 2, "--f must be at least 2");
@@ -482,6 +477,14 @@ main(int argc, char* argv[])
         {
             std::cout << "# link failures " << failLink << ": " << fabric.subnetManager->GetSweeps()
                       << " subnet manager sweep(s)\n";
+            if (Ptr<SharpCollectiveAlgorithm> sharp =
+                    DynamicCast<SharpCollectiveAlgorithm>(comm->GetAlgorithm()))
+            {
+                std::cout << "# SHARP: " << sharp->GetRestartedOps()
+                          << " operation(s) lost in the network and run again host-based, "
+                          << sharp->GetTreeRebuilds() << " tree(s) rebuilt, "
+                          << sharp->GetFallbackOps() << " host-based for want of a tree\n";
+            }
             outages.Print(std::cout, 16);
         }
         Simulator::Destroy();

@@ -160,7 +160,7 @@ IbOutageMonitor::Print(std::ostream& os, uint32_t maxRows) const
     {
         return;
     }
-    os << "  " << std::setw(6) << "SLID" << std::setw(6) << "DLID" << std::setw(8) << "DestQP"
+    os << "  " << std::setw(6) << "SLID" << std::setw(6) << "DLID" << std::setw(10) << "DestQP"
        << std::setw(14) << "first lost" << std::setw(14) << "outage" << std::setw(8) << "lost"
        << "\n";
     uint64_t lost = 0;
@@ -193,8 +193,10 @@ IbOutageMonitor::Print(std::ostream& os, uint32_t maxRows) const
                 dur << std::fixed << std::setprecision(3) << o.Duration().GetSeconds() * 1e3
                     << " ms";
             }
-            os << "  " << std::setw(6) << o.slid << std::setw(6) << o.dlid << std::setw(8)
-               << o.destQp << std::setw(14) << first.str() << std::setw(14) << dur.str()
+            std::ostringstream qp; // (24-bit QPNs in hex, as ibv_devinfo and ibdump show them)
+            qp << "0x" << std::hex << std::setw(6) << std::setfill('0') << o.destQp;
+            os << "  " << std::setw(6) << o.slid << std::setw(6) << o.dlid << std::setw(10)
+               << qp.str() << std::setw(14) << first.str() << std::setw(14) << dur.str()
                << std::setw(8) << o.lost << "\n";
         }
     }
@@ -207,6 +209,11 @@ IbOutageMonitor::Print(std::ostream& os, uint32_t maxRows) const
            << longest.GetSeconds() * 1e3 << " ms";
     }
     os << "\n";
+    if (ended < m_outages.size())
+    {
+        os << "  (open: nothing the flow sent after the loss arrived; it had ended, or its "
+              "destination went away, as a rebuilt SHARP tree's queue pair does)\n";
+    }
 }
 
 } // namespace ns3

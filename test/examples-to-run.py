@@ -38,6 +38,12 @@ cpp_examples = [
         "True",
         "False",
     ),
+    (
+        "ib-allreduce --algo=sharp --hosts=8 --b=1M --e=1M --iters=3 --check=true --timeout=8 "
+        "--failLink=leaf-0:5@40us",
+        "True",
+        "False",
+    ),
     ("roce-vs-ib --hosts=16 --radix=8 --us=50 --warmUs=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --fabric=roce --hosts=16 --packets=20", "True", "False"),

@@ -725,3 +725,145 @@ TEST_F(IbLinkFailureTest, SharpTreeIsRebuiltAfterTheRerouteAndStaysInTheNetwork)
     check("again on the new tree");
     EXPECT_EQ(sharp->GetInNetworkOps(), 3u);
 }
+
+namespace
+{
+/// @return the cable from the root switch of @p tree to the leaf switch of its rank 0
+Ptr<IbChannel>
+RootToFirstLeafCable(Ptr<SharpTree> tree)
+{
+    Ptr<IbSwitch> root = tree->ans[tree->rootIndex]->GetSwitch();
+    for (uint8_t p = 1; p <= root->GetNPorts(); ++p)
+    {
+        Ptr<IbChannel> cable = DynamicCast<IbChannel>(root->GetPort(p)->GetChannel());
+        Ptr<IbNetDevice> peer = cable->GetPeer(root->GetPort(p));
+        if (peer->GetNode()->GetObject<IbSwitch>()->GetLid() == tree->leafLid[0])
+        {
+            return cable;
+        }
+    }
+    return nullptr;
+}
+
+/// A data-mode SHARP communicator over the 16 hosts of a 2-level fat tree.
+struct SharpFailureSetup
+{
+    ibtest::IbSetup s;                   ///< fabric and collective helper
+    Ptr<SharpAggregationManager> am;     ///< aggregation manager
+    Ptr<CollectiveCommunicator> comm;    ///< the communicator
+    Ptr<SharpCollectiveAlgorithm> sharp; ///< its algorithm
+    std::vector<Time> restarts;          ///< InNetworkRestart times
+    CollectiveOpSpec spec;               ///< a 1 MiB INT32 sum (streaming channel)
+    ibtest::Buffers in;                  ///< the ranks' inputs
+
+    /**
+     * @param reroute IbSubnetManager RerouteOnLinkChange
+     * @param timeout SharpCollectiveAlgorithm OperationTimeout
+     */
+    SharpFailureSetup(bool reroute, Time timeout)
+    {
+        IbFabricHelper fh;
+        fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+        fh.SetSubnetManagerAttribute("CheckDeadlock", BooleanValue(true));
+        fh.SetSubnetManagerAttribute("RerouteOnLinkChange", BooleanValue(reroute));
+        s.fabric = fh.Build(IbTopologyBuilder::FatTree2Level(8, 16));
+        am = SharpHelper().Install(s.fabric);
+        s.helper.SetHcaAttribute("DataMode", BooleanValue(true));
+        s.helper.SetAlgorithm("sharp");
+        s.helper.SetAlgorithmAttribute("OperationTimeout", TimeValue(timeout));
+        s.helper.SetSharpManager(am);
+        comm = s.helper.InstallIb(s.fabric);
+        sharp = DynamicCast<SharpCollectiveAlgorithm>(comm->GetAlgorithm());
+        comm->TraceConnectWithoutContext(
+            "InNetworkRestart",
+            Callback<void, uint32_t>([this](uint32_t) { restarts.push_back(Simulator::Now()); }));
+        spec.type = CollectiveDataType::INT32;
+        spec.count = 256 * 1024;
+        in = ibtest::MakeInputs(spec.type, spec.op, 16, spec.count * 4, 11);
+    }
+
+    /**
+     * Run the allreduce and check every rank's result.
+     * @param what for the messages
+     * @return its duration (Time::Max() if it did not finish)
+     */
+    Time RunAndCheck(const char* what)
+    {
+        ibtest::Buffers out = in;
+        const Time d = CollectiveHelper::Run(comm, spec, &out);
+        EXPECT_NE(d, Time::Max()) << what;
+        std::vector<const uint8_t*> res;
+        for (const auto& b : out)
+        {
+            res.push_back(b.data());
+        }
+        EXPECT_EQ(ibtest::CheckReduce(spec.type, spec.op, in, res, 0, spec.count * 4, what), 0u);
+        return d;
+    }
+};
+} // namespace
+
+// A cable of the tree fails in the middle of a streaming allreduce: the fragments on it
+// are lost and SHARP does not resend them. When the subnet manager's reroute breaks the
+// tree the operation is given up in the network and runs again host-based from the
+// ranks' inputs, with the exact result; the next one runs in the network on a new tree.
+TEST_F(IbLinkFailureTest, ASharpOperationInFlightWhenItsTreeLosesACableRunsAgainHostBased)
+{
+    SharpFailureSetup f(true, Time(0));
+    ASSERT_TRUE(f.sharp->GetTree()) << f.sharp->GetRefusal();
+    Ptr<IbChannel> cable = RootToFirstLeafCable(f.sharp->GetTree());
+    ASSERT_TRUE(cable);
+    const Time healthy = f.RunAndCheck("healthy");
+    EXPECT_EQ(f.sharp->GetRestartedOps(), 0u);
+    // Fail the cable a fifth of the way into the operation.
+    const Time start = Simulator::Now();
+    const Time down = start + healthy / 5;
+    Simulator::Schedule(down - start, &IbChannel::SetLinkDown, cable);
+    const Time d = f.RunAndCheck("lost in the network and run again");
+    EXPECT_EQ(f.sharp->GetRestartedOps(), 1u);
+    EXPECT_EQ(f.comm->GetRestarts(1), 0u); // (operation ids count from 1)
+    EXPECT_EQ(f.comm->GetRestarts(2), 1u);
+    ASSERT_EQ(f.restarts.size(), 1u);
+    // Given up at the reroute that broke the tree, not before; the host-based run after it
+    // takes at least as long as a healthy ring would need, so the operation lasts past it.
+    const Time rerouted = f.s.fabric.subnetManager->GetLastRerouteTime();
+    EXPECT_GT(rerouted, down + kTrapDelay);
+    EXPECT_EQ(f.restarts[0], rerouted);
+    EXPECT_GT(start + d, rerouted);
+    EXPECT_EQ(f.sharp->GetFallbackOps(), 0u);
+    // The next operation builds another tree and stays in the network.
+    f.RunAndCheck("on the rebuilt tree");
+    EXPECT_EQ(f.sharp->GetTreeRebuilds(), 1u);
+    EXPECT_EQ(f.sharp->GetRestartedOps(), 1u);
+    EXPECT_EQ(f.sharp->GetInNetworkOps(), 3u);
+    EXPECT_TRUE(f.s.fabric.subnetManager->CheckDeadlocks().empty());
+}
+
+// Without rerouting, a cable of the tree that fails and comes back loses the fragments
+// that were on it and nothing marks the tree broken: OperationTimeout, counted from the
+// last result, gives the operation up; it runs again host-based over the restored cable.
+TEST_F(IbLinkFailureTest, OperationTimeoutGivesUpASharpOperationThatLostFragments)
+{
+    const Time timeout = MicroSeconds(500);
+    SharpFailureSetup f(false, timeout);
+    ASSERT_TRUE(f.sharp->GetTree()) << f.sharp->GetRefusal();
+    Ptr<IbChannel> cable = RootToFirstLeafCable(f.sharp->GetTree());
+    ASSERT_TRUE(cable);
+    const Time healthy = f.RunAndCheck("healthy");
+    const Time start = Simulator::Now();
+    const Time down = start + healthy / 5;
+    Simulator::Schedule(down - start, &IbChannel::SetLinkDown, cable);
+    Simulator::Schedule(down - start + MicroSeconds(100), &IbChannel::SetLinkUp, cable);
+    const Time d = f.RunAndCheck("given up by the timeout");
+    ASSERT_EQ(f.restarts.size(), 1u);
+    EXPECT_EQ(f.sharp->GetRestartedOps(), 1u);
+    // The last result came before the failure or within one crossing of the fabric after.
+    EXPECT_GE(f.restarts[0], down + timeout - healthy / 5);
+    EXPECT_LE(f.restarts[0], down + timeout + MicroSeconds(10));
+    EXPECT_GT(start + d, f.restarts[0]);
+    EXPECT_EQ(f.s.fabric.subnetManager->GetSweeps(), 0u);
+    // The tree the operation was lost on is not used again: the next one builds another.
+    f.RunAndCheck("on the rebuilt tree");
+    EXPECT_EQ(f.sharp->GetTreeRebuilds(), 1u);
+    EXPECT_EQ(f.sharp->GetRestartedOps(), 1u);
+}

@@ -873,7 +873,11 @@ TEST_F(SharpTest, AnAlgorithmThatWasNotSetUpSaysSo)
     CollectiveOpSpec spec;
     spec.kind = CollectiveKind::ALLREDUCE;
     spec.count = 4;
-    EXPECT_DEATH(a->StartInNetwork(spec, 4, nullptr, CollectiveAlgorithm::RankDoneCallback()),
+    EXPECT_DEATH(a->StartInNetwork(spec,
+                                   4,
+                                   nullptr,
+                                   CollectiveAlgorithm::RankDoneCallback(),
+                                   CollectiveAlgorithm::RestartCallback()),
                  "SharpCollectiveAlgorithm: not set up; call Setup\\(manager, hcas\\)");
 }
 

@@ -172,7 +172,8 @@ bool
 CollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
                                     uint32_t n,
                                     std::vector<std::vector<uint8_t>>* buffers,
-                                    RankDoneCallback rankDone)
+                                    RankDoneCallback rankDone,
+                                    RestartCallback restart)
 {
     return false;
 }

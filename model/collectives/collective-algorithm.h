@@ -120,6 +120,10 @@ class CollectiveAlgorithm : public Object
 
     /// Called once per rank when an in-network operation has finished on it: (rank).
     typedef Callback<void, uint32_t> RankDoneCallback;
+    /// Called when the network lost an operation it had taken (its aggregation tree broke
+    /// under it): the buffers hold the inputs again and the communicator runs the programs
+    /// of Build from the start, for every rank.
+    typedef Callback<void> RestartCallback;
 
     /**
      * Run an operation in the network rather than as point-to-point programs. The
@@ -129,13 +133,16 @@ class CollectiveAlgorithm : public Object
      * @param buffers one buffer per rank (data mode) or null
      * @param rankDone to call once for each rank when it has finished (never from inside
      *        this call)
+     * @param restart to call, instead of the ranks' remaining rankDone, when the network
+     *        cannot finish the operation after all (never from inside this call)
      * @return true if the algorithm runs the operation, false to have the communicator
      *         run the programs of Build
      */
     virtual bool StartInNetwork(const CollectiveOpSpec& spec,
                                 uint32_t n,
                                 std::vector<std::vector<uint8_t>>* buffers,
-                                RankDoneCallback rankDone);
+                                RankDoneCallback rankDone,
+                                RestartCallback restart);
 
     /**
      * Create an algorithm through ns-3's ObjectFactory from its TypeId name, or from a

@@ -11,6 +11,7 @@
 #include "ns3/log.h"
 #include "ns3/pointer.h"
 #include "ns3/simulator.h"
+#include "ns3/trace-source-accessor.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
@@ -53,7 +54,13 @@ CollectiveCommunicator::GetTypeId()
                           "IsDone stays true for them.",
                           UintegerValue(1024),
                           MakeUintegerAccessor(&CollectiveCommunicator::m_finishedKept),
-                          MakeUintegerChecker<uint32_t>());
+                          MakeUintegerChecker<uint32_t>())
+            .AddTraceSource("InNetworkRestart",
+                            "The in-network algorithm lost an operation (its aggregation tree "
+                            "broke under it) and the operation starts again host-based, from "
+                            "its inputs; the argument is the operation id.",
+                            MakeTraceSourceAccessor(&CollectiveCommunicator::m_restartTrace),
+                            "ns3::TracedValueCallback::Uint32");
     return tid;
 }
 
@@ -297,13 +304,22 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
                      spec,
                      n,
                      buffers,
-                     MakeCallback(&CollectiveCommunicator::InNetworkRankDone, this).Bind(id)))
+                     MakeCallback(&CollectiveCommunicator::InNetworkRankDone, this).Bind(id),
+                     MakeCallback(&CollectiveCommunicator::InNetworkRestart, this).Bind(id)))
     {
         return id; // the algorithm reports each rank through InNetworkRankDone
     }
+    RunHostBased(o);
+    return id;
+}
+
+void
+CollectiveCommunicator::RunHostBased(Op& o)
+{
+    const uint32_t n = o.ranks.size();
     for (uint32_t r = 0; r < n; ++r)
     {
-        m_algorithm->Build(spec, r, n, m_chunkSize, o.ranks[r].prog);
+        m_algorithm->Build(o.spec, r, n, m_chunkSize, o.ranks[r].prog);
         Analyze(o.ranks[r]);
     }
     // (An operation whose every rank finished at once has given its ranks' state back.)
@@ -320,7 +336,25 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
         }
         CheckFinished(o, r);
     }
-    return id;
+}
+
+void
+CollectiveCommunicator::InNetworkRestart(uint32_t opId)
+{
+    auto it = m_ops.find(opId);
+    NS_ABORT_MSG_UNLESS(it != m_ops.end() && it->second->end == Time::Max(),
+                        "in-network restart of an unknown or finished operation");
+    Op& o = *it->second;
+    NS_LOG_INFO("operation " << opId << " lost in the network: restarted host-based with "
+                             << m_algorithm->GetName());
+    // Every rank starts again, also those the network had finished: the programs exchange
+    // every rank's inputs, which the algorithm has put back in the buffers.
+    const uint32_t n = o.ranks.size();
+    std::vector<RankRun>(n).swap(o.ranks);
+    o.ranksFinished = 0;
+    ++o.restarts;
+    m_restartTrace(opId);
+    RunHostBased(o);
 }
 
 void
@@ -602,6 +636,13 @@ CollectiveCommunicator::GetMessages(uint32_t op) const
 {
     const Op* o = FindRemembered(op, "GetMessages");
     return o == nullptr ? 0 : o->messages;
+}
+
+uint32_t
+CollectiveCommunicator::GetRestarts(uint32_t op) const
+{
+    const Op* o = FindRemembered(op, "GetRestarts");
+    return o == nullptr ? 0 : o->restarts;
 }
 
 } // namespace ns3

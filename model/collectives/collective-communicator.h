@@ -11,6 +11,7 @@
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/ptr.h"
+#include "ns3/traced-callback.h"
 
 #include <deque>
 #include <functional>
@@ -107,6 +108,13 @@ class CollectiveCommunicator : public Object
      * @return messages the operation sent (0 if it was never started)
      */
     uint64_t GetMessages(uint32_t op) const;
+    /**
+     * Aborts with a message if @p op was forgotten (FinishedOperations).
+     * @param op an operation id
+     * @return times the network lost the operation and it started again host-based (an
+     *         in-network algorithm's RestartCallback; 0 if it was never started)
+     */
+    uint32_t GetRestarts(uint32_t op) const;
 
   protected:
     void DoDispose() override;
@@ -151,6 +159,7 @@ class CollectiveCommunicator : public Object
         Time start;                                          ///< Start time
         Time end{Time::Max()};                               ///< last rank done
         uint64_t messages{0};                                ///< messages sent
+        uint32_t restarts{0};                                ///< in-network runs lost
         DoneCallback done;                                   ///< completion
     };
 
@@ -187,6 +196,16 @@ class CollectiveCommunicator : public Object
      * @param rank the rank
      */
     void InNetworkRankDone(uint32_t opId, uint32_t rank);
+    /**
+     * The algorithm lost an in-network operation: run it host-based from the start.
+     * @param opId the operation
+     */
+    void InNetworkRestart(uint32_t opId);
+    /**
+     * Build every rank's program with the algorithm and start what is ready.
+     * @param op the operation (no rank has run anything of it)
+     */
+    void RunHostBased(Op& op);
     /**
      * Transport receive callback.
      * @param src sender
@@ -227,6 +246,7 @@ class CollectiveCommunicator : public Object
     Ptr<CollectiveAlgorithm> m_algorithm;          //!< current algorithm
     std::map<uint32_t, std::unique_ptr<Op>> m_ops; //!< operations by id
     uint32_t m_nextOp;                             //!< next id
+    TracedCallback<uint32_t> m_restartTrace;       //!< InNetworkRestart trace
 };
 
 } // namespace ns3

@@ -256,6 +256,10 @@ SharpAggregationNode::RefreshRoutes()
                                       << " lost a route after a link change");
             ts->tree->broken = true;
             ++broken;
+            if (!ts->tree->brokenCallback.IsNull())
+            {
+                ts->tree->brokenCallback();
+            }
         }
     }
     return broken;

@@ -90,6 +90,9 @@ class SharpTree : public SimpleRefCount<SharpTree>
     /// a link change left a route it uses missing (SharpAggregationNode::RefreshRoutes):
     /// its hosts build another tree before their next operation
     bool broken{false};
+    /// called once when the tree is marked broken, as the aggregation manager tells the
+    /// job whose tree lost a link (its operations in flight are lost)
+    Callback<void> brokenCallback;
     std::array<uint32_t, 2> window{{1, 1}};          ///< slots per channel
     std::array<uint32_t, 2> fragmentBytes{{256, 0}}; ///< largest fragment per channel
     std::array<std::vector<SharpFragment>, 2> desc;  ///< per channel, per slot

@@ -14,6 +14,7 @@
 #include "ns3/ib-queue-pair.h"
 #include "ns3/ib-range-checker.h"
 #include "ns3/log.h"
+#include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
@@ -80,7 +81,17 @@ SharpCollectiveAlgorithm::GetTypeId()
                 "Service level of SHARP packets.",
                 UintegerValue(0),
                 MakeUintegerAccessor(&SharpCollectiveAlgorithm::m_sl),
-                MakeIbUintegerChecker<uint8_t>("SharpCollectiveAlgorithm", "ServiceLevel", 0, 15));
+                MakeIbUintegerChecker<uint8_t>("SharpCollectiveAlgorithm", "ServiceLevel", 0, 15))
+            .AddAttribute(
+                "OperationTimeout",
+                "An operation in the network that gets no result for this long is taken "
+                "as lost and runs again host-based with FallbackAlgorithm (0 = never). A "
+                "tree that loses a route at a reroute loses its operations at once; this "
+                "covers cables that fail and come back without a reroute "
+                "(IbSubnetManager RerouteOnLinkChange false).",
+                TimeValue(Time(0)),
+                MakeTimeAccessor(&SharpCollectiveAlgorithm::m_opTimeout),
+                MakeIbTimeChecker("SharpCollectiveAlgorithm", "OperationTimeout", Time(0)));
     return tid;
 }
 
@@ -90,6 +101,7 @@ SharpCollectiveAlgorithm::SharpCollectiveAlgorithm()
       m_lltFragment(256),
       m_satFragment(4096),
       m_sl(0),
+      m_opTimeout(0),
       m_seqAlloc{{0, 0}},
       m_recvStride(0),
       m_inNetwork(0),
@@ -123,6 +135,15 @@ SharpCollectiveAlgorithm::Release()
         }
     }
     m_ranks.clear();
+    if (m_watchdogArmed)
+    {
+        Simulator::Cancel(m_watchdog);
+        m_watchdogArmed = false;
+    }
+    if (m_tree)
+    {
+        m_tree->brokenCallback = Callback<void>();
+    }
     if (m_am && m_tree)
     {
         if (m_satOps > 0)
@@ -196,9 +217,11 @@ SharpCollectiveAlgorithm::Fallback() const
         NS_ABORT_MSG_IF(
             m_fallbackName == "none",
             "SharpCollectiveAlgorithm: SHARP cannot run this operation ("
-                << (m_tree ? "reduce-scatter, allgather, broadcast and PROD reductions are "
-                             "host-based"
-                           : "no aggregation tree: " + m_refusal)
+                << (m_tree && m_tree->broken
+                        ? "its aggregation tree lost a link with the operation in flight"
+                    : m_tree ? "reduce-scatter, allgather, broadcast and PROD reductions are "
+                               "host-based"
+                             : "no aggregation tree: " + m_refusal)
                 << ") and FallbackAlgorithm is none; set it to ring, tree or hd");
         NS_ABORT_MSG_IF(m_fallbackName == "sharp",
                         "SharpCollectiveAlgorithm: FallbackAlgorithm cannot be sharp");
@@ -278,6 +301,7 @@ SharpCollectiveAlgorithm::Setup(Ptr<SharpAggregationManager> am,
                   << " (set FallbackAlgorithm to none to stop here instead)" << std::endl;
         return false;
     }
+    m_tree->brokenCallback = MakeCallback(&SharpCollectiveAlgorithm::TreeBroken, this);
     const uint32_t wl = m_tree->window[SharpTree::LLT];
     const uint32_t ws = m_tree->window[SharpTree::SAT];
     // Each rank posts one receive per slot of both windows on a queue pair of 65536.
@@ -310,6 +334,7 @@ bool
 SharpCollectiveAlgorithm::RebuildTree()
 {
     const std::array<uint32_t, 2> window = m_tree->window;
+    m_tree->brokenCallback = Callback<void>();
     m_am->DestroyTree(m_tree);
     m_tree = nullptr;
     std::vector<Ptr<IbHca>> hcas;
@@ -341,6 +366,7 @@ SharpCollectiveAlgorithm::RebuildTree()
     }
     // A fresh tree: its aggregation nodes count fragments from 0 again.
     m_tree = tree;
+    m_tree->brokenCallback = MakeCallback(&SharpCollectiveAlgorithm::TreeBroken, this);
     m_seqAlloc = {0, 0};
     for (Rank& rk : m_ranks)
     {
@@ -359,6 +385,108 @@ uint64_t
 SharpCollectiveAlgorithm::GetTreeRebuilds() const
 {
     return m_rebuilds;
+}
+
+uint64_t
+SharpCollectiveAlgorithm::GetRestartedOps() const
+{
+    return m_restarted;
+}
+
+void
+SharpCollectiveAlgorithm::TreeBroken()
+{
+    // Called from inside the manager's route refresh: lose the operations in an event of
+    // their own, once the reroute that broke the tree is complete.
+    Simulator::ScheduleNow(&SharpCollectiveAlgorithm::LoseInFlight,
+                           Ptr<SharpCollectiveAlgorithm>(this),
+                           std::string("a link change took a route of its tree"));
+}
+
+void
+SharpCollectiveAlgorithm::LoseInFlight(const std::string& why)
+{
+    if (m_ops[SharpTree::LLT].empty() && m_ops[SharpTree::SAT].empty())
+    {
+        return;
+    }
+    std::vector<std::unique_ptr<Op>> lost;
+    for (auto& q : m_ops)
+    {
+        for (auto& op : q)
+        {
+            if (op->ranksLeft > 0) // (one finished behind an unfinished one is not lost)
+            {
+                lost.push_back(std::move(op));
+            }
+        }
+        q.clear();
+    }
+    if (m_watchdogArmed)
+    {
+        Simulator::Cancel(m_watchdog);
+        m_watchdogArmed = false;
+    }
+    if (m_tree)
+    {
+        if (m_satOps > 0)
+        {
+            m_am->ReleaseStreaming(m_tree);
+            m_satOps = 0;
+        }
+        // Its aggregation nodes hold parts of the lost fragments: the next operation
+        // builds another tree (RebuildTree), or runs host-based if none can be built.
+        m_tree->broken = true;
+    }
+    std::clog << "SharpCollectiveAlgorithm: " << lost.size() << " SHARP operation"
+              << (lost.size() == 1 ? "" : "s") << " of " << m_ranks.size()
+              << " hosts lost in the network (" << why << "); run again host-based with "
+              << m_fallbackName << " from their inputs" << std::endl;
+    for (auto& op : lost)
+    {
+        if (op->buffers != nullptr)
+        {
+            for (uint32_t r = 0; r < op->saved.size(); ++r)
+            {
+                if (!op->saved[r].empty())
+                {
+                    std::memcpy((*op->buffers)[r].data(), op->saved[r].data(), op->bytes);
+                }
+            }
+        }
+        ++m_restarted;
+        op->restart();
+    }
+}
+
+void
+SharpCollectiveAlgorithm::ArmWatchdog()
+{
+    if (m_opTimeout.IsZero() || m_watchdogArmed)
+    {
+        return;
+    }
+    m_watchdogArmed = true;
+    m_watchdog = Simulator::Schedule(m_lastProgress + m_opTimeout - Simulator::Now(),
+                                     &SharpCollectiveAlgorithm::Watchdog,
+                                     this);
+}
+
+void
+SharpCollectiveAlgorithm::Watchdog()
+{
+    m_watchdogArmed = false;
+    if (m_ops[SharpTree::LLT].empty() && m_ops[SharpTree::SAT].empty())
+    {
+        return;
+    }
+    if (Simulator::Now() - m_lastProgress >= m_opTimeout)
+    {
+        LoseInFlight("no result for OperationTimeout, " +
+                     std::to_string(m_opTimeout.GetMicroSeconds()) + " us");
+        return;
+    }
+    ArmWatchdog();
 }
 
 void
@@ -399,7 +527,8 @@ bool
 SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
                                          uint32_t n,
                                          std::vector<std::vector<uint8_t>>* buffers,
-                                         RankDoneCallback rankDone)
+                                         RankDoneCallback rankDone,
+                                         RestartCallback restart)
 {
     if (spec.kind != CollectiveKind::ALLREDUCE && spec.kind != CollectiveKind::REDUCE &&
         spec.kind != CollectiveKind::BARRIER)
@@ -470,6 +599,7 @@ SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
     op->spec = spec;
     op->buffers = buffers;
     op->rankDone = rankDone;
+    op->restart = restart;
     op->ch = ch;
     op->streaming = streaming;
     op->fragBytes = std::max(elem, m_tree->fragmentBytes[ch] / elem * elem);
@@ -486,6 +616,8 @@ SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
     NS_LOG_FUNCTION(this << CollectiveAlgorithm::KindName(spec.kind) << bytes << unsigned(ch)
                          << op->nFrag);
     m_ops[ch].push_back(std::move(op));
+    m_lastProgress = Simulator::Now();
+    ArmWatchdog();
     for (uint32_t r = 0; r < n; ++r)
     {
         Issue(r, ch);
@@ -493,18 +625,17 @@ SharpCollectiveAlgorithm::StartInNetwork(const CollectiveOpSpec& spec,
     return true;
 }
 
-SharpCollectiveAlgorithm::Op&
+SharpCollectiveAlgorithm::Op*
 SharpCollectiveAlgorithm::FindOp(uint8_t ch, uint32_t seq)
 {
     for (auto& op : m_ops[ch])
     {
         if (seq >= op->firstSeq && seq - op->firstSeq < op->nFrag)
         {
-            return *op;
+            return op.get();
         }
     }
-    NS_ABORT_MSG("SharpCollectiveAlgorithm: fragment " << seq << " belongs to no operation");
-    return *m_ops[ch].front();
+    return nullptr;
 }
 
 void
@@ -523,7 +654,11 @@ SharpCollectiveAlgorithm::Issue(uint32_t r, uint8_t ch)
         {
             return; // the slot's previous fragment has not come back yet
         }
-        const Op& op = FindOp(ch, seq);
+        const Op* found = FindOp(ch, seq);
+        NS_ABORT_MSG_UNLESS(found != nullptr,
+                            "SharpCollectiveAlgorithm: fragment " << seq
+                                                                  << " belongs to no operation");
+        const Op& op = *found;
         const uint64_t off = uint64_t(seq - op.firstSeq) * op.fragBytes;
         const uint32_t len =
             static_cast<uint32_t>(std::min<uint64_t>(op.fragBytes, op.bytes - off));
@@ -570,10 +705,30 @@ SharpCollectiveAlgorithm::RecvDone(uint32_t r, const IbWorkCompletion& wc)
     Rank& rk = m_ranks[r];
     const uint8_t ch = (wc.immData & SharpTree::IMM_SAT) ? SharpTree::SAT : SharpTree::LLT;
     const uint32_t seq = wc.immData & SharpTree::IMM_SEQ_MASK;
-    Op& op = FindOp(ch, seq);
+    Op* found = m_tree && wc.srcQp == m_tree->qpn ? FindOp(ch, seq) : nullptr;
+    if (found == nullptr)
+    {
+        // A result of an operation lost in the network (LoseInFlight), still on its way
+        // from the tree it ran on when the operation was given up.
+        NS_LOG_LOGIC("rank " << r << ": result " << seq << " of a lost operation ignored");
+        PostRecvBuffer(r, static_cast<uint32_t>(wc.wrId));
+        return;
+    }
+    Op& op = *found;
+    m_lastProgress = Simulator::Now();
     const uint32_t len = wc.byteLen - kGrhRoom;
     if (op.buffers != nullptr && len > 0)
     {
+        if (op.saved.empty())
+        {
+            op.saved.resize(m_ranks.size());
+        }
+        if (op.saved[r].empty())
+        {
+            // The result overwrites the inputs: keep them, should the network lose the
+            // operation and the ranks start it again host-based.
+            op.saved[r].assign((*op.buffers)[r].data(), (*op.buffers)[r].data() + op.bytes);
+        }
         const uint64_t off = uint64_t(seq - op.firstSeq) * op.fragBytes;
         const uint64_t addr = rk.recvMr->GetAddr() + wc.wrId * m_recvStride + kGrhRoom;
         std::memcpy((*op.buffers)[r].data() + off, rk.recvMr->GetPointer(addr), len);

@@ -8,7 +8,9 @@
 #include "sharp-aggregation-node.h"
 
 #include "ns3/collective-algorithm.h"
+#include "ns3/event-id.h"
 #include "ns3/ib-verbs.h"
+#include "ns3/nstime.h"
 #include "ns3/ptr.h"
 
 #include <array>
@@ -46,6 +48,14 @@ class SharpAggregationManager;
  * FallbackAlgorithm "none" a refused tree aborts the simulation with the reason, and a
  * large operation without a streaming flow runs on the low-latency channel instead.
  * Reduce-scatter, allgather and broadcast always run host-based (FallbackAlgorithm).
+ *
+ * A link change that takes a route of the tree (SharpAggregationManager marks it broken
+ * after the subnet manager's reroute) loses the operations in flight on it, as a SHARP
+ * job whose tree lost a link is stopped: their fragments are not resent. The algorithm
+ * puts every rank's inputs back in its buffer and has the communicator run each lost
+ * operation again host-based with FallbackAlgorithm (CollectiveCommunicator
+ * InNetworkRestart trace, GetRestarts); the next operation builds another tree. Without
+ * rerouting, OperationTimeout declares operations lost that get no result for so long.
  */
 class SharpCollectiveAlgorithm : public CollectiveAlgorithm
 {
@@ -85,6 +95,9 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     uint64_t GetLltInsteadOfSatOps() const;
     /// @return trees built again because a link change broke the one in use
     uint64_t GetTreeRebuilds() const;
+    /// @return operations lost in the network (broken tree or OperationTimeout) and run
+    ///         again host-based
+    uint64_t GetRestartedOps() const;
 
     void Build(const CollectiveOpSpec& spec,
                uint32_t rank,
@@ -95,7 +108,8 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     bool StartInNetwork(const CollectiveOpSpec& spec,
                         uint32_t n,
                         std::vector<std::vector<uint8_t>>* buffers,
-                        RankDoneCallback rankDone) override;
+                        RankDoneCallback rankDone,
+                        RestartCallback restart) override;
 
   protected:
     void DoDispose() override;
@@ -111,6 +125,18 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
      * @return true if there is a usable tree again (else m_tree is null, m_refusal says why)
      */
     bool RebuildTree();
+    /// The manager marked the tree broken: lose what is in flight on it (scheduled).
+    void TreeBroken();
+    /**
+     * Give up the operations in flight: put the ranks' inputs back and have the
+     * communicator run them host-based; the tree is not used again.
+     * @param why for the message
+     */
+    void LoseInFlight(const std::string& why);
+    /// Arm the OperationTimeout watchdog if it is on and not armed.
+    void ArmWatchdog();
+    /// The watchdog's event: lose the operations if none made progress for the timeout.
+    void Watchdog();
 
     /// An operation in the network.
     struct Op
@@ -118,14 +144,17 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
         CollectiveOpSpec spec;                               ///< what
         std::vector<std::vector<uint8_t>>* buffers{nullptr}; ///< data or null
         RankDoneCallback rankDone;                           ///< per-rank completion
-        uint8_t ch{0};                                       ///< channel
-        bool streaming{false};                               ///< holds streaming flows
-        uint32_t firstSeq{0};                                ///< first fragment
-        uint32_t nFrag{0};                                   ///< fragments
-        uint32_t fragBytes{0};                               ///< bytes per fragment
-        uint64_t bytes{0};                                   ///< total bytes
-        std::vector<uint32_t> remaining;                     ///< per rank: results to come
-        uint32_t ranksLeft{0};                               ///< ranks not finished
+        RestartCallback restart;                             ///< the network lost it
+        std::vector<std::vector<uint8_t>> saved; ///< data mode: per rank, the inputs, kept
+                                                 ///< when the first result overwrites them
+        uint8_t ch{0};                           ///< channel
+        bool streaming{false};                   ///< holds streaming flows
+        uint32_t firstSeq{0};                    ///< first fragment
+        uint32_t nFrag{0};                       ///< fragments
+        uint32_t fragBytes{0};                   ///< bytes per fragment
+        uint64_t bytes{0};                       ///< total bytes
+        std::vector<uint32_t> remaining;         ///< per rank: results to come
+        uint32_t ranksLeft{0};                   ///< ranks not finished
     };
 
     /// A rank's endpoint.
@@ -155,10 +184,10 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     void RecvDone(uint32_t r, const IbWorkCompletion& wc);
     /**
      * @param ch channel
-     * @param seq a fragment sequence number in flight
-     * @return its operation
+     * @param seq a fragment sequence number
+     * @return its operation (null: none, it was lost)
      */
-    Op& FindOp(uint8_t ch, uint32_t seq);
+    Op* FindOp(uint8_t ch, uint32_t seq);
     /**
      * Post receive buffer @p k of rank @p r.
      * @param r rank
@@ -174,6 +203,7 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     uint32_t m_lltFragment;     //!< LltFragmentSize
     uint32_t m_satFragment;     //!< SatFragmentSize
     uint8_t m_sl;               //!< ServiceLevel
+    Time m_opTimeout;           //!< OperationTimeout
 
     Ptr<CollectiveAlgorithm> m_fallback;                  //!< host-based algorithm
     Ptr<SharpAggregationManager> m_am;                    //!< the manager
@@ -191,6 +221,10 @@ class SharpCollectiveAlgorithm : public CollectiveAlgorithm
     bool m_singleRank{false}; //!< set up for one rank: no tree, nothing to aggregate
     std::array<uint32_t, 2> m_treeFragments{{0, 0}}; //!< LLT and SAT fragments asked at Setup
     uint64_t m_rebuilds{0};                          //!< trees built again after a link change
+    uint64_t m_restarted{0};                         //!< operations lost and run host-based
+    Time m_lastProgress;                             //!< last start or result
+    EventId m_watchdog;                              //!< OperationTimeout event
+    bool m_watchdogArmed{false};                     //!< m_watchdog is pending
 };
 
 } // namespace ns3
