@@ -177,6 +177,86 @@ IbTopologyBuilder::FatTree2Level(uint32_t radix,
 }
 
 IbTopology
+IbTopologyBuilder::RailOptimized2Level(uint32_t radix,
+                                       uint32_t servers,
+                                       uint32_t gpusPerServer,
+                                       double oversubscription,
+                                       IbLinkRate::Speed speed,
+                                       uint8_t width)
+{
+    NS_LOG_FUNCTION(radix << servers << gpusPerServer << oversubscription << speed << +width);
+    CheckRadix("RailOptimized2Level", radix);
+    NS_ABORT_MSG_IF(servers == 0, "IbTopologyBuilder::RailOptimized2Level: servers must be >= 1");
+    NS_ABORT_MSG_IF(gpusPerServer == 0 || gpusPerServer > radix,
+                    "IbTopologyBuilder::RailOptimized2Level: gpusPerServer="
+                        << gpusPerServer << ": give 1.." << radix
+                        << " (one leaf per rail in every group, radix leaves at most)");
+    uint32_t down;
+    uint32_t up;
+    SplitLeafPorts(radix, oversubscription, down, up);
+    const uint32_t groups = (servers + down - 1) / down;
+    const uint32_t leaves = groups * gpusPerServer;
+    NS_ABORT_MSG_IF(leaves > radix,
+                    "IbTopologyBuilder::RailOptimized2Level(radix="
+                        << radix << ", servers=" << servers << ", gpusPerServer=" << gpusPerServer
+                        << ", oversubscription=" << oversubscription << "): needs " << groups
+                        << " groups of " << down << " servers, " << leaves
+                        << " leaves, but a spine has only " << radix
+                        << " ports; the largest server count that fits is "
+                        << static_cast<uint64_t>(radix / gpusPerServer) * down);
+    const uint32_t hosts = servers * gpusPerServer;
+    CheckLidSpace("RailOptimized2Level(radix=" + std::to_string(radix) +
+                      ", servers=" + std::to_string(servers) +
+                      ", gpusPerServer=" + std::to_string(gpusPerServer) + ")",
+                  uint64_t{leaves} + up,
+                  hosts);
+
+    IbTopology t;
+    AddHosts(t, hosts);
+    std::vector<uint32_t> leaf(leaves);
+    for (uint32_t g = 0; g < groups; ++g)
+    {
+        for (uint32_t k = 0; k < gpusPerServer; ++k)
+        {
+            const uint32_t i = g * gpusPerServer + k;
+            leaf[i] =
+                t.AddSwitch(radix, "rail-" + std::to_string(k) + "-leaf-" + std::to_string(g));
+            t.GetNodeMutable(leaf[i]).level = 0;
+        }
+    }
+    std::vector<uint32_t> spine(up);
+    for (uint32_t j = 0; j < up; ++j)
+    {
+        spine[j] = t.AddSwitch(radix, "spine-" + std::to_string(j));
+        t.GetNodeMutable(spine[j]).level = 1;
+    }
+    for (uint32_t s = 0; s < servers; ++s)
+    {
+        for (uint32_t k = 0; k < gpusPerServer; ++k)
+        {
+            Cable(t,
+                  s * gpusPerServer + k,
+                  1,
+                  leaf[(s / down) * gpusPerServer + k],
+                  s % down + 1,
+                  speed,
+                  width);
+        }
+    }
+    for (uint32_t i = 0; i < leaves; ++i)
+    {
+        for (uint32_t j = 0; j < up; ++j)
+        {
+            Cable(t, leaf[i], down + 1 + j, spine[j], i + 1, speed, width);
+        }
+    }
+    NS_LOG_INFO("RailOptimized2Level: " << servers << " servers x " << gpusPerServer << " GPUs, "
+                                        << groups << " groups, " << leaves << " leaves (" << down
+                                        << " down/" << up << " up), " << up << " spines");
+    return t;
+}
+
+IbTopology
 IbTopologyBuilder::FatTree3Level(uint32_t radix,
                                  uint32_t numHosts,
                                  double oversubscription,

@@ -79,6 +79,38 @@ class IbTopologyBuilder
                                     uint8_t width = 4);
 
     /**
+     * Two-level rail-optimized fat tree of GPU servers, each GPU with its own NIC: NIC k
+     * of every server is cabled to a leaf of rail k, as in NVIDIA's DGX SuperPOD and other
+     * AI-cluster reference designs, so that the k-th GPUs of the servers of a group meet
+     * one switch away from each other.
+     *
+     * Servers form groups of `down` (SplitLeafPorts); group g has one leaf per rail,
+     * "rail-<k>-leaf-<g>", and server s's NIC k (host s * gpusPerServer + k, port 1) goes to
+     * port s % down + 1 of rail k's leaf of group s / down. There are `up` spines, and
+     * every leaf has one cable to every spine (leaf index i = g * gpusPerServer + k, port
+     * down+1+j to spine j port i+1), as in FatTree2Level: traffic between rails, or
+     * between groups, crosses a spine. At most radix leaves fit: the largest fabric holds
+     * radix / gpusPerServer groups of `down` servers.
+     *
+     * Names "host-<n>" (n = s * gpusPerServer + k), "rail-<k>-leaf-<g>", "spine-<j>";
+     * levels 0 (leaves) and 1 (spines).
+     *
+     * @param radix ports per switch (2..254)
+     * @param servers number of servers (>= 1)
+     * @param gpusPerServer GPUs (NICs) per server (1..radix)
+     * @param oversubscription host ports : uplinks per leaf (1.0 = non-blocking)
+     * @param speed link speed of every cable
+     * @param width link width of every cable
+     * @return the fabric
+     */
+    static IbTopology RailOptimized2Level(uint32_t radix,
+                                          uint32_t servers,
+                                          uint32_t gpusPerServer,
+                                          double oversubscription = 1.0,
+                                          IbLinkRate::Speed speed = IbLinkRate::NDR,
+                                          uint8_t width = 4);
+
+    /**
      * Three-level folded Clos: the k-ary fat tree (k = @p radix) generalised to any host
      * count and a leaf oversubscription.
      *
