@@ -7,6 +7,7 @@
 #include "ns3/abort.h"
 #include "ns3/collective-halving-doubling-algorithm.h"
 #include "ns3/collective-ib-transport.h"
+#include "ns3/collective-nvlink-transport.h"
 #include "ns3/collective-ring-algorithm.h"
 #include "ns3/collective-tcp-transport.h"
 #include "ns3/collective-tree-algorithm.h"
@@ -50,6 +51,45 @@ CollectiveHelper::CollectiveHelper()
     m_comm.SetTypeId("ns3::CollectiveCommunicator");
     m_ib.SetTypeId("ns3::CollectiveIbTransport");
     m_tcp.SetTypeId("ns3::CollectiveTcpTransport");
+    m_nvlink.SetTypeId("ns3::CollectiveNvlinkTransport");
+}
+
+void
+CollectiveHelper::SetGpusPerServer(uint32_t gpusPerServer)
+{
+    m_gpusPerServer = gpusPerServer > 1 ? gpusPerServer : 0;
+    if (m_gpusPerServer > 0)
+    {
+        m_nvlink.Set("GpusPerServer", UintegerValue(m_gpusPerServer));
+    }
+}
+
+void
+CollectiveHelper::SetNvlinkAttribute(const std::string& name, const AttributeValue& value)
+{
+    NS_ABORT_MSG_IF(name == "GpusPerServer",
+                    "CollectiveHelper::SetNvlinkAttribute: set GpusPerServer with "
+                    "SetGpusPerServer, which gives the algorithm the same value");
+    m_nvlink.Set(name, value);
+}
+
+void
+CollectiveHelper::Attach(Ptr<CollectiveCommunicator> comm,
+                         Ptr<CollectiveTransport> fabric,
+                         Ptr<CollectiveAlgorithm> algo) const
+{
+    if (m_gpusPerServer > 0)
+    {
+        Ptr<CollectiveNvlinkTransport> nv = m_nvlink.Create<CollectiveNvlinkTransport>();
+        nv->SetFabricTransport(fabric);
+        comm->SetTransport(nv);
+        algo->SetAttributeFailSafe("GpusPerServer", UintegerValue(m_gpusPerServer));
+    }
+    else
+    {
+        comm->SetTransport(fabric);
+    }
+    comm->SetAlgorithm(algo);
 }
 
 void
@@ -155,7 +195,6 @@ CollectiveHelper::InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts)
     Ptr<CollectiveIbTransport> t = m_ib.Create<CollectiveIbTransport>();
     t->Setup(hcas, fabric.subnetManager);
     Ptr<CollectiveCommunicator> comm = m_comm.Create<CollectiveCommunicator>();
-    comm->SetTransport(t);
     Ptr<CollectiveAlgorithm> algo = NewAlgorithm();
     if (Ptr<SharpCollectiveAlgorithm> sharp = DynamicCast<SharpCollectiveAlgorithm>(algo))
     {
@@ -164,7 +203,7 @@ CollectiveHelper::InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts)
                             "manager: SetSharpManager(SharpHelper().Install(fabric))");
         sharp->Setup(m_sharp, hcas);
     }
-    comm->SetAlgorithm(algo);
+    Attach(comm, t, algo);
     return comm;
 }
 
@@ -189,13 +228,12 @@ CollectiveHelper::InstallRoce(const EthFabric& fabric, std::vector<uint32_t> hos
     Ptr<CollectiveIbTransport> t = m_ib.Create<CollectiveIbTransport>();
     t->Setup(hcas, nullptr);
     Ptr<CollectiveCommunicator> comm = m_comm.Create<CollectiveCommunicator>();
-    comm->SetTransport(t);
     Ptr<CollectiveAlgorithm> algo = NewAlgorithm();
     NS_ABORT_MSG_IF(DynamicCast<SharpCollectiveAlgorithm>(algo),
                     "CollectiveHelper::InstallRoce: algorithm sharp aggregates in InfiniBand "
                     "switches, which an Ethernet fabric does not have; choose ring, tree, "
                     "halving-doubling or recursive-doubling");
-    comm->SetAlgorithm(algo);
+    Attach(comm, t, algo);
     return comm;
 }
 
@@ -278,11 +316,10 @@ CollectiveHelper::InstallTcpAt(NodeContainer nodes, const std::vector<Ipv4Addres
     t->SetAttribute("Port", UintegerValue(base.Get() + g_nextTcpPort++));
     t->Setup(ns, addrs);
     Ptr<CollectiveCommunicator> comm = m_comm.Create<CollectiveCommunicator>();
-    comm->SetTransport(t);
     NS_ABORT_MSG_IF(m_algorithm == "sharp",
                     "CollectiveHelper: sharp aggregates in InfiniBand switches; over TCP use "
                     "ring, tree or hd");
-    comm->SetAlgorithm(NewAlgorithm());
+    Attach(comm, t, NewAlgorithm());
     return comm;
 }
 

@@ -36,7 +36,8 @@ class CollectiveHelper
     CollectiveHelper();
 
     /**
-     * @param name "ring", "tree", "hd" (halving-doubling), "rd" (recursive doubling) or
+     * @param name "ring", "tree", "hd" (halving-doubling), "rd" (recursive doubling), "hier"
+     *        (hierarchical, with SetGpusPerServer) or
      *        "sharp" (in-network, IB only: needs SetSharpManager)
      */
     void SetAlgorithm(const std::string& name);
@@ -67,6 +68,22 @@ class CollectiveHelper
      * @param value its value
      */
     void SetTcpTransportAttribute(const std::string& name, const AttributeValue& value);
+    /**
+     * Make the ranks GPUs of servers: every communicator installed from now on carries
+     * the messages between GPUs of one server over NVLink (CollectiveNvlinkTransport, in
+     * front of the fabric transport), and an algorithm with a GpusPerServer attribute
+     * (hier) gets @p gpusPerServer. Rank r is GPU r % gpusPerServer of server
+     * r / gpusPerServer: give the hosts in that order (IbTopologyBuilder::RailOptimized2Level
+     * numbers them so). 0 or 1 turns it off (the default: one rank per server).
+     * @param gpusPerServer GPUs per server
+     */
+    void SetGpusPerServer(uint32_t gpusPerServer);
+    /**
+     * @param name attribute of ns3::CollectiveNvlinkTransport (NvlinkBandwidth,
+     *        NvlinkLatency)
+     * @param value its value
+     */
+    void SetNvlinkAttribute(const std::string& name, const AttributeValue& value);
     /**
      * @param name attribute of ns3::IbHca, for hosts that have no HCA yet (DataMode, ...)
      * @param value its value
@@ -114,7 +131,7 @@ class CollectiveHelper
                                            const Ipv4InterfaceContainer& interfaces);
 
     /**
-     * @param name "ring", "tree", "hd" (or "halving-doubling"), "rd", "sharp"
+     * @param name "ring", "tree", "hd" (or "halving-doubling"), "rd", "hier", "sharp"
      * @return a new algorithm (aborts for an unknown name)
      */
     static Ptr<CollectiveAlgorithm> CreateAlgorithm(const std::string& name);
@@ -159,16 +176,28 @@ class CollectiveHelper
                                        const std::string& routing = "ftree");
 
   private:
-    std::string m_algorithm; //!< algorithm name
-    ObjectFactory m_comm;    //!< communicator factory
-    ObjectFactory m_ib;      //!< IB transport factory
-    ObjectFactory m_tcp;     //!< TCP transport factory
-    IbHcaHelper m_hcaHelper; //!< HCAs for hosts without one
+    std::string m_algorithm;     //!< algorithm name
+    ObjectFactory m_comm;        //!< communicator factory
+    ObjectFactory m_ib;          //!< IB transport factory
+    ObjectFactory m_tcp;         //!< TCP transport factory
+    ObjectFactory m_nvlink;      //!< NVLink transport factory
+    uint32_t m_gpusPerServer{0}; //!< SetGpusPerServer (0: no NVLink domain)
+    IbHcaHelper m_hcaHelper;     //!< HCAs for hosts without one
     std::vector<std::pair<std::string, Ptr<AttributeValue>>> m_algAttrs; //!< algorithm attrs
     Ptr<SharpAggregationManager> m_sharp;                                //!< for "sharp"
 
     /// @return a new algorithm of the configured name with the configured attributes
     Ptr<CollectiveAlgorithm> NewAlgorithm() const;
+    /**
+     * Give a new communicator its transport and algorithm: the transport behind an
+     * NVLink domain if SetGpusPerServer asked for one.
+     * @param comm the communicator
+     * @param fabric the fabric transport, set up
+     * @param algo its algorithm
+     */
+    void Attach(Ptr<CollectiveCommunicator> comm,
+                Ptr<CollectiveTransport> fabric,
+                Ptr<CollectiveAlgorithm> algo) const;
     /**
      * The TCP communicator of both InstallTcp overloads.
      * @param nodes the ranks' nodes

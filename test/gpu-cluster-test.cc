@@ -1,0 +1,330 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * GPU servers: the NVLink domain (CollectiveNvlinkTransport), rail-optimized fabrics
+ * (IbTopologyBuilder::RailOptimized2Level) and the hierarchical allreduce.
+ */
+
+#include "collective-test-util.h"
+
+#include "ns3/collective-communicator.h"
+#include "ns3/collective-helper.h"
+#include "ns3/collective-ib-transport.h"
+#include "ns3/collective-nvlink-transport.h"
+#include "ns3/core-module.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-hca.h"
+#include "ns3/ib-helper.h"
+#include "ns3/ib-net-device.h"
+#include "ns3/ib-packet.h"
+#include "ns3/ib-topology-builder.h"
+#include "ns3/network-module.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <map>
+#include <set>
+#include <vector>
+
+using namespace ns3;
+using namespace ns3::ibtest;
+
+namespace
+{
+
+class GpuClusterTest : public ::testing::Test
+{
+  protected:
+    void TearDown() override
+    {
+        Simulator::Destroy();
+        IbHelper::ResetLidAllocation();
+    }
+};
+
+/// A fabric transport that only records what it is asked to send.
+class RecordingFabric : public CollectiveTransport
+{
+  public:
+    /// @param n ranks
+    explicit RecordingFabric(uint32_t n)
+        : m_n(n)
+    {
+    }
+
+    uint32_t GetNRanks() const override
+    {
+        return m_n;
+    }
+
+    bool IsDataMode() const override
+    {
+        return true;
+    }
+
+    void Send(uint32_t src,
+              uint32_t dst,
+              uint32_t tag,
+              uint64_t bytes,
+              const uint8_t* data,
+              Callback<void> sent) override
+    {
+        sends.emplace_back(src, dst);
+    }
+
+    std::vector<std::pair<uint32_t, uint32_t>> sends; ///< (src, dst) of each send
+
+  private:
+    uint32_t m_n; ///< ranks
+};
+
+/// An NVLink domain of 2 servers x 4 GPUs in front of a RecordingFabric.
+struct NvlinkSetup
+{
+    Ptr<RecordingFabric> fabric = Create<RecordingFabric>(8); ///< between servers
+    Ptr<CollectiveNvlinkTransport> nv;                        ///< the transport
+    std::vector<std::pair<uint32_t, Time>> arrivals;          ///< (tag, time)
+    std::vector<uint8_t> lastData;                            ///< last message's bytes
+    const double bitRate = 3600e9;                            ///< NVLink, per direction
+    const Time latency = NanoSeconds(600);                    ///< NvlinkLatency
+
+    NvlinkSetup()
+    {
+        nv = CreateObject<CollectiveNvlinkTransport>();
+        nv->SetAttribute("GpusPerServer", UintegerValue(4));
+        nv->SetFabricTransport(fabric);
+        nv->SetReceiveCallback(MakeCallback(&NvlinkSetup::Received, this));
+    }
+
+    /// Receive callback.
+    void Received(uint32_t src, uint32_t dst, uint32_t tag, uint64_t bytes, const uint8_t* data)
+    {
+        arrivals.emplace_back(tag, Simulator::Now());
+        lastData.assign(data, data + bytes);
+    }
+
+    /// @param bytes a message length @return its serialisation time
+    Time Ser(uint64_t bytes) const
+    {
+        return Seconds(bytes * 8.0 / bitRate);
+    }
+};
+
+} // namespace
+
+// One message takes b / B + L; two into one GPU share its ingress and two out of one
+// GPU its egress (k b / B + L for the k-th); disjoint pairs do not meet in the
+// non-blocking NVSwitch; the send completes when the bytes have left; messages between
+// servers go to the fabric transport.
+TEST_F(GpuClusterTest, NvlinkMessagesTakeTheirSerialisationAndLatency)
+{
+    NvlinkSetup s;
+    const uint64_t b = 1 << 20;
+    std::vector<uint8_t> payload(b, 0x5A);
+    Time sentAt = Time::Max();
+    s.nv->Send(0, 1, 1, b, payload.data(), Callback<void>([&sentAt]() {
+                   sentAt = Simulator::Now();
+               }));
+    payload.assign(b, 0); // the transport copied it
+    Simulator::Run();
+    ASSERT_EQ(s.arrivals.size(), 1u);
+    EXPECT_EQ(s.arrivals[0].second, s.Ser(b) + s.latency);
+    EXPECT_EQ(sentAt, s.Ser(b));
+    EXPECT_EQ(s.lastData, std::vector<uint8_t>(b, 0x5A));
+
+    s.arrivals.clear();
+    const Time t0 = Simulator::Now() + MilliSeconds(1);
+    Simulator::Schedule(MilliSeconds(1), [&]() {
+        s.nv->Send(1, 0, 10, b, payload.data(), Callback<void>()); // into GPU 0 ...
+        s.nv->Send(2, 0, 11, b, payload.data(), Callback<void>()); // ... twice
+        s.nv->Send(3, 2, 12, b, payload.data(), Callback<void>()); // out of GPU 3 ...
+        s.nv->Send(3, 1, 13, b, payload.data(), Callback<void>()); // ... twice
+        s.nv->Send(4, 5, 14, b, payload.data(), Callback<void>()); // another server
+        s.nv->Send(0, 4, 15, b, payload.data(), Callback<void>()); // between servers
+    });
+    Simulator::Run();
+    std::map<uint32_t, Time> at(s.arrivals.begin(), s.arrivals.end());
+    ASSERT_EQ(at.size(), 5u);
+    EXPECT_EQ(at[10], t0 + s.Ser(b) + s.latency);
+    EXPECT_EQ(at[11], t0 + s.Ser(b) + s.Ser(b) + s.latency);
+    EXPECT_EQ(at[12], t0 + s.Ser(b) + s.latency);
+    EXPECT_EQ(at[13], t0 + s.Ser(b) + s.Ser(b) + s.latency);
+    EXPECT_EQ(at[14], t0 + s.Ser(b) + s.latency);
+    ASSERT_EQ(s.fabric->sends.size(), 1u);
+    EXPECT_EQ(s.fabric->sends[0], std::make_pair(0u, 4u));
+    EXPECT_EQ(s.nv->GetNvlinkMessages(), 6u);
+    EXPECT_EQ(s.nv->GetNvlinkBytes(), 6 * b);
+    EXPECT_EQ(s.nv->GetMessagesSent(), 7u);
+}
+
+TEST_F(GpuClusterTest, RanksThatAreNotWholeServersAreRefused)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    Ptr<CollectiveNvlinkTransport> nv = CreateObject<CollectiveNvlinkTransport>();
+    EXPECT_DEATH(nv->SetFabricTransport(Create<RecordingFabric>(12)),
+                 "12 ranks are not whole servers of 8 GPUs \\(GpusPerServer\\)");
+}
+
+// NIC k of server s is host s * G + k on rail k's leaf of group s / down, port
+// s % down + 1; every leaf reaches every spine once.
+TEST_F(GpuClusterTest, RailOptimizedFabricPutsNicKOfEveryServerOnRailK)
+{
+    // radix 8: 4 servers per group; 6 servers of 4 GPUs need 2 groups of 4 leaves.
+    const IbTopology t = IbTopologyBuilder::RailOptimized2Level(8, 6, 4);
+    std::string err;
+    ASSERT_TRUE(t.Validate(&err)) << err;
+    EXPECT_EQ(t.GetCas().size(), 24u);
+    EXPECT_EQ(t.GetSwitches().size(), 8u + 4u);
+    for (uint32_t srv = 0; srv < 6; ++srv)
+    {
+        for (uint32_t k = 0; k < 4; ++k)
+        {
+            const IbTopology::Node& host = t.GetNode(srv * 4 + k);
+            ASSERT_EQ(host.type, IbTopology::CA);
+            EXPECT_EQ(host.name, "host-" + std::to_string(srv * 4 + k));
+            const IbTopology::Port& p = host.ports.at(1);
+            ASSERT_GE(p.peerNode, 0);
+            EXPECT_EQ(t.GetNode(p.peerNode).name,
+                      "rail-" + std::to_string(k) + "-leaf-" + std::to_string(srv / 4));
+            EXPECT_EQ(p.peerPort, srv % 4 + 1);
+            EXPECT_EQ(p.speed, IbLinkRate::NDR);
+        }
+    }
+    for (uint32_t sw : t.GetSwitches())
+    {
+        const IbTopology::Node& node = t.GetNode(sw);
+        if (node.level != 0)
+        {
+            continue;
+        }
+        std::set<std::string> spines;
+        for (uint32_t port = 5; port <= 8; ++port)
+        {
+            ASSERT_GE(node.ports.at(port).peerNode, 0) << node.name;
+            spines.insert(t.GetNode(node.ports.at(port).peerNode).name);
+        }
+        EXPECT_EQ(spines.size(), 4u) << node.name;
+    }
+}
+
+TEST_F(GpuClusterTest, ARailOptimizedFabricTooLargeForItsSpinesIsRefusedWithTheLargestThatFits)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(IbTopologyBuilder::RailOptimized2Level(8, 9, 4),
+                 "needs 3 groups of 4 servers, 12 leaves, but a spine has only 8 ports; the "
+                 "largest server count that fits is 8");
+    EXPECT_DEATH(IbTopologyBuilder::RailOptimized2Level(8, 2, 9), "gpusPerServer=9: give 1..8");
+}
+
+// The hierarchical allreduce gives every operator on every type the reference result,
+// over the rail fabric with the NVLink domain, and the same bytes over TCP.
+TEST_F(GpuClusterTest, HierarchicalAllReduceMatchesTheReferenceOverRdmaAndTcp)
+{
+    const IbTopology topo = IbTopologyBuilder::RailOptimized2Level(8, 3, 4, 1.0, IbLinkRate::HDR);
+    CollectiveOpSpec spec;
+    spec.count = 10007; // not a multiple of the 4 x 3 segments
+    spec.type = CollectiveDataType::FLOAT32;
+    const Buffers in = MakeInputs(spec.type, spec.op, 12, spec.count * 4, 5);
+    Buffers ib = in;
+    Buffers tcp = in;
+    {
+        IbFabricHelper fh;
+        fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+        IbFabric fabric = fh.Build(topo);
+        CollectiveHelper h;
+        h.SetHcaAttribute("DataMode", BooleanValue(true));
+        h.SetGpusPerServer(4);
+        h.SetAlgorithm("hier");
+        h.SetCommunicatorAttribute("ChunkSize", UintegerValue(8192));
+        Ptr<CollectiveCommunicator> comm = h.InstallIb(fabric);
+        AllOpsAllTypes(comm, 3001, "hier over RDMA");
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &ib), Time::Max());
+        Ptr<CollectiveNvlinkTransport> nv =
+            DynamicCast<CollectiveNvlinkTransport>(comm->GetTransport());
+        ASSERT_TRUE(nv);
+        // Only rail peers use the fabric: GPU k talks to the k-th GPUs of the others.
+        EXPECT_GT(nv->GetNvlinkMessages(), 0u);
+        EXPECT_GT(nv->GetFabricTransport()->GetMessagesSent(), 0u);
+        Simulator::Destroy();
+        IbHelper::ResetLidAllocation();
+    }
+    {
+        NodeContainer hosts =
+            CollectiveHelper::BuildIpFabric(topo, DataRate("10Gbps"), MicroSeconds(1));
+        CollectiveHelper h;
+        h.SetGpusPerServer(4);
+        h.SetAlgorithm("hier");
+        h.SetCommunicatorAttribute("ChunkSize", UintegerValue(8192));
+        ASSERT_NE(CollectiveHelper::Run(h.InstallTcp(hosts), spec, &tcp), Time::Max());
+    }
+    EXPECT_EQ(ib, tcp) << "the same reduction order over either transport";
+    std::vector<const uint8_t*> res;
+    for (const auto& b : ib)
+    {
+        res.push_back(b.data());
+        EXPECT_EQ(b, ib[0]) << "every GPU holds the same bytes";
+    }
+    EXPECT_EQ(CheckReduce(spec.type, spec.op, in, res, 0, spec.count * 4, "hier"), 0u);
+}
+
+// 2 servers x 8 GPUs on a rail-optimized HDR fabric, one message per step (ChunkSize of
+// a whole segment): 7 NVLink steps of S/8, then per rail a ring of 2 ranks (one step of
+// S/16 each way for the reduce-scatter and one for the allgather, the eight rails at
+// once, one leaf switch between the two GPUs), then 7 NVLink steps again. Each NVLink
+// step takes S/8 / B_nvl + L_nvl; each fabric step S/16 over the link's payload rate plus
+// one message latency alpha (doorbell, two cables, one switch, one packet, PCIe write).
+TEST_F(GpuClusterTest, HierarchicalAllReduceTimeIsTheNvlinkPhasesPlusThePerRailRing)
+{
+    const uint32_t g = 8;
+    const uint32_t servers = 2;
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbFabric fabric =
+        fh.Build(IbTopologyBuilder::RailOptimized2Level(16, servers, g, 1.0, IbLinkRate::HDR));
+    const uint64_t S = 16ull << 20;
+    CollectiveHelper h;
+    h.SetGpusPerServer(g);
+    h.SetAlgorithm("hier");
+    h.SetCommunicatorAttribute("ChunkSize", UintegerValue(S / g));
+    Ptr<CollectiveCommunicator> comm = h.InstallIb(fabric);
+    CollectiveOpSpec spec;
+    spec.count = S / 4;
+    CollectiveHelper::Run(comm, spec); // warm-up: connects the queue pairs
+    const Time t = CollectiveHelper::Run(comm, spec);
+    ASSERT_NE(t, Time::Max());
+
+    Ptr<CollectiveNvlinkTransport> nv =
+        DynamicCast<CollectiveNvlinkTransport>(comm->GetTransport());
+    UintegerValue slot;
+    nv->GetFabricTransport()->GetAttribute("SlotSize", slot);
+    Ptr<IbHca> hca = fabric.hosts.Get(0)->GetObject<IbHca>();
+    const double rate = fabric.HostPort(0)->GetDataRate().GetBitRate() / 8.0;
+    const uint32_t mtu = 4096;
+    const uint32_t frag = slot.Get();
+    const uint32_t pkts = (frag + mtu - 1) / mtu;
+    const double wire = (pkts - 1) * IbPacket::WireSize(mtu, 0, false) +
+                        IbPacket::WireSize(frag - (pkts - 1) * mtu, 4, false) +
+                        IbPacket::WireSize(0, 4, false) * std::ceil(double(pkts) / 16);
+    const double eff = frag / wire;
+    const double alpha = hca->GetDoorbellLatency().GetSeconds() + 2 * 10e-9 + 90e-9 +
+                         IbPacket::WireSize(mtu, 0, false) / rate +
+                         hca->GetPcieWriteLatency().GetSeconds();
+    const double nvStep = double(S / g) * 8 / 3600e9 + 600e-9;
+    const double railStep = double(S / g / servers) / (rate * eff) + alpha;
+    const double model = 2 * (g - 1) * nvStep + 2 * (servers - 1) * railStep;
+    std::cout << "hierarchical allreduce of " << S << " B on " << servers << " x " << g
+              << " GPUs: " << t.GetMicroSeconds() << " us; model " << model * 1e6 << " us (NVLink "
+              << 2 * (g - 1) * nvStep * 1e6 << " us, rails " << 2 * (servers - 1) * railStep * 1e6
+              << " us)\n";
+    EXPECT_NEAR(t.GetSeconds() / model, 1.0, 0.02);
+
+    // The flat ring over the same GPUs crosses between the servers on one NIC each way:
+    // 2 (n - 1) steps of S / n, each as slow as that crossing.
+    h.SetAlgorithm("ring");
+    Ptr<CollectiveCommunicator> ring = h.InstallIb(fabric);
+    CollectiveHelper::Run(ring, spec);
+    const Time tr = CollectiveHelper::Run(ring, spec);
+    std::cout << "flat ring: " << tr.GetMicroSeconds() << " us\n";
+    const uint32_t n = g * servers;
+    EXPECT_GE(tr.GetSeconds(), 2.0 * (n - 1) * (double(S) / n) / (rate * eff) * 0.999);
+}
