@@ -20,6 +20,7 @@
 #include "ns3/ib-topology-builder.h"
 #include "ns3/network-module.h"
 
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <map>
@@ -327,4 +328,155 @@ TEST_F(GpuClusterTest, HierarchicalAllReduceTimeIsTheNvlinkPhasesPlusThePerRailR
     std::cout << "flat ring: " << tr.GetMicroSeconds() << " us\n";
     const uint32_t n = g * servers;
     EXPECT_GE(tr.GetSeconds(), 2.0 * (n - 1) * (double(S) / n) / (rate * eff) * 0.999);
+}
+
+namespace
+{
+/**
+ * All-to-all inputs: segment j of rank r's send half holds bytes derived from (r, j).
+ * @param n ranks
+ * @param seg bytes per segment
+ * @return the buffers (receive halves zero)
+ */
+Buffers
+AllToAllInputs(uint32_t n, uint64_t seg)
+{
+    Buffers b(n, std::vector<uint8_t>(2 * n * seg, 0));
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        for (uint32_t j = 0; j < n; ++j)
+        {
+            for (uint64_t i = 0; i < seg; ++i)
+            {
+                b[r][j * seg + i] = static_cast<uint8_t>(r * 31 + j * 7 + i * 13);
+            }
+        }
+    }
+    return b;
+}
+
+/**
+ * @param b the buffers after the all-to-all
+ * @param n ranks
+ * @param seg bytes per segment
+ * @return receive-half segments that are not the sender's segment for the receiver
+ */
+uint32_t
+AllToAllWrong(const Buffers& b, uint32_t n, uint64_t seg)
+{
+    uint32_t wrong = 0;
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        for (uint32_t j = 0; j < n; ++j)
+        {
+            // rank r's segment j of the receive half is rank j's send segment r
+            if (!std::equal(b[r].begin() + (n + j) * seg,
+                            b[r].begin() + (n + j + 1) * seg,
+                            b[j].begin() + r * seg))
+            {
+                ++wrong;
+            }
+        }
+    }
+    return wrong;
+}
+} // namespace
+
+// Every algorithm's all-to-all delivers each segment to its rank, over RDMA with the NVLink
+// domain (pairwise exchange; hier straight and through the rails) and over TCP.
+TEST_F(GpuClusterTest, AllToAllDeliversEverySegmentWhateverTheAlgorithmAndTransport)
+{
+    const IbTopology topo = IbTopologyBuilder::RailOptimized2Level(8, 3, 4, 1.0, IbLinkRate::HDR);
+    const uint32_t n = 12;
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::ALLTOALL;
+    spec.type = CollectiveDataType::INT8;
+    spec.count = 5000; // bytes per segment, not a multiple of the chunk
+    IbFabricHelper fh;
+    IbFabric fabric = fh.Build(topo);
+    for (const char* algo : {"ring", "tree", "hd", "hier", "hier-straight"})
+    {
+        CollectiveHelper h;
+        h.SetHcaAttribute("DataMode", BooleanValue(true));
+        h.SetGpusPerServer(4);
+        h.SetCommunicatorAttribute("ChunkSize", UintegerValue(2048));
+        const bool straight = std::string(algo) == "hier-straight";
+        h.SetAlgorithm(straight ? "hier" : algo);
+        if (straight)
+        {
+            h.SetAlgorithmAttribute("RailAwareAllToAll", BooleanValue(false));
+        }
+        Buffers b = AllToAllInputs(n, spec.count);
+        Ptr<CollectiveCommunicator> comm = h.InstallIb(fabric);
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &b), Time::Max()) << algo;
+        EXPECT_EQ(AllToAllWrong(b, n, spec.count), 0u) << algo;
+        Ptr<CollectiveNvlinkTransport> nv =
+            DynamicCast<CollectiveNvlinkTransport>(comm->GetTransport());
+        // Each GPU sends n - 1 segments; through the rails, those for another server's GPU
+        // k' cross NVLink first: (G - 1) (1 + (N - 1)) segments per GPU over NVLink.
+        const uint64_t nvSegments = std::string(algo) == "hier" ? 3 * (1 + 2) : 3;
+        EXPECT_EQ(nv->GetNvlinkBytes(), n * nvSegments * spec.count) << algo;
+    }
+    Simulator::Destroy();
+    IbHelper::ResetLidAllocation();
+    NodeContainer hosts =
+        CollectiveHelper::BuildIpFabric(topo, DataRate("10Gbps"), MicroSeconds(1));
+    CollectiveHelper h;
+    h.SetGpusPerServer(4);
+    h.SetAlgorithm("hier");
+    Buffers b = AllToAllInputs(n, spec.count);
+    ASSERT_NE(CollectiveHelper::Run(h.InstallTcp(hosts), spec, &b), Time::Max());
+    EXPECT_EQ(AllToAllWrong(b, n, spec.count), 0u) << "hier over TCP";
+}
+
+// All-to-all on 2 servers x 8 GPUs, rail-optimized, 1 MiB per pair: every NIC sends and
+// receives the (N - 1) G segments of the other server, and each step of either schedule
+// is a permutation of the NICs, so the time is that many bytes at the link's payload
+// rate plus one message latency and the last chunk's acknowledgement; the NVLink traffic
+// (at most 2 (G - 1) segments per GPU) overlaps it.
+TEST_F(GpuClusterTest, AllToAllTimeOnARailOptimizedFabricIsItsNicBound)
+{
+    const uint32_t g = 8;
+    const uint32_t servers = 2;
+    const uint32_t n = g * servers;
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbFabric fabric =
+        fh.Build(IbTopologyBuilder::RailOptimized2Level(16, servers, g, 1.0, IbLinkRate::HDR));
+    const uint64_t seg = 1 << 20;
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::ALLTOALL;
+    spec.type = CollectiveDataType::INT8;
+    spec.count = seg;
+    const double rate = fabric.HostPort(0)->GetDataRate().GetBitRate() / 8.0;
+    Ptr<IbHca> hca;
+    for (bool railAware : {true, false})
+    {
+        CollectiveHelper h;
+        h.SetGpusPerServer(g);
+        h.SetAlgorithm("hier");
+        h.SetAlgorithmAttribute("RailAwareAllToAll", BooleanValue(railAware));
+        Ptr<CollectiveCommunicator> comm = h.InstallIb(fabric);
+        CollectiveHelper::Run(comm, spec); // warm-up: connects the queue pairs
+        const Time t = CollectiveHelper::Run(comm, spec);
+        ASSERT_NE(t, Time::Max());
+        Ptr<CollectiveNvlinkTransport> nv =
+            DynamicCast<CollectiveNvlinkTransport>(comm->GetTransport());
+        UintegerValue slot;
+        nv->GetFabricTransport()->GetAttribute("SlotSize", slot);
+        hca = fabric.hosts.Get(0)->GetObject<IbHca>();
+        const uint32_t mtu = 4096;
+        const uint32_t frag = slot.Get();
+        const uint32_t pkts = (frag + mtu - 1) / mtu;
+        const double wire = (pkts - 1) * IbPacket::WireSize(mtu, 0, false) +
+                            IbPacket::WireSize(frag - (pkts - 1) * mtu, 4, false) +
+                            IbPacket::WireSize(0, 4, false) * std::ceil(double(pkts) / 16);
+        const double eff = frag / wire;
+        const double bound = double(servers - 1) * g * seg / (rate * eff);
+        std::cout << "all-to-all, 1 MiB per pair, " << servers << " x " << g
+                  << (railAware ? " GPUs through the rails: " : " GPUs straight: ")
+                  << t.GetMicroSeconds() << " us, NIC bound " << bound * 1e6 << " us\n";
+        EXPECT_GE(t.GetSeconds(), bound);
+        EXPECT_LT(t.GetSeconds(), bound * 1.03);
+    }
 }

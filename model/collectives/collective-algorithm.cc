@@ -98,6 +98,8 @@ CollectiveAlgorithm::KindName(CollectiveKind kind)
         return "barrier";
     case CollectiveKind::REDUCE:
         return "reduce";
+    case CollectiveKind::ALLTOALL:
+        return "alltoall";
     }
     return "?";
 }
@@ -117,6 +119,8 @@ CollectiveAlgorithm::BufferBytes(const CollectiveOpSpec& spec, uint32_t n)
         return uint64_t(n) * spec.count * elem;
     case CollectiveKind::BARRIER:
         return 0;
+    case CollectiveKind::ALLTOALL:
+        return 2 * uint64_t(n) * spec.count * elem;
     }
     return 0;
 }
@@ -165,7 +169,29 @@ CollectiveAlgorithm::Build(const CollectiveOpSpec& spec,
                                            << n << " ranks (0.." << n - 1 << ")");
         BuildReduce(c, bytes, spec.root);
         break;
+    case CollectiveKind::ALLTOALL:
+        BuildAllToAll(c, bytes);
+        break;
     }
+}
+
+void
+CollectiveAlgorithm::BuildAllToAll(const Ctx& c, uint64_t segBytes) const
+{
+    const uint64_t recvBase = uint64_t(c.n) * segBytes;
+    for (uint32_t k = 1; k < c.n; ++k)
+    {
+        const uint32_t to = (c.rank + k) % c.n;
+        const uint32_t from = (c.rank + c.n - k) % c.n;
+        Add(c, CollectiveStep::SEND, to, to * segBytes, segBytes);
+        Add(c, CollectiveStep::RECV_COPY, from, recvBase + from * segBytes, segBytes);
+    }
+}
+
+uint64_t
+CollectiveAlgorithm::ScratchBytes(const CollectiveOpSpec& spec, uint32_t n) const
+{
+    return 0;
 }
 
 bool

@@ -28,7 +28,8 @@ enum class CollectiveKind : uint8_t
     ALLGATHER,      ///< every rank gets every rank's segment
     BROADCAST,      ///< every rank gets the root's buffer
     BARRIER,        ///< no rank leaves before every rank entered
-    REDUCE          ///< the root gets the reduction of all buffers
+    REDUCE,         ///< the root gets the reduction of all buffers
+    ALLTOALL        ///< rank r's segment j goes to rank j, which keeps it as segment r
 };
 
 /**
@@ -37,6 +38,10 @@ enum class CollectiveKind : uint8_t
  * nccl-tests' in-place mode): ALLREDUCE, REDUCE and BROADCAST count elements (REDUCE: the
  * root's buffer gets the result, the others' contents are undefined after); REDUCE_SCATTER and
  * ALLGATHER n * count elements, rank r's own segment at element r * count; BARRIER none.
+ * ALLTOALL is out of place: 2 n * count elements, segment j of the first half (elements
+ * j * count ..) is sent to rank j, and segment j of the second half (elements
+ * (n + j) * count ..) receives rank j's segment for this rank (its own segment is copied,
+ * taking no time).
  */
 struct CollectiveOpSpec
 {
@@ -126,6 +131,16 @@ class CollectiveAlgorithm : public Object
     typedef Callback<void> RestartCallback;
 
     /**
+     * Bytes per rank that the programs of Build address beyond the user's buffer (offsets
+     * from BufferBytes on), for data they relay: the communicator gives every rank that
+     * much scratch space in data mode. Default 0.
+     * @param spec the operation
+     * @param n ranks
+     * @return scratch bytes per rank
+     */
+    virtual uint64_t ScratchBytes(const CollectiveOpSpec& spec, uint32_t n) const;
+
+    /**
      * Run an operation in the network rather than as point-to-point programs. The
      * communicator calls this first for every operation; host-based algorithms decline.
      * @param spec the operation
@@ -210,6 +225,13 @@ class CollectiveAlgorithm : public Object
      * @param c context
      */
     virtual void BuildBarrier(const Ctx& c) const;
+    /**
+     * All-to-all of segments of @p segBytes (default: pairwise exchange, in step k send to
+     * rank + k and receive from rank - k, n - 1 steps).
+     * @param c context
+     * @param segBytes bytes per segment
+     */
+    virtual void BuildAllToAll(const Ctx& c, uint64_t segBytes) const;
     /**
      * Reduce of @p bytes bytes to @p root (default: binomial tree, chunk by chunk).
      * @param c context

@@ -280,11 +280,25 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
                                     << CollectiveReduction::TypeName(spec.type)
                                     << " elements: rank " << r << "'s buffer has "
                                     << (*buffers)[r].size() << " bytes, " << need << " needed ("
-                                    << (spec.kind == CollectiveKind::REDUCE_SCATTER ||
+                                    << (spec.kind == CollectiveKind::ALLTOALL
+                                            ? "2 x ranks x count x element size: send and "
+                                              "receive halves"
+                                        : spec.kind == CollectiveKind::REDUCE_SCATTER ||
                                                 spec.kind == CollectiveKind::ALLGATHER
                                             ? "ranks x count x element size"
                                             : "count x element size")
                                     << ")");
+        }
+        if (spec.kind == CollectiveKind::ALLTOALL)
+        {
+            // A rank's own segment stays where it is: copied at once, like a reduction
+            // taking no time.
+            const uint64_t seg = spec.count * CollectiveReduction::SizeOf(spec.type);
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                uint8_t* b = (*buffers)[r].data();
+                std::memcpy(b + (uint64_t(n) + r) * seg, b + uint64_t(r) * seg, seg);
+            }
         }
     }
     NS_ABORT_MSG_IF(m_nextOp >= 0x7FFFFFFFu, "CollectiveCommunicator: out of operation ids");
@@ -313,10 +327,27 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
     return id;
 }
 
+uint8_t*
+CollectiveCommunicator::Bytes(Op& op, uint32_t rank, uint64_t offset)
+{
+    if (offset < op.bufferBytes)
+    {
+        return (*op.buffers)[rank].data() + offset;
+    }
+    return op.scratch[rank].data() + (offset - op.bufferBytes);
+}
+
 void
 CollectiveCommunicator::RunHostBased(Op& o)
 {
     const uint32_t n = o.ranks.size();
+    const uint64_t scratch = m_algorithm->ScratchBytes(o.spec, n);
+    if (o.buffers != nullptr && scratch > 0)
+    {
+        // Space the programs use beyond the user's buffer (relayed data), per rank.
+        o.bufferBytes = CollectiveAlgorithm::BufferBytes(o.spec, n);
+        o.scratch.assign(n, std::vector<uint8_t>(scratch));
+    }
     for (uint32_t r = 0; r < n; ++r)
     {
         m_algorithm->Build(o.spec, r, n, m_chunkSize, o.ranks[r].prog);
@@ -378,7 +409,7 @@ CollectiveCommunicator::Run(Op& op, uint32_t rank, uint32_t item)
                 rr.readySends.push(i); // issued by program order, within the send window
                 continue;
             }
-            uint8_t* buf = op.buffers != nullptr ? (*op.buffers)[rank].data() : nullptr;
+            uint8_t* buf = op.buffers != nullptr ? Bytes(op, rank, s.offset) : nullptr;
             Arrival& a = rr.arrivals[i];
             if (buf != nullptr && s.bytes > 0)
             {
@@ -389,13 +420,13 @@ CollectiveCommunicator::Run(Op& op, uint32_t rank, uint32_t item)
                     const uint32_t elem = CollectiveReduction::SizeOf(op.spec.type);
                     CollectiveReduction::Reduce(op.spec.type,
                                                 op.spec.op,
-                                                buf + s.offset,
+                                                buf,
                                                 a.data.data(),
                                                 s.bytes / elem);
                 }
                 else
                 {
-                    std::memcpy(buf + s.offset, a.data.data(), s.bytes);
+                    std::memcpy(buf, a.data.data(), s.bytes);
                 }
             }
             a = Arrival();
@@ -410,7 +441,7 @@ CollectiveCommunicator::Run(Op& op, uint32_t rank, uint32_t item)
         const uint32_t i = rr.readySends.top();
         rr.readySends.pop();
         const CollectiveStep& s = rr.prog[i];
-        uint8_t* buf = op.buffers != nullptr ? (*op.buffers)[rank].data() : nullptr;
+        uint8_t* buf = op.buffers != nullptr ? Bytes(op, rank, s.offset) : nullptr;
         ++rr.sendsPending;
         ++op.messages;
         rr.bytesInFlight += s.bytes;
@@ -419,7 +450,7 @@ CollectiveCommunicator::Run(Op& op, uint32_t rank, uint32_t item)
             s.peer,
             op.id,
             s.bytes,
-            buf != nullptr ? buf + s.offset : nullptr,
+            buf,
             MakeCallback(&CollectiveCommunicator::SendDone, this, op.id, rank, s.bytes));
         Complete(op, rank, i, ready);
     }
@@ -540,6 +571,7 @@ CollectiveCommunicator::CheckFinished(Op& op, uint32_t rank)
             op.finishTimes.push_back(r.finishTime);
         }
         std::vector<RankRun>().swap(op.ranks);
+        std::vector<std::vector<uint8_t>>().swap(op.scratch);
         NS_LOG_INFO("operation " << op.id << " finished in " << (op.end - op.start).As(Time::US));
         // The done callback runs as an event of its own; the operation joins the history
         // (and may push the oldest out of it) only after it, so that the callback can

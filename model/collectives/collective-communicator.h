@@ -160,6 +160,8 @@ class CollectiveCommunicator : public Object
         Time end{Time::Max()};                               ///< last rank done
         uint64_t messages{0};                                ///< messages sent
         uint32_t restarts{0};                                ///< in-network runs lost
+        uint64_t bufferBytes{UINT64_MAX};                    ///< user bytes per rank
+        std::vector<std::vector<uint8_t>> scratch;           ///< data mode: per rank
         DoneCallback done;                                   ///< completion
     };
 
@@ -206,6 +208,14 @@ class CollectiveCommunicator : public Object
      * @param op the operation (no rank has run anything of it)
      */
     void RunHostBased(Op& op);
+    /**
+     * @param op the operation (data mode)
+     * @param rank a rank
+     * @param offset a program offset: below the buffer's bytes in the user's buffer, above
+     *        in the rank's scratch (CollectiveAlgorithm::ScratchBytes)
+     * @return where its bytes are
+     */
+    static uint8_t* Bytes(Op& op, uint32_t rank, uint64_t offset);
     /**
      * Transport receive callback.
      * @param src sender

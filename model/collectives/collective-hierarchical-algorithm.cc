@@ -5,6 +5,7 @@
 #include "collective-hierarchical-algorithm.h"
 
 #include "ns3/abort.h"
+#include "ns3/boolean.h"
 #include "ns3/ib-range-checker.h"
 #include "ns3/log.h"
 #include "ns3/uinteger.h"
@@ -40,12 +41,21 @@ CollectiveHierarchicalAlgorithm::GetTypeId()
                           MakeIbUintegerChecker<uint32_t>("CollectiveHierarchicalAlgorithm",
                                                           "GpusPerServer",
                                                           1,
-                                                          1024));
+                                                          1024))
+            .AddAttribute("RailAwareAllToAll",
+                          "All-to-all through the rails: what GPU k has for GPU k' of another "
+                          "server goes first over NVLink to its own server's GPU k', which "
+                          "sends it on its rail (NCCL's PXN); false: straight to the "
+                          "destination, across rails in the fabric.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&CollectiveHierarchicalAlgorithm::m_railAware),
+                          MakeBooleanChecker());
     return tid;
 }
 
 CollectiveHierarchicalAlgorithm::CollectiveHierarchicalAlgorithm()
-    : m_gpusPerServer(8)
+    : m_gpusPerServer(8),
+      m_railAware(true)
 {
 }
 
@@ -69,14 +79,119 @@ CollectiveHierarchicalAlgorithm::AppendMapped(const Ctx& c,
     }
 }
 
+uint32_t
+CollectiveHierarchicalAlgorithm::Gpus(uint32_t n) const
+{
+    const uint32_t g = std::min(m_gpusPerServer, n);
+    NS_ABORT_MSG_UNLESS(n % g == 0,
+                        "CollectiveHierarchicalAlgorithm: " << n
+                                                            << " ranks are not whole servers of "
+                                                            << g << " GPUs (GpusPerServer)");
+    return g;
+}
+
+uint64_t
+CollectiveHierarchicalAlgorithm::ScratchBytes(const CollectiveOpSpec& spec, uint32_t n) const
+{
+    if (spec.kind != CollectiveKind::ALLTOALL || !m_railAware || n < 2)
+    {
+        return 0;
+    }
+    // Relay slots: [from local GPU][to server], one segment each.
+    const uint32_t g = Gpus(n);
+    return uint64_t(g) * (n / g) * spec.count * CollectiveReduction::SizeOf(spec.type);
+}
+
+void
+CollectiveHierarchicalAlgorithm::BuildAllToAll(const Ctx& c, uint64_t seg) const
+{
+    const uint32_t g = Gpus(c.n);
+    const uint32_t servers = c.n / g;
+    const uint32_t s = c.rank / g;
+    const uint32_t k = c.rank % g;
+    const uint64_t recv = uint64_t(c.n) * seg;      // receive half
+    const uint64_t relay = 2 * uint64_t(c.n) * seg; // scratch: relay slots
+    auto rank = [g](uint32_t server, uint32_t gpu) { return server * g + gpu; };
+    auto slot = [relay, servers, seg](uint32_t fromGpu, uint32_t toServer) {
+        return relay + (uint64_t(fromGpu) * servers + toServer) * seg;
+    };
+    if (!m_railAware || servers == 1)
+    {
+        // Straight: server steps j = 1..N-1, each G permutations of the NICs, then (after
+        // the first) the server's own GPUs over NVLink.
+        auto local = [&]() {
+            for (uint32_t m = 1; m < g; ++m)
+            {
+                const uint32_t to = rank(s, (k + m) % g);
+                const uint32_t from = rank(s, (k + g - m) % g);
+                Add(c, CollectiveStep::SEND, to, to * seg, seg);
+                Add(c, CollectiveStep::RECV_COPY, from, recv + from * seg, seg);
+            }
+        };
+        for (uint32_t j = 1; j < servers; ++j)
+        {
+            for (uint32_t m = 0; m < g; ++m)
+            {
+                const uint32_t to = rank((s + j) % servers, (k + m) % g);
+                const uint32_t from = rank((s + servers - j) % servers, (k + g - m) % g);
+                Add(c, CollectiveStep::SEND, to, to * seg, seg);
+                Add(c, CollectiveStep::RECV_COPY, from, recv + from * seg, seg);
+            }
+            if (j == 1)
+            {
+                local();
+            }
+        }
+        if (servers == 1)
+        {
+            local();
+        }
+        return;
+    }
+    // Program order matters where a rank's sends share its send window: the rail sends of
+    // its own segments come first, then for m = 1 .. G-1 the NVLink exchange that brings
+    // GPU k + m's segments for this rail (GPU k + m sends them in its m-th exchange, to
+    // k + m - m = k) and at once their rail sends.
+    auto railSends = [&](uint32_t m) {
+        const uint32_t kk = (k + m) % g; // whose segments: GPU kk of this server
+        for (uint32_t j = 1; j < servers; ++j)
+        {
+            const uint32_t dst = (s + j) % servers;
+            const uint32_t src = (s + servers - j) % servers;
+            const uint64_t off = kk == k ? uint64_t(rank(dst, k)) * seg : slot(kk, dst);
+            Add(c, CollectiveStep::SEND, rank(dst, k), off, seg);
+            Add(c,
+                CollectiveStep::RECV_COPY,
+                rank(src, k),
+                recv + uint64_t(rank(src, kk)) * seg,
+                seg);
+        }
+    };
+    railSends(0);
+    for (uint32_t m = 1; m < g; ++m)
+    {
+        // Over NVLink to GPU k - m: its own segment, then what it relays to GPU k - m of
+        // every other server; from GPU k + m the same the other way.
+        const uint32_t kTo = (k + g - m) % g;
+        const uint32_t kFrom = (k + m) % g;
+        const uint32_t to = rank(s, kTo);
+        const uint32_t from = rank(s, kFrom);
+        Add(c, CollectiveStep::SEND, to, to * seg, seg);
+        Add(c, CollectiveStep::RECV_COPY, from, recv + from * seg, seg);
+        for (uint32_t j = 1; j < servers; ++j)
+        {
+            const uint32_t dst = (s + j) % servers;
+            Add(c, CollectiveStep::SEND, to, rank(dst, kTo) * seg, seg);
+            Add(c, CollectiveStep::RECV_COPY, from, slot(kFrom, dst), seg);
+        }
+        railSends(m);
+    }
+}
+
 void
 CollectiveHierarchicalAlgorithm::BuildAllReduce(const Ctx& c, uint64_t bytes) const
 {
-    const uint32_t g = std::min(m_gpusPerServer, c.n);
-    NS_ABORT_MSG_UNLESS(c.n % g == 0,
-                        "CollectiveHierarchicalAlgorithm: " << c.n
-                                                            << " ranks are not whole servers of "
-                                                            << g << " GPUs (GpusPerServer)");
+    const uint32_t g = Gpus(c.n);
     const uint32_t servers = c.n / g;
     const uint32_t server = c.rank / g;
     const uint32_t gpu = c.rank % g;

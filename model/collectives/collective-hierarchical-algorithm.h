@@ -23,8 +23,18 @@ namespace ns3
  * r / GpusPerServer, as CollectiveNvlinkTransport numbers them. A GPU sends
  * 2 (G - 1) / G * S bytes over NVLink and 2 (N - 1) / (N G) * S over its NIC (G GPUs
  * per server, N servers), against 2 (n - 1) / n * S through the one NIC of a flat ring's
- * server crossing. Other operations run as CollectiveAlgorithm's defaults (ring
- * reduce-scatter and allgather over all ranks, binomial broadcast and reduce).
+ * server crossing.
+ *
+ * All-to-all: with RailAwareAllToAll (the default, as NCCL's PXN), GPU k hands what it
+ * has for GPU k' of the other servers to its server's GPU k' over NVLink, and each GPU
+ * then exchanges with the GPUs of its own rail only: G segments to each of the N - 1
+ * others (its own and those relayed), so no message changes rails in the fabric.
+ * Without it, GPU k sends each segment straight to its destination, the servers in
+ * turn and within a server step the GPUs k, k + 1, ... (so that every step is a
+ * permutation of the NICs), and its own server's GPUs over NVLink.
+ *
+ * Other operations run as CollectiveAlgorithm's defaults (ring reduce-scatter and
+ * allgather over all ranks, binomial broadcast and reduce).
  */
 class CollectiveHierarchicalAlgorithm : public CollectiveAlgorithm
 {
@@ -40,8 +50,11 @@ class CollectiveHierarchicalAlgorithm : public CollectiveAlgorithm
 
     std::string GetName() const override;
 
+    uint64_t ScratchBytes(const CollectiveOpSpec& spec, uint32_t n) const override;
+
   protected:
     void BuildAllReduce(const Ctx& c, uint64_t bytes) const override;
+    void BuildAllToAll(const Ctx& c, uint64_t segBytes) const override;
 
   private:
     /**
@@ -55,7 +68,14 @@ class CollectiveHierarchicalAlgorithm : public CollectiveAlgorithm
                              const std::vector<CollectiveStep>& steps,
                              const std::vector<uint32_t>& members);
 
+    /**
+     * @param n ranks
+     * @return GPUs per server for @p n ranks (aborts if they are not whole servers)
+     */
+    uint32_t Gpus(uint32_t n) const;
+
     uint32_t m_gpusPerServer; //!< GpusPerServer attribute
+    bool m_railAware;         //!< RailAwareAllToAll attribute
 };
 
 } // namespace ns3
