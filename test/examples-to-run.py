@@ -44,6 +44,17 @@ cpp_examples = [
         "True",
         "False",
     ),
+    (
+        "gpu-cluster-collectives --servers=2 --gpus=4 --radix=8 --b=64K --e=1M --check=true",
+        "True",
+        "False",
+    ),
+    (
+        "gpu-cluster-collectives --coll=alltoall --fabric=all --servers=2 --gpus=4 --radix=8 "
+        "--b=64K --e=256K --check=true",
+        "True",
+        "False",
+    ),
     ("roce-vs-ib --hosts=16 --radix=8 --us=50 --warmUs=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --fabric=roce --hosts=16 --packets=20", "True", "False"),

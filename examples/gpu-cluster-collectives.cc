@@ -1,0 +1,293 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * GPU servers on a rail-optimized fabric: each GPU has its own NIC (NIC k of every server
+ * on rail k's leaves), the GPUs of a server share an NVLink/NVSwitch domain. Runs an
+ * allreduce (flat ring against the hierarchical NVLink + per-rail ring) or an all-to-all
+ * (pairwise, hierarchical straight, hierarchical through the rails) over a sweep of sizes
+ * and prints the times and bus bandwidths side by side, as nccl-tests does.
+ *
+ *   ./gpu-cluster-collectives                                 4 servers x 8 GPUs, IB NDR
+ *   ./gpu-cluster-collectives --coll=alltoall --servers=12 --oversubscription=3 --b=4M --e=4M
+ *                                  spines at a third of the NICs: through the rails wins
+ *   ./gpu-cluster-collectives --fabric=all --e=16M            IB, RoCE and TCP
+ *   ./gpu-cluster-collectives --check=true --e=1M             real bytes, results verified
+ *
+ * Columns: size (bytes per rank: the buffer of an allreduce, the send half of an
+ * all-to-all), then per variant the time (us, mean of --iters after a warm-up) and the
+ * bus bandwidth (GB/s): algbw x 2 (n - 1) / n for allreduce, algbw x (n - 1) / n for
+ * all-to-all (nccl-tests' definitions).
+ */
+
+#include "ns3/core-module.h"
+#include "ns3/infiniband-module.h"
+#include "ns3/network-module.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+using namespace ns3;
+
+namespace
+{
+
+/**
+ * @param name the option
+ * @param v a size with an optional K, M or G suffix
+ * @return bytes
+ */
+uint64_t
+ParseSize(const std::string& name, const std::string& v)
+{
+    std::size_t used = 0;
+    uint64_t n = 0;
+    try
+    {
+        n = std::stoull(v, &used);
+    }
+    catch (const std::exception&)
+    {
+        NS_ABORT_MSG("--" << name << "=" << v << ": not a size; give bytes, e.g. 64K or 16M");
+    }
+    const std::string suffix = v.substr(used);
+    if (suffix == "K" || suffix == "k")
+    {
+        return n << 10;
+    }
+    if (suffix == "M" || suffix == "m")
+    {
+        return n << 20;
+    }
+    if (suffix == "G" || suffix == "g")
+    {
+        return n << 30;
+    }
+    NS_ABORT_MSG_UNLESS(suffix.empty(),
+                        "--" << name << "=" << v << ": unknown suffix '" << suffix
+                             << "'; use K, M or G");
+    return n;
+}
+
+/// One way to run the collective.
+struct Variant
+{
+    std::string label;     ///< column heading
+    std::string algorithm; ///< CollectiveAlgorithm short name
+    bool railAware;        ///< hier's RailAwareAllToAll
+};
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    uint32_t servers = 4;
+    uint32_t gpus = 8;
+    uint32_t radix = 16;
+    double oversubscription = 1.0;
+    std::string speed = "NDR";
+    std::string fabricArg = "ib";
+    std::string coll = "allreduce";
+    std::string minBytes = "64K";
+    std::string maxBytes = "64M";
+    uint32_t factor = 4;
+    uint32_t iters = 1;
+    std::string nvlink = "3600Gbps";
+    bool check = false;
+
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("servers", "GPU servers", servers);
+    cmd.AddValue("gpus", "GPUs (and NICs) per server", gpus);
+    cmd.AddValue("radix", "switch radix of the rail-optimized fat tree", radix);
+    cmd.AddValue("oversubscription",
+                 "leaf host ports : uplinks (1 = non-blocking; 2 halves the spine bandwidth)",
+                 oversubscription);
+    cmd.AddValue("speed", "link speed (4x): SDR..NDR; RoCE and TCP get the same data rate", speed);
+    cmd.AddValue("fabric", "ib, roce, tcp-eth, or all (each in turn)", fabricArg);
+    cmd.AddValue("coll", "allreduce or alltoall", coll);
+    cmd.AddValue("b", "smallest size in bytes per rank (K, M, G suffixes)", minBytes);
+    cmd.AddValue("e", "largest size in bytes per rank", maxBytes);
+    cmd.AddValue("f", "size multiplication factor", factor);
+    cmd.AddValue("iters", "timed operations per size", iters);
+    cmd.AddValue("nvlink", "NVLink bandwidth per GPU and direction (450 GB/s: H100)", nvlink);
+    cmd.AddValue("check", "carry real bytes and verify the results (slower)", check);
+    cmd.Parse(argc, argv);
+
+    NS_ABORT_MSG_UNLESS(coll == "allreduce" || coll == "alltoall",
+                        "--coll=" << coll << ": use allreduce or alltoall");
+    NS_ABORT_MSG_UNLESS(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
+                            fabricArg == "all",
+                        "--fabric=" << fabricArg << ": use ib, roce, tcp-eth or all");
+    NS_ABORT_MSG_IF(servers < 1 || gpus < 1 || servers * gpus < 2,
+                    "--servers=" << servers << " --gpus=" << gpus << ": need at least 2 GPUs");
+    NS_ABORT_MSG_UNLESS(factor >= 2, "--f=" << factor << ": give at least 2");
+    NS_ABORT_MSG_UNLESS(iters >= 1, "--iters=" << iters << ": give at least 1");
+    IbLinkRate::Speed s;
+    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
+                        "--speed=" << speed << " is unknown; use one of "
+                                   << IbLinkRate::ValidSpeedNames());
+    DataRateValue nvValue;
+    NS_ABORT_MSG_UNLESS(nvValue.DeserializeFromString(nvlink, MakeDataRateChecker()),
+                        "--nvlink=" << nvlink << ": not a data rate; e.g. 3600Gbps or 450GBps");
+    const DataRate nvRate = nvValue.Get();
+    const uint64_t smallest = ParseSize("b", minBytes);
+    const uint64_t largest = ParseSize("e", maxBytes);
+    NS_ABORT_MSG_IF(smallest > largest, "-b=" << minBytes << " is larger than -e=" << maxBytes);
+    const IbTopology topology =
+        IbTopologyBuilder::RailOptimized2Level(radix, servers, gpus, oversubscription, s, 4);
+    const uint32_t n = servers * gpus;
+
+    std::vector<Variant> variants;
+    if (coll == "allreduce")
+    {
+        variants = {{"flat ring", "ring", true}, {"hierarchical", "hier", true}};
+    }
+    else
+    {
+        variants = {{"pairwise", "ring", true},
+                    {"hier straight", "hier", false},
+                    {"hier rails", "hier", true}};
+    }
+    const std::vector<std::string> kinds = fabricArg == "all"
+                                               ? std::vector<std::string>{"ib", "roce", "tcp-eth"}
+                                               : std::vector<std::string>{fabricArg};
+    const auto wallStart = std::chrono::steady_clock::now();
+    for (const std::string& kind : kinds)
+    {
+        IbHelper::ResetLidAllocation();
+        std::vector<Ptr<CollectiveCommunicator>> comms;
+        IbFabric ibFabric;
+        EthFabric ethFabric;
+        NodeContainer tcpHosts;
+        if (kind == "ib")
+        {
+            IbFabricHelper fh;
+            fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+            ibFabric = fh.Build(topology);
+        }
+        else
+        {
+            EthFabricHelper fh;
+            fh.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
+            fh.SetHcaAttribute("DataMode", BooleanValue(check));
+            if (kind == "tcp-eth")
+            {
+                fh.SetHostStack(EthFabricHelper::TCP);
+            }
+            ethFabric = fh.Build(topology);
+        }
+        for (const Variant& v : variants)
+        {
+            CollectiveHelper h;
+            h.SetGpusPerServer(gpus);
+            h.SetNvlinkAttribute("NvlinkBandwidth", DataRateValue(nvRate));
+            h.SetAlgorithm(v.algorithm);
+            if (v.algorithm == "hier")
+            {
+                h.SetAlgorithmAttribute("RailAwareAllToAll", BooleanValue(v.railAware));
+            }
+            h.SetHcaAttribute("DataMode", BooleanValue(check));
+            comms.push_back(kind == "ib"     ? h.InstallIb(ibFabric)
+                            : kind == "roce" ? h.InstallRoce(ethFabric)
+                                             : h.InstallTcp(ethFabric.hosts));
+        }
+        std::cout << "# " << coll << ", " << servers << " servers x " << gpus << " GPUs ("
+                  << nvRate.GetBitRate() / 8e9 << " GB/s NVLink each), rail-optimized fat tree "
+                  << "radix " << radix << " oversubscription " << oversubscription << ", "
+                  << (kind == "ib"     ? "InfiniBand RDMA"
+                      : kind == "roce" ? "RoCEv2 RDMA on Ethernet switches"
+                                       : "TCP on Ethernet switches")
+                  << " at " << speed << (check ? ", data checked" : "") << "\n";
+        std::printf("#%11s", "size (B)");
+        for (const Variant& v : variants)
+        {
+            std::printf(" %14s %8s", (v.label + " us").c_str(), "busbw");
+        }
+        std::printf(" %6s\n", check ? "#wrong" : "");
+        const uint32_t es = 4;
+        for (uint64_t size = smallest; size <= largest; size *= factor)
+        {
+            CollectiveOpSpec spec;
+            spec.kind = coll == "allreduce" ? CollectiveKind::ALLREDUCE : CollectiveKind::ALLTOALL;
+            spec.type = CollectiveDataType::INT32;
+            // an all-to-all's size is its send half: n segments
+            spec.count = std::max<uint64_t>(1, size / es / (coll == "alltoall" ? n : 1));
+            const uint64_t bytes = spec.count * es * (coll == "alltoall" ? n : 1);
+            std::printf("%12llu", static_cast<unsigned long long>(bytes));
+            uint64_t wrong = 0;
+            for (std::size_t i = 0; i < comms.size(); ++i)
+            {
+                CollectiveHelper::Run(comms[i], spec); // warm-up: connects the queue pairs
+                std::vector<std::vector<uint8_t>> buffers;
+                double sum = 0;
+                for (uint32_t it = 0; it < iters; ++it)
+                {
+                    std::vector<std::vector<uint8_t>>* bufs = nullptr;
+                    if (check)
+                    {
+                        buffers.assign(
+                            n,
+                            std::vector<uint8_t>(CollectiveAlgorithm::BufferBytes(spec, n)));
+                        for (uint32_t r = 0; r < n; ++r)
+                        {
+                            for (uint64_t e = 0; e < bytes / es; ++e)
+                            {
+                                const int32_t x = static_cast<int32_t>(r * 1000003 + e);
+                                std::memcpy(buffers[r].data() + e * es, &x, es);
+                            }
+                        }
+                        bufs = &buffers;
+                    }
+                    const Time t = CollectiveHelper::Run(comms[i], spec, bufs);
+                    NS_ABORT_MSG_IF(t == Time::Max(), "the operation did not finish");
+                    sum += t.GetSeconds();
+                    if (!check)
+                    {
+                        continue;
+                    }
+                    for (uint32_t r = 0; r < n; ++r)
+                    {
+                        for (uint64_t e = 0; e < bytes / es; ++e)
+                        {
+                            int32_t got;
+                            int64_t want = 0;
+                            if (coll == "allreduce")
+                            {
+                                std::memcpy(&got, buffers[r].data() + e * es, es);
+                                for (uint32_t q = 0; q < n; ++q)
+                                {
+                                    want += static_cast<int32_t>(q * 1000003 + e);
+                                }
+                                want = static_cast<int32_t>(static_cast<uint32_t>(want));
+                            }
+                            else
+                            {
+                                // receive segment j holds rank j's send segment r
+                                const uint64_t j = e / spec.count;
+                                const uint64_t inSeg = e % spec.count;
+                                std::memcpy(&got, buffers[r].data() + bytes + e * es, es);
+                                want = static_cast<int32_t>(j * 1000003 + r * spec.count + inSeg);
+                            }
+                            wrong += got != want ? 1 : 0;
+                        }
+                    }
+                }
+                const double sec = sum / iters;
+                const double algbw = bytes / sec / 1e9;
+                const double busbw =
+                    algbw * (coll == "allreduce" ? 2.0 * (n - 1) / n : double(n - 1) / n);
+                std::printf(" %14.2f %8.2f", sec * 1e6, busbw);
+            }
+            std::printf(" %6s\n", check ? std::to_string(wrong).c_str() : "");
+        }
+        std::cout << "# NIC data rate " << IbLinkRate::GetDataRate(s, 4).GetBitRate() / 8e9
+                  << " GB/s per GPU\n";
+        Simulator::Destroy();
+    }
+    std::cout << "# wall time "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count()
+              << " s\n";
+    return 0;
+}
