@@ -76,14 +76,44 @@ CollectiveHelper::SetNvlinkAttribute(const std::string& name, const AttributeVal
 void
 CollectiveHelper::Attach(Ptr<CollectiveCommunicator> comm,
                          Ptr<CollectiveTransport> fabric,
-                         Ptr<CollectiveAlgorithm> algo) const
+                         Ptr<CollectiveAlgorithm> algo,
+                         const std::vector<uint32_t>& hosts) const
 {
     if (m_gpusPerServer > 0)
     {
+        // Host h is GPU h % G of server h / G (hosts numbered server by server, as
+        // IbTopologyBuilder::RailOptimized2Level numbers them).
+        std::vector<uint32_t> servers;
+        for (uint32_t h : hosts)
+        {
+            servers.push_back(h / m_gpusPerServer);
+        }
+        // The hierarchical algorithm needs the ranks of each server next to each other and
+        // as many on every server; a group that is not so (one GPU per server, as a
+        // data-parallel group) is one GPU per server to it.
+        uint32_t perServer = 0;
+        bool regular = true;
+        for (uint32_t i = 0; i < servers.size() && regular; ++i)
+        {
+            if (i == 0 || servers[i] != servers[i - 1])
+            {
+                uint32_t run = 1;
+                while (i + run < servers.size() && servers[i + run] == servers[i])
+                {
+                    ++run;
+                }
+                regular = perServer == 0 || perServer == run;
+                for (uint32_t j = 0; j < i && regular; ++j)
+                {
+                    regular = servers[j] != servers[i]; // a server's ranks are one run
+                }
+                perServer = run;
+            }
+        }
         Ptr<CollectiveNvlinkTransport> nv = m_nvlink.Create<CollectiveNvlinkTransport>();
-        nv->SetFabricTransport(fabric);
+        nv->SetFabricTransport(fabric, servers);
         comm->SetTransport(nv);
-        algo->SetAttributeFailSafe("GpusPerServer", UintegerValue(m_gpusPerServer));
+        algo->SetAttributeFailSafe("GpusPerServer", UintegerValue(regular ? perServer : 1));
     }
     else
     {
@@ -203,7 +233,7 @@ CollectiveHelper::InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts)
                             "manager: SetSharpManager(SharpHelper().Install(fabric))");
         sharp->Setup(m_sharp, hcas);
     }
-    Attach(comm, t, algo);
+    Attach(comm, t, algo, hosts);
     return comm;
 }
 
@@ -233,13 +263,32 @@ CollectiveHelper::InstallRoce(const EthFabric& fabric, std::vector<uint32_t> hos
                     "CollectiveHelper::InstallRoce: algorithm sharp aggregates in InfiniBand "
                     "switches, which an Ethernet fabric does not have; choose ring, tree, "
                     "halving-doubling or recursive-doubling");
-    Attach(comm, t, algo);
+    Attach(comm, t, algo, hosts);
     return comm;
 }
 
 Ptr<CollectiveCommunicator>
 CollectiveHelper::InstallTcp(NodeContainer nodes)
 {
+    std::vector<uint32_t> hosts(nodes.GetN());
+    for (uint32_t i = 0; i < hosts.size(); ++i)
+    {
+        hosts[i] = i;
+    }
+    return InstallTcp(nodes, hosts);
+}
+
+Ptr<CollectiveCommunicator>
+CollectiveHelper::InstallTcp(NodeContainer all, const std::vector<uint32_t>& hosts)
+{
+    NodeContainer nodes;
+    for (uint32_t h : hosts)
+    {
+        NS_ABORT_MSG_UNLESS(h < all.GetN(),
+                            "CollectiveHelper::InstallTcp: no host " << h << " (there are "
+                                                                     << all.GetN() << ")");
+        nodes.Add(all.Get(h));
+    }
     std::vector<Ipv4Address> addrs;
     for (uint32_t i = 0; i < nodes.GetN(); ++i)
     {
@@ -277,7 +326,7 @@ CollectiveHelper::InstallTcp(NodeContainer nodes)
         }
         addrs.push_back(own.front());
     }
-    return InstallTcpAt(nodes, addrs);
+    return InstallTcpAt(nodes, addrs, hosts);
 }
 
 Ptr<CollectiveCommunicator>
@@ -299,11 +348,18 @@ CollectiveHelper::InstallTcp(NodeContainer nodes, const Ipv4InterfaceContainer& 
                                 << "); give the interfaces in the nodes' order");
         addrs.push_back(a);
     }
-    return InstallTcpAt(nodes, addrs);
+    std::vector<uint32_t> order(nodes.GetN());
+    for (uint32_t i = 0; i < order.size(); ++i)
+    {
+        order[i] = i;
+    }
+    return InstallTcpAt(nodes, addrs, order);
 }
 
 Ptr<CollectiveCommunicator>
-CollectiveHelper::InstallTcpAt(NodeContainer nodes, const std::vector<Ipv4Address>& addrs)
+CollectiveHelper::InstallTcpAt(NodeContainer nodes,
+                               const std::vector<Ipv4Address>& addrs,
+                               const std::vector<uint32_t>& hosts)
 {
     std::vector<Ptr<Node>> ns;
     for (uint32_t i = 0; i < nodes.GetN(); ++i)
@@ -319,7 +375,7 @@ CollectiveHelper::InstallTcpAt(NodeContainer nodes, const std::vector<Ipv4Addres
     NS_ABORT_MSG_IF(m_algorithm == "sharp",
                     "CollectiveHelper: sharp aggregates in InfiniBand switches; over TCP use "
                     "ring, tree or hd");
-    Attach(comm, t, NewAlgorithm());
+    Attach(comm, t, NewAlgorithm(), hosts);
     return comm;
 }
 

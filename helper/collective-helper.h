@@ -74,7 +74,10 @@ class CollectiveHelper
      * front of the fabric transport), and an algorithm with a GpusPerServer attribute
      * (hier) gets @p gpusPerServer. Rank r is GPU r % gpusPerServer of server
      * r / gpusPerServer: give the hosts in that order (IbTopologyBuilder::RailOptimized2Level
-     * numbers them so). 0 or 1 turns it off (the default: one rank per server).
+     * numbers them so). A communicator over some of the hosts (InstallIb(fabric, hosts))
+     * puts host h on server h / gpusPerServer, and hier then counts the GPUs of each
+     * server among its ranks (1 for a group of one GPU per server). 0 or 1 turns it off
+     * (the default: one rank per server). InstallTcp takes the nodes' order for the hosts'.
      * @param gpusPerServer GPUs per server
      */
     void SetGpusPerServer(uint32_t gpusPerServer);
@@ -119,6 +122,15 @@ class CollectiveHelper
      * @return the communicator
      */
     Ptr<CollectiveCommunicator> InstallTcp(NodeContainer nodes);
+    /**
+     * A communicator over TCP among some of the nodes: rank i is @p all.Get(hosts[i]), at
+     * its one IPv4 address that is not loopback; with SetGpusPerServer, host h is on server
+     * h / gpusPerServer.
+     * @param all the nodes
+     * @param hosts indices into @p all, in rank order
+     * @return the communicator
+     */
+    Ptr<CollectiveCommunicator> InstallTcp(NodeContainer all, const std::vector<uint32_t>& hosts);
     /**
      * A communicator over TCP: rank i is @p nodes.Get(i), reached at
      * @p interfaces.GetAddress(i), which must be one of its own addresses; e.g. the
@@ -194,18 +206,22 @@ class CollectiveHelper
      * @param comm the communicator
      * @param fabric the fabric transport, set up
      * @param algo its algorithm
+     * @param hosts the ranks' host numbers (server h / G with SetGpusPerServer(G))
      */
     void Attach(Ptr<CollectiveCommunicator> comm,
                 Ptr<CollectiveTransport> fabric,
-                Ptr<CollectiveAlgorithm> algo) const;
+                Ptr<CollectiveAlgorithm> algo,
+                const std::vector<uint32_t>& hosts) const;
     /**
      * The TCP communicator of both InstallTcp overloads.
      * @param nodes the ranks' nodes
      * @param addrs each node's address, checked by the caller
+     * @param hosts the ranks' host numbers (servers with SetGpusPerServer)
      * @return the communicator
      */
     Ptr<CollectiveCommunicator> InstallTcpAt(NodeContainer nodes,
-                                             const std::vector<Ipv4Address>& addrs);
+                                             const std::vector<Ipv4Address>& addrs,
+                                             const std::vector<uint32_t>& hosts);
 };
 
 } // namespace ns3

@@ -55,6 +55,7 @@ cpp_examples = [
         "True",
         "False",
     ),
+    ("ai-workload --gpus=16", "True", "False"),
     ("roce-vs-ib --hosts=16 --radix=8 --us=50 --warmUs=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --fabric=roce --hosts=16 --packets=20", "True", "False"),

@@ -74,18 +74,30 @@ CollectiveNvlinkTransport::DoDispose()
 }
 
 void
-CollectiveNvlinkTransport::SetFabricTransport(Ptr<CollectiveTransport> fabric)
+CollectiveNvlinkTransport::SetFabricTransport(Ptr<CollectiveTransport> fabric,
+                                              std::vector<uint32_t> servers)
 {
     NS_ABORT_MSG_UNLESS(fabric, "CollectiveNvlinkTransport: no fabric transport");
     NS_ABORT_MSG_IF(m_fabric, "CollectiveNvlinkTransport: the fabric transport is set already");
     NS_ABORT_MSG_UNLESS(m_bandwidth.GetBitRate() > 0,
                         "CollectiveNvlinkTransport: NvlinkBandwidth must be above 0");
     const uint32_t n = fabric->GetNRanks();
-    NS_ABORT_MSG_UNLESS(n % m_gpusPerServer == 0,
-                        "CollectiveNvlinkTransport: " << n << " ranks are not whole servers of "
-                                                      << m_gpusPerServer
-                                                      << " GPUs (GpusPerServer); give a multiple "
-                                                         "of it, GPU k of each server in turn");
+    if (servers.empty())
+    {
+        NS_ABORT_MSG_UNLESS(n % m_gpusPerServer == 0,
+                            "CollectiveNvlinkTransport: "
+                                << n << " ranks are not whole servers of " << m_gpusPerServer
+                                << " GPUs (GpusPerServer); give a multiple of it, GPU k of "
+                                   "each server in turn, or each rank's server");
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            servers.push_back(r / m_gpusPerServer);
+        }
+    }
+    NS_ABORT_MSG_UNLESS(servers.size() == n,
+                        "CollectiveNvlinkTransport: " << servers.size() << " servers given for "
+                                                      << n << " ranks; give one per rank");
+    m_server = std::move(servers);
     m_fabric = fabric;
     m_fabric->SetReceiveCallback(MakeCallback(&CollectiveNvlinkTransport::FromFabric, this));
     m_egressFree.assign(n, Time(0));
@@ -121,7 +133,7 @@ CollectiveNvlinkTransport::GetGpusPerServer() const
 uint32_t
 CollectiveNvlinkTransport::GetServer(uint32_t rank) const
 {
-    return rank / m_gpusPerServer;
+    return m_server.at(rank);
 }
 
 uint64_t

@@ -24,7 +24,9 @@ namespace ns3
  * (CollectiveIbTransport over InfiniBand or RoCE, CollectiveTcpTransport), which gives
  * every GPU its own NIC.
  *
- * Rank r is GPU r % GpusPerServer of server r / GpusPerServer. Each GPU has one NVLink
+ * Rank r is GPU r % GpusPerServer of server r / GpusPerServer, or on the server
+ * SetFabricTransport gives it (a communicator over some GPUs of each server, such as a
+ * data-parallel group with one GPU per server). Each GPU has one NVLink
  * port to the NVSwitch, NvlinkBandwidth in each direction, and the NVSwitch is
  * non-blocking: a message of b bytes from GPU a to GPU c occupies a's egress for
  * b / NvlinkBandwidth once a's earlier messages have left, and c's ingress for as long,
@@ -50,8 +52,10 @@ class CollectiveNvlinkTransport : public CollectiveTransport
      * Carry the messages between servers over @p fabric (its ranks are this transport's
      * ranks); its receive callback becomes this transport's.
      * @param fabric the fabric transport, set up for all ranks
+     * @param servers per rank, its server (any numbering); empty: GpusPerServer
+     *        consecutive ranks per server, which must then be whole servers
      */
-    void SetFabricTransport(Ptr<CollectiveTransport> fabric);
+    void SetFabricTransport(Ptr<CollectiveTransport> fabric, std::vector<uint32_t> servers = {});
     /// @return the fabric transport
     Ptr<CollectiveTransport> GetFabricTransport() const;
 
@@ -107,6 +111,7 @@ class CollectiveNvlinkTransport : public CollectiveTransport
     DataRate m_bandwidth;              //!< NvlinkBandwidth attribute
     Time m_latency;                    //!< NvlinkLatency attribute
     Ptr<CollectiveTransport> m_fabric; //!< between servers
+    std::vector<uint32_t> m_server;    //!< per rank: its server
     std::vector<Time> m_egressFree;    //!< per rank: its NVLink egress is free from
     std::vector<Time> m_ingressFree;   //!< per rank: its NVLink ingress is free from
     uint64_t m_nvlinkMessages{0};      //!< messages over NVLink

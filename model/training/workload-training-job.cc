@@ -1,0 +1,649 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "workload-training-job.h"
+
+#include "ns3/abort.h"
+#include "ns3/ib-range-checker.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/trace-source-accessor.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <iostream>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("WorkloadTrainingJob");
+
+NS_OBJECT_ENSURE_REGISTERED(WorkloadTrainingJob);
+
+TypeId
+WorkloadTrainingJob::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::WorkloadTrainingJob")
+            .SetParent<Object>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<WorkloadTrainingJob>()
+            .AddAttribute("TickTime",
+                          "Simulated time of one tick of the workload file's compute times and "
+                          "update delays (SimAI: 1 ns; ASTRA-sim 1.0 counts cycles: one clock "
+                          "period).",
+                          TimeValue(NanoSeconds(1)),
+                          MakeTimeAccessor(&WorkloadTrainingJob::m_tick),
+                          MakeIbTimeChecker("WorkloadTrainingJob", "TickTime", Time(0)))
+            .AddAttribute(
+                "Iterations",
+                "Training iterations (passes over the file) every rank runs.",
+                UintegerValue(1),
+                MakeUintegerAccessor(&WorkloadTrainingJob::m_iterations),
+                MakeIbUintegerChecker<uint32_t>("WorkloadTrainingJob", "Iterations", 1, 1000000))
+            .AddTraceSource("IterationDone",
+                            "A rank finished an iteration: its WorkloadIterationRecord.",
+                            MakeTraceSourceAccessor(&WorkloadTrainingJob::m_iterationDone),
+                            "ns3::WorkloadTrainingJob::IterationTracedCallback");
+    return tid;
+}
+
+WorkloadTrainingJob::WorkloadTrainingJob()
+    : m_tick(NanoSeconds(1)),
+      m_iterations(1)
+{
+}
+
+WorkloadTrainingJob::~WorkloadTrainingJob() = default;
+
+void
+WorkloadTrainingJob::DoDispose()
+{
+    for (auto& kind : m_state)
+    {
+        kind.clear();
+    }
+    Object::DoDispose();
+}
+
+std::string
+WorkloadTrainingJob::GroupKindName(GroupKind k)
+{
+    static const char* const names[] = {"TP", "DP", "EP", "DP_EP", "ALL"};
+    return names[k];
+}
+
+void
+WorkloadTrainingJob::Setup(const TrainingWorkloadFile& workload,
+                           uint32_t ranks,
+                           const std::string& source)
+{
+    using P = TrainingWorkloadFile::Parallelism;
+    NS_ABORT_MSG_UNLESS(m_ranks == 0, "WorkloadTrainingJob: Setup called twice");
+    NS_ABORT_MSG_UNLESS(ranks >= 1, "WorkloadTrainingJob: no ranks");
+    const P p = workload.parallelism;
+    NS_ABORT_MSG_IF(
+        p == P::HYBRID_DLRM || p == P::HYBRID_DLRM_ENHANCED || p == P::HYBRID_DATA_MODEL ||
+            p == P::HYBRID_MODEL_DATA || p == P::HYBRID_CUSTOMIZED,
+        "WorkloadTrainingJob: " << source << ": the " << TrainingWorkloadFile::ParallelismName(p)
+                                << " training loop is not run by this model; it "
+                                   "runs DATA, HYBRID_TRANSFORMER, "
+                                   "HYBRID_TRANSFORMER_FWD_IN_BCKWD, MODEL, MICRO "
+                                   "and DISTRIBUTED_INFERENCE");
+    m_workload = workload;
+    m_source = source;
+    m_ranks = ranks;
+    const bool transformer = p == P::HYBRID_TRANSFORMER || p == P::HYBRID_TRANSFORMER_FWD_IN_BCKWD;
+    const uint32_t tp = !transformer || workload.tp == 0 ? (transformer ? ranks : 1) : workload.tp;
+    const uint32_t pp = workload.pp;
+    NS_ABORT_MSG_UNLESS(uint64_t(tp) * pp <= ranks && ranks % (tp * pp) == 0,
+                        "WorkloadTrainingJob: "
+                            << source << ": model_parallel_NPU_group " << tp << " x pp " << pp
+                            << " does not divide the " << ranks << " GPUs; run on a multiple of "
+                            << tp * pp << " GPUs or change the file's first line");
+    const uint32_t dp = ranks / (tp * pp);
+    const uint32_t ep = workload.ep;
+    NS_ABORT_MSG_UNLESS(dp % ep == 0,
+                        "WorkloadTrainingJob: "
+                            << source << ": ep " << ep << " does not divide the data-parallel size "
+                            << dp << " (" << ranks << " GPUs / (tp " << tp << " x pp " << pp
+                            << ")); run on GPUs that "
+                               "make it a multiple of ep");
+    if (workload.allGpus != 0 && workload.allGpus != ranks)
+    {
+        std::clog << "WorkloadTrainingJob: " << source << " was written for all_gpus "
+                  << workload.allGpus << " and runs on " << ranks << " GPUs (groups are built for "
+                  << ranks << ", as SimAI does)" << std::endl;
+    }
+    // Groups, as SimAI builds them.
+    auto& tpg = m_groups[TP];
+    for (uint32_t i = 0; i < ranks / tp; ++i)
+    {
+        tpg.emplace_back();
+        for (uint32_t j = 0; j < tp; ++j)
+        {
+            tpg.back().push_back(i * tp + j);
+        }
+    }
+    auto& dpg = m_groups[DP];
+    for (uint32_t i = 0; i < tp * pp; ++i)
+    {
+        dpg.emplace_back();
+        for (uint32_t j = 0; j < dp; ++j)
+        {
+            dpg.back().push_back(i + j * tp * pp);
+        }
+    }
+    for (const auto& d : dpg)
+    {
+        for (uint32_t b = 0; b < dp / ep; ++b)
+        {
+            m_groups[EP].emplace_back(d.begin() + b * ep, d.begin() + (b + 1) * ep);
+        }
+        for (uint32_t e = 0; e < ep; ++e)
+        {
+            m_groups[DP_EP].emplace_back();
+            for (uint32_t m = 0; m < dp / ep; ++m)
+            {
+                m_groups[DP_EP].back().push_back(d[e + m * ep]);
+            }
+        }
+    }
+    m_groups[ALL].emplace_back();
+    for (uint32_t r = 0; r < ranks; ++r)
+    {
+        m_groups[ALL].back().push_back(r);
+    }
+    for (uint32_t k = 0; k < N_GROUP_KINDS; ++k)
+    {
+        m_groupOf[k].assign(ranks, 0);
+        for (uint32_t g = 0; g < m_groups[k].size(); ++g)
+        {
+            for (uint32_t r : m_groups[k][g])
+            {
+                m_groupOf[k][r] = g;
+            }
+        }
+        m_state[k].resize(m_groups[k].size());
+    }
+    BuildSteps();
+}
+
+WorkloadTrainingJob::GroupKind
+WorkloadTrainingJob::TransformerGroup(TrainingWorkloadFile::Pass p, TrainingWorkloadFile::Group g)
+{
+    switch (g)
+    {
+    case TrainingWorkloadFile::Group::EP:
+        return EP;
+    case TrainingWorkloadFile::Group::DP_EP:
+        return DP_EP;
+    default:
+        return p == TrainingWorkloadFile::WEIGHT_GRAD ? DP : TP;
+    }
+}
+
+uint32_t
+WorkloadTrainingJob::AddCollective(const TrainingWorkloadFile::Layer& layer,
+                                   TrainingWorkloadFile::Pass pass,
+                                   GroupKind group,
+                                   bool blocking)
+{
+    const TrainingWorkloadFile::PassSpec& ps = layer.pass[pass];
+    // Nothing to do among one rank (SimAI drops a collective whose group is one GPU).
+    if (ps.collective == TrainingWorkloadFile::Collective::NONE || ps.bytes == 0 ||
+        m_groups[group].front().size() < 2)
+    {
+        return UINT32_MAX;
+    }
+    Step s;
+    s.kind = Step::COLLECTIVE;
+    s.group = group;
+    s.collective = ps.collective;
+    s.bytes = ps.bytes;
+    s.blocking = blocking;
+    s.updateDelay = layer.updateDelay;
+    m_steps.push_back(s);
+    m_uses[group] = true;
+    return m_steps.size() - 1;
+}
+
+void
+WorkloadTrainingJob::BuildSteps()
+{
+    using P = TrainingWorkloadFile::Parallelism;
+    using W = TrainingWorkloadFile;
+    const P p = m_workload.parallelism;
+    const auto& layers = m_workload.layers;
+    const uint32_t n = layers.size();
+    const bool transformer = p == P::HYBRID_TRANSFORMER || p == P::HYBRID_TRANSFORMER_FWD_IN_BCKWD;
+    auto compute = [this](uint64_t ticks) {
+        if (ticks > 0)
+        {
+            Step s;
+            s.kind = Step::COMPUTE;
+            s.ticks = ticks;
+            m_steps.push_back(s);
+        }
+    };
+    auto wait = [this](uint32_t step, bool previous) {
+        Step s;
+        s.kind = Step::WAIT;
+        s.waitFor = step;
+        s.previous = previous;
+        m_steps.push_back(s);
+    };
+    auto forwardGroup = [&](const W::Layer& l) {
+        return transformer ? TransformerGroup(W::FORWARD, l.pass[W::FORWARD].group) : ALL;
+    };
+    if (p == P::MICRO)
+    {
+        AddCollective(layers[0], W::WEIGHT_GRAD, ALL, true);
+        return;
+    }
+    // Forward. Each layer first waits for its weight-gradient collective of the previous
+    // iteration (patched in below, once the backward steps exist).
+    std::vector<uint32_t> waitSteps(n, UINT32_MAX);
+    for (uint32_t l = 0; l < n; ++l)
+    {
+        if (p == P::DATA || transformer)
+        {
+            waitSteps[l] = m_steps.size();
+            wait(UINT32_MAX, true);
+        }
+        compute(layers[l].pass[W::FORWARD].compute);
+        if (p != P::DATA)
+        {
+            AddCollective(layers[l], W::FORWARD, forwardGroup(layers[l]), true);
+        }
+    }
+    std::vector<uint32_t> wgStep(n, UINT32_MAX);
+    if (p != P::DISTRIBUTED_INFERENCE)
+    {
+        for (uint32_t l = n; l-- > 0;)
+        {
+            const W::Layer& layer = layers[l];
+            if (p == P::DATA)
+            {
+                compute(layer.pass[W::WEIGHT_GRAD].compute);
+                wgStep[l] = AddCollective(layer, W::WEIGHT_GRAD, ALL, false);
+                if (l > 0)
+                {
+                    compute(layer.pass[W::INPUT_GRAD].compute);
+                }
+                continue;
+            }
+            if (p == P::MODEL)
+            {
+                compute(layer.pass[W::INPUT_GRAD].compute);
+                const uint32_t ig =
+                    l > 0 ? AddCollective(layer, W::INPUT_GRAD, ALL, false) : UINT32_MAX;
+                compute(layer.pass[W::WEIGHT_GRAD].compute);
+                if (ig != UINT32_MAX)
+                {
+                    wait(ig, false);
+                }
+                continue;
+            }
+            // transformer
+            const auto& init = m_workload.initiates;
+            if (p == P::HYBRID_TRANSFORMER_FWD_IN_BCKWD &&
+                std::find(init.begin(), init.end(), l) != init.end())
+            {
+                // Recompute the forward passes from the nearest checkpoint before it.
+                int64_t from = -1;
+                for (uint32_t c : m_workload.checkpoints)
+                {
+                    if (c < l && int64_t(c) > from)
+                    {
+                        from = c;
+                    }
+                }
+                for (int64_t j = from; j >= 0 && j < int64_t(l); ++j)
+                {
+                    compute(layers[j].pass[W::FORWARD].compute);
+                    AddCollective(layers[j], W::FORWARD, forwardGroup(layers[j]), true);
+                }
+            }
+            compute(layer.pass[W::INPUT_GRAD].compute);
+            AddCollective(layer,
+                          W::INPUT_GRAD,
+                          TransformerGroup(W::INPUT_GRAD, layer.pass[W::INPUT_GRAD].group),
+                          true);
+            compute(layer.pass[W::WEIGHT_GRAD].compute);
+            wgStep[l] =
+                AddCollective(layer,
+                              W::WEIGHT_GRAD,
+                              TransformerGroup(W::WEIGHT_GRAD, layer.pass[W::WEIGHT_GRAD].group),
+                              false);
+        }
+    }
+    // Patch the forward waits; drop those of layers without a weight-gradient collective.
+    std::vector<uint32_t> renumber(m_steps.size(), UINT32_MAX);
+    std::vector<Step> kept;
+    for (uint32_t i = 0; i < m_steps.size(); ++i)
+    {
+        Step s = m_steps[i];
+        if (s.kind == Step::WAIT && s.waitFor == UINT32_MAX)
+        {
+            const uint32_t l = std::find(waitSteps.begin(), waitSteps.end(), i) - waitSteps.begin();
+            if (wgStep[l] == UINT32_MAX)
+            {
+                continue;
+            }
+            s.waitFor = wgStep[l];
+        }
+        renumber[i] = kept.size();
+        kept.push_back(s);
+    }
+    for (Step& s : kept)
+    {
+        if (s.kind == Step::WAIT)
+        {
+            s.waitFor = renumber[s.waitFor];
+        }
+    }
+    m_steps = std::move(kept);
+    NS_LOG_INFO(m_source << ": " << m_steps.size() << " steps per iteration");
+}
+
+bool
+WorkloadTrainingJob::Uses(GroupKind kind) const
+{
+    return m_uses[kind];
+}
+
+const std::vector<std::vector<uint32_t>>&
+WorkloadTrainingJob::GetGroups(GroupKind kind) const
+{
+    return m_groups[kind];
+}
+
+void
+WorkloadTrainingJob::SetCommunicator(GroupKind kind,
+                                     uint32_t index,
+                                     Ptr<CollectiveCommunicator> comm)
+{
+    NS_ABORT_MSG_UNLESS(index < m_state[kind].size(),
+                        "WorkloadTrainingJob: no " << GroupKindName(kind) << " group " << index);
+    NS_ABORT_MSG_UNLESS(comm && comm->GetNRanks() == m_groups[kind][index].size(),
+                        "WorkloadTrainingJob: the communicator of "
+                            << GroupKindName(kind) << " group " << index << " has "
+                            << (comm ? comm->GetNRanks() : 0) << " ranks, the group "
+                            << m_groups[kind][index].size());
+    m_state[kind][index].comm = comm;
+}
+
+void
+WorkloadTrainingJob::Start()
+{
+    NS_ABORT_MSG_UNLESS(m_ranks > 0, "WorkloadTrainingJob: Setup first");
+    for (uint32_t k = 0; k < N_GROUP_KINDS; ++k)
+    {
+        for (uint32_t g = 0; m_uses[k] && g < m_state[k].size(); ++g)
+        {
+            NS_ABORT_MSG_UNLESS(m_state[k][g].comm,
+                                "WorkloadTrainingJob: " << GroupKindName(GroupKind(k)) << " group "
+                                                        << g
+                                                        << " has no communicator "
+                                                           "(WorkloadTrainingHelper sets them)");
+        }
+    }
+    m_rank.assign(m_ranks, RankState());
+    for (uint32_t r = 0; r < m_ranks; ++r)
+    {
+        RankState& rs = m_rank[r];
+        rs.doneIteration.assign(m_steps.size(), -1);
+        rs.ended.assign(m_iterations, false);
+        rs.recs.assign(m_iterations, WorkloadIterationRecord());
+        rs.asyncOpen.assign(m_iterations, 0);
+        rs.stepsDone.assign(m_iterations, false);
+        rs.stepsDoneAt.assign(m_iterations, Time(0));
+        rs.lastAsync.assign(m_iterations, ALL);
+        for (uint32_t i = 0; i < m_iterations; ++i)
+        {
+            rs.recs[i].rank = r;
+            rs.recs[i].iteration = i;
+        }
+        rs.recs[0].start = Simulator::Now();
+    }
+    for (uint32_t r = 0; r < m_ranks; ++r)
+    {
+        Advance(r);
+    }
+}
+
+void
+WorkloadTrainingJob::Advance(uint32_t r)
+{
+    RankState& rs = m_rank[r];
+    while (rs.iteration < m_iterations)
+    {
+        if (rs.step == m_steps.size())
+        {
+            const uint32_t it = rs.iteration;
+            rs.stepsDone[it] = true;
+            rs.stepsDoneAt[it] = Simulator::Now();
+            rs.recs[it].end = std::max(rs.recs[it].end, Simulator::Now());
+            ++rs.iteration;
+            rs.step = 0;
+            MaybeEndIteration(r, it);
+            continue;
+        }
+        const Step& s = m_steps[rs.step];
+        if (s.kind == Step::COMPUTE)
+        {
+            ++rs.step;
+            const Time t = m_tick * static_cast<int64_t>(s.ticks);
+            rs.recs[rs.iteration].compute += t;
+            Simulator::Schedule(t, &WorkloadTrainingJob::Advance, this, r);
+            return;
+        }
+        if (s.kind == Step::COLLECTIVE)
+        {
+            const uint32_t step = rs.step++;
+            if (!Arrive(r, step))
+            {
+                rs.blocked = true;
+                rs.since = Simulator::Now();
+                rs.blockedOn = s.group;
+                rs.blockedIteration = rs.iteration;
+                return;
+            }
+            continue;
+        }
+        // WAIT
+        const int64_t need = int64_t(rs.iteration) - (s.previous ? 1 : 0);
+        if (need < 0 || rs.doneIteration[s.waitFor] >= need)
+        {
+            ++rs.step;
+            continue;
+        }
+        rs.blocked = true;
+        rs.since = Simulator::Now();
+        rs.blockedOn = m_steps[s.waitFor].group;
+        // Waiting for the previous iteration's collective: that iteration's end, whose time
+        // after its last step is counted there (MaybeEndIteration), not here.
+        rs.blockedIteration = UINT32_MAX;
+        return;
+    }
+}
+
+bool
+WorkloadTrainingJob::Arrive(uint32_t r, uint32_t step)
+{
+    RankState& rs = m_rank[r];
+    const Step& s = m_steps[step];
+    const uint32_t g = m_groupOf[s.group][r];
+    const uint64_t number = rs.count[s.group]++;
+    GroupState& gs = m_state[s.group][g];
+    Pending& p = gs.open[number];
+    ++p.arrived;
+    p.step = step;
+    p.iteration = rs.iteration;
+    if (s.blocking)
+    {
+        p.waiting.push_back(r);
+    }
+    else
+    {
+        p.async.push_back(r);
+        ++rs.asyncOpen[rs.iteration];
+    }
+    const uint32_t size = m_groups[s.group][g].size();
+    if (p.arrived == size)
+    {
+        CollectiveOpSpec spec;
+        spec.type = CollectiveDataType::INT8; // sizes are bytes; reductions take no time
+        switch (s.collective)
+        {
+        case TrainingWorkloadFile::Collective::ALLREDUCE:
+            spec.kind = CollectiveKind::ALLREDUCE;
+            spec.count = s.bytes;
+            break;
+        case TrainingWorkloadFile::Collective::ALLGATHER:
+            spec.kind = CollectiveKind::ALLGATHER;
+            spec.count = std::max<uint64_t>(1, s.bytes / size);
+            break;
+        case TrainingWorkloadFile::Collective::REDUCESCATTER:
+            spec.kind = CollectiveKind::REDUCE_SCATTER;
+            spec.count = std::max<uint64_t>(1, s.bytes / size);
+            break;
+        default:
+            spec.kind = CollectiveKind::ALLTOALL;
+            spec.count = std::max<uint64_t>(1, s.bytes / size);
+            break;
+        }
+        ++m_collectives;
+        const GroupKind kind = s.group;
+        gs.comm->Start(
+            spec,
+            nullptr,
+            CollectiveCommunicator::DoneCallback(
+                [this, kind, g, number](uint32_t, Time) { CollectiveDone(kind, g, number); }));
+    }
+    return !s.blocking;
+}
+
+void
+WorkloadTrainingJob::CollectiveDone(GroupKind kind, uint32_t group, uint64_t number)
+{
+    GroupState& gs = m_state[kind][group];
+    auto it = gs.open.find(number);
+    NS_ASSERT(it != gs.open.end());
+    const Pending p = it->second;
+    gs.open.erase(it);
+    const Time delay = m_tick * static_cast<int64_t>(m_steps[p.step].updateDelay);
+    for (uint32_t r : p.waiting)
+    {
+        Simulator::Schedule(delay, [this, r]() {
+            RankState& rs = m_rank[r];
+            rs.recs[rs.blockedIteration].exposed[rs.blockedOn] += Simulator::Now() - rs.since;
+            rs.blocked = false;
+            Advance(r);
+        });
+    }
+    for (uint32_t r : p.async)
+    {
+        const uint32_t step = p.step;
+        const uint32_t iteration = p.iteration;
+        Simulator::Schedule(delay, [this, r, step, iteration]() {
+            RankState& rs = m_rank[r];
+            rs.doneIteration[step] = std::max<int64_t>(rs.doneIteration[step], iteration);
+            --rs.asyncOpen[iteration];
+            rs.lastAsync[iteration] = m_steps[step].group;
+            rs.recs[iteration].end = std::max(rs.recs[iteration].end, Simulator::Now());
+            if (rs.blocked && rs.iteration < m_iterations && rs.step < m_steps.size() &&
+                m_steps[rs.step].kind == Step::WAIT && m_steps[rs.step].waitFor == step)
+            {
+                const Step& w = m_steps[rs.step];
+                const int64_t need = int64_t(rs.iteration) - (w.previous ? 1 : 0);
+                if (rs.doneIteration[step] >= need)
+                {
+                    if (rs.blockedIteration != UINT32_MAX)
+                    {
+                        rs.recs[rs.blockedIteration].exposed[rs.blockedOn] +=
+                            Simulator::Now() - rs.since;
+                    }
+                    rs.blocked = false;
+                    ++rs.step;
+                    Advance(r);
+                }
+            }
+            MaybeEndIteration(r, iteration);
+        });
+    }
+}
+
+void
+WorkloadTrainingJob::MaybeEndIteration(uint32_t r, uint32_t iteration)
+{
+    RankState& rs = m_rank[r];
+    // Iterations end in order, each once its steps are taken and its collectives are done;
+    // the next one is counted from there (its first steps may have started earlier, where
+    // they did not wait for this one's collectives).
+    while (iteration < m_iterations && rs.stepsDone[iteration] && rs.asyncOpen[iteration] == 0 &&
+           !rs.ended[iteration] && (iteration == 0 || rs.ended[iteration - 1]))
+    {
+        rs.ended[iteration] = true;
+        WorkloadIterationRecord& rec = rs.recs[iteration];
+        rec.end = std::max(rec.end, Simulator::Now());
+        // After its last step the iteration waited for its last asynchronous collectives.
+        rec.exposed[rs.lastAsync[iteration]] += rec.end - rs.stepsDoneAt[iteration];
+        m_records.push_back(rec);
+        m_iterationDone(rec);
+        if (iteration + 1 == m_iterations)
+        {
+            ++m_ranksDone;
+            return;
+        }
+        rs.recs[iteration + 1].start = rec.end;
+        ++iteration;
+    }
+}
+
+bool
+WorkloadTrainingJob::IsDone() const
+{
+    return m_ranks > 0 && m_ranksDone == m_ranks;
+}
+
+const std::vector<WorkloadIterationRecord>&
+WorkloadTrainingJob::GetRecords() const
+{
+    return m_records;
+}
+
+WorkloadIterationRecord
+WorkloadTrainingJob::GetSlowest(uint32_t iteration) const
+{
+    WorkloadIterationRecord best;
+    bool found = false;
+    for (const auto& r : m_records)
+    {
+        if (r.iteration == iteration && (!found || r.GetDuration() > best.GetDuration()))
+        {
+            best = r;
+            found = true;
+        }
+    }
+    NS_ABORT_MSG_UNLESS(found,
+                        "WorkloadTrainingJob::GetSlowest: iteration " << iteration
+                                                                      << " has not finished");
+    return best;
+}
+
+uint32_t
+WorkloadTrainingJob::GetNRanks() const
+{
+    return m_ranks;
+}
+
+uint64_t
+WorkloadTrainingJob::GetCollectives() const
+{
+    return m_collectives;
+}
+
+} // namespace ns3

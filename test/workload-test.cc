@@ -1,0 +1,294 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * Workload files of ASTRA-sim 1.0 and SimAI: the reader (TrainingWorkloadFile) and the
+ * job that runs them (WorkloadTrainingJob, WorkloadTrainingHelper).
+ */
+
+#include "ns3/collective-helper.h"
+#include "ns3/core-module.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-helper.h"
+#include "ns3/ib-topology-builder.h"
+#include "ns3/training-workload-file.h"
+#include "ns3/workload-training-helper.h"
+#include "ns3/workload-training-job.h"
+
+#include <gtest/gtest.h>
+#include <sstream>
+
+using namespace ns3;
+using W = TrainingWorkloadFile;
+
+namespace
+{
+
+class WorkloadTest : public ::testing::Test
+{
+  protected:
+    void TearDown() override
+    {
+        Simulator::Destroy();
+        IbHelper::ResetLidAllocation();
+    }
+};
+
+/**
+ * @param text a workload
+ * @param [out] error the reader's message
+ * @return whether it was read
+ */
+bool
+ParseText(const std::string& text, W& w, std::string& error)
+{
+    std::istringstream in(text);
+    return w.Parse(in, "test.txt", &error);
+}
+
+} // namespace
+
+// A SimAI header (keys in any order, the colon optional, pp_comm written as a float) and
+// three tab-separated layers with group-qualified collectives: every field arrives.
+TEST_F(WorkloadTest, TheReaderPassesEveryFieldThrough)
+{
+    const std::string text =
+        "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 4 ep: 2 pp: 2 vpp: 3 "
+        "ga: 5 all_gpus: 32 checkpoints: 2 0 1 checkpoint_initiates: 1 2 pp_comm 8388608.0\n"
+        "3\n"
+        "embedding_layer\t-1\t556000\tALLREDUCE\t536870912\t7\tNONE\t0\t8\tNONE\t0\t1\n"
+        "mlp_moelayer\t-1\t10\tALLTOALL_EP\t25165824\t11\tALLTOALL_EP\t25165824\t12\tNONE\t0\t"
+        "100\n"
+        "\n"
+        "moe_grad_norm\t3\t1\tNONE\t0\t2\tREDUCESCATTER\t4096\t3\tALLGATHER_DP_EP\t4718592\t"
+        "99\n";
+    W w;
+    std::string error;
+    ASSERT_TRUE(ParseText(text, w, error)) << error;
+    EXPECT_EQ(w.parallelism, W::Parallelism::HYBRID_TRANSFORMER_FWD_IN_BCKWD);
+    EXPECT_EQ(w.tp, 4u);
+    EXPECT_EQ(w.ep, 2u);
+    EXPECT_EQ(w.pp, 2u);
+    EXPECT_EQ(w.vpp, 3u);
+    EXPECT_EQ(w.ga, 5u);
+    EXPECT_EQ(w.allGpus, 32u);
+    EXPECT_EQ(w.ppComm, 8388608u);
+    EXPECT_EQ(w.checkpoints, (std::vector<uint32_t>{0, 1}));
+    EXPECT_EQ(w.initiates, (std::vector<uint32_t>{2}));
+    ASSERT_EQ(w.layers.size(), 3u);
+    const W::Layer& a = w.layers[0];
+    EXPECT_EQ(a.name, "embedding_layer");
+    EXPECT_EQ(a.reserved, -1);
+    EXPECT_EQ(a.pass[W::FORWARD].compute, 556000u);
+    EXPECT_EQ(a.pass[W::FORWARD].collective, W::Collective::ALLREDUCE);
+    EXPECT_EQ(a.pass[W::FORWARD].group, W::Group::DEFAULT);
+    EXPECT_EQ(a.pass[W::FORWARD].bytes, 536870912u);
+    EXPECT_EQ(a.pass[W::INPUT_GRAD].compute, 7u);
+    EXPECT_EQ(a.pass[W::INPUT_GRAD].collective, W::Collective::NONE);
+    EXPECT_EQ(a.pass[W::WEIGHT_GRAD].compute, 8u);
+    EXPECT_EQ(a.updateDelay, 1u);
+    EXPECT_EQ(a.line, 3u);
+    const W::Layer& b = w.layers[1];
+    EXPECT_EQ(b.pass[W::FORWARD].collective, W::Collective::ALLTOALL);
+    EXPECT_EQ(b.pass[W::FORWARD].group, W::Group::EP);
+    EXPECT_EQ(b.pass[W::INPUT_GRAD].collective, W::Collective::ALLTOALL);
+    EXPECT_EQ(b.pass[W::INPUT_GRAD].group, W::Group::EP);
+    EXPECT_EQ(b.pass[W::INPUT_GRAD].bytes, 25165824u);
+    EXPECT_EQ(b.updateDelay, 100u);
+    const W::Layer& c = w.layers[2];
+    EXPECT_EQ(c.reserved, 3);
+    EXPECT_EQ(c.pass[W::INPUT_GRAD].collective, W::Collective::REDUCESCATTER);
+    EXPECT_EQ(c.pass[W::INPUT_GRAD].bytes, 4096u);
+    EXPECT_EQ(c.pass[W::WEIGHT_GRAD].collective, W::Collective::ALLGATHER);
+    EXPECT_EQ(c.pass[W::WEIGHT_GRAD].group, W::Group::DP_EP);
+    EXPECT_EQ(c.pass[W::WEIGHT_GRAD].bytes, 4718592u);
+    EXPECT_EQ(c.updateDelay, 99u);
+    EXPECT_EQ(c.line, 6u) << "blank lines count in the line numbers";
+
+    // ASTRA-sim 1.0: DATA with no parameters; DLRM with a bare last-bottom-layer number.
+    ASSERT_TRUE(ParseText("DATA\n1\nconv1 -1 5 NONE 0 6 NONE 0 7 ALLREDUCE 1024 10\n", w, error))
+        << error;
+    EXPECT_EQ(w.parallelism, W::Parallelism::DATA);
+    EXPECT_EQ(w.tp, 1u);
+    EXPECT_EQ(w.layers[0].pass[W::WEIGHT_GRAD].bytes, 1024u);
+    ASSERT_TRUE(ParseText("HYBRID_DLRM 4\n1\nl -1 1 ALLTOALL 8 1 NONE 0 1 NONE 0 1\n", w, error))
+        << error;
+    EXPECT_EQ(w.dlrmLastBottomLayer, 4);
+}
+
+// Every malformed file is refused with the file, the line, the field and what to change.
+TEST_F(WorkloadTest, MalformedFilesAreRefusedWithFileLineAndField)
+{
+    const std::string head = "DATA\n2\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 64 1\n";
+    const std::pair<std::string, std::string> cases[] = {
+        {head + "l1 -1 1 NONE 0 1 NONE 0 1\n",
+         "test.txt:4: layer 'l1' has 9 fields, 12 expected: the weight-gradient collective and "
+         "what follows are missing"},
+        {head + "l1 -1 1 ALLREDUX 0 1 NONE 0 1 NONE 0 1\n",
+         "test.txt:4: layer 'l1', field 4 (forward collective): 'ALLREDUX' is not a "
+         "collective; use NONE, ALLREDUCE, ALLGATHER, REDUCESCATTER or ALLTOALL"},
+        {head + "l1 -1 1 NONE 0 1 NONE 0 1 ALLGATHER -5 1\n",
+         "test.txt:4: layer 'l1', field 11 (weight-gradient size): '-5' is negative; give 0 or "
+         "more"},
+        {head + "l1 -1 -3 NONE 0 1 NONE 0 1 NONE 0 1\n",
+         "test.txt:4: layer 'l1', field 3 (forward compute time): '-3' is negative"},
+        {head + "l1 -1 1 ALLTOALLV 8 1 NONE 0 1 NONE 0 1\n",
+         "(all-to-allv, with sizes per pair, is not modelled)"},
+        {head, "test.txt:3: the file ends after 1 of the 2 layers the second line announces"},
+        {head + "l1 -1 1 NONE 0 1 NONE 0 1 NONE 0 1\nl2 -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n",
+         "test.txt:5: more layers than the 2 the second line announces"},
+        {"HYBRID_TRANSFORMERS model_parallel_NPU_group: 8\n",
+         "test.txt:1: parallelism 'HYBRID_TRANSFORMERS' is unknown"},
+        {"HYBRID_TRANSFORMER tp: 8\n", "test.txt:1: parameter 'tp:' is unknown"},
+        {"HYBRID_TRANSFORMER model_parallel_NPU_group:\n",
+         "test.txt:1: parameter 'model_parallel_NPU_group:' has no value after it"},
+        {"DATA\nmany\n", "test.txt:2: the second line gives the number of layers"},
+        {"HYBRID_TRANSFORMER_FWD_IN_BCKWD checkpoints: 2 0\n1\n",
+         "test.txt:1: 'checkpoints: 2' announces 2 layer numbers, 1 follow"},
+        {"", "test.txt:0: empty file"},
+    };
+    for (const auto& [text, want] : cases)
+    {
+        W w;
+        std::string error;
+        EXPECT_FALSE(ParseText(text, w, error)) << text;
+        EXPECT_NE(error.find(want), std::string::npos) << "got: " << error << "\nwant: " << want;
+    }
+}
+
+// SimAI's groups: 32 GPUs, tensor-parallel 4, expert-parallel 4 (DP 8).
+TEST_F(WorkloadTest, GroupsAreBuiltAsSimAiBuildsThem)
+{
+    W w;
+    std::string error;
+    ASSERT_TRUE(ParseText("HYBRID_TRANSFORMER model_parallel_NPU_group: 4 ep: 4 pp: 1\n1\n"
+                          "moe -1 1 ALLTOALL_EP 64 1 NONE 0 1 ALLGATHER_DP_EP 64 1\n",
+                          w,
+                          error))
+        << error;
+    Ptr<WorkloadTrainingJob> job = CreateObject<WorkloadTrainingJob>();
+    job->Setup(w, 32, "test.txt");
+    using J = WorkloadTrainingJob;
+    ASSERT_EQ(job->GetGroups(J::TP).size(), 8u);
+    EXPECT_EQ(job->GetGroups(J::TP)[1], (std::vector<uint32_t>{4, 5, 6, 7}));
+    ASSERT_EQ(job->GetGroups(J::DP).size(), 4u);
+    EXPECT_EQ(job->GetGroups(J::DP)[1], (std::vector<uint32_t>{1, 5, 9, 13, 17, 21, 25, 29}));
+    EXPECT_EQ(job->GetGroups(J::EP)[0], (std::vector<uint32_t>{0, 4, 8, 12}));
+    EXPECT_EQ(job->GetGroups(J::EP)[1], (std::vector<uint32_t>{16, 20, 24, 28}));
+    EXPECT_EQ(job->GetGroups(J::DP_EP)[0], (std::vector<uint32_t>{0, 16}));
+    EXPECT_EQ(job->GetGroups(J::DP_EP)[1], (std::vector<uint32_t>{4, 20}));
+    EXPECT_TRUE(job->Uses(J::EP));
+    EXPECT_TRUE(job->Uses(J::DP_EP));
+    EXPECT_FALSE(job->Uses(J::TP));
+    EXPECT_FALSE(job->Uses(J::DP));
+
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(CreateObject<WorkloadTrainingJob>()->Setup(w, 24, "test.txt"),
+                 "test.txt: ep 4 does not divide the data-parallel size 6");
+    EXPECT_DEATH(CreateObject<WorkloadTrainingJob>()->Setup(w, 30, "test.txt"),
+                 "model_parallel_NPU_group 4 x pp 1 does not divide the 30 GPUs");
+    W dlrm;
+    ASSERT_TRUE(
+        ParseText("HYBRID_DLRM 0\n1\nl -1 1 ALLTOALL 8 1 NONE 0 1 NONE 0 1\n", dlrm, error));
+    EXPECT_DEATH(CreateObject<WorkloadTrainingJob>()->Setup(dlrm, 4, "d.txt"),
+                 "d.txt: the HYBRID_DLRM training loop is not run by this model");
+}
+
+// Compute only: the loops take exactly their compute ticks. DATA skips layer 0's input
+// gradient; FWD_IN_BCKWD recomputes layers 0..1 before layer 2's input gradient.
+TEST_F(WorkloadTest, ComputeTicksAddUpAsTheLoopsWalkThem)
+{
+    const std::string layers = "3\n"
+                               "l0 -1 100 NONE 0 10 NONE 0 1000 NONE 0 1\n"
+                               "l1 -1 200 NONE 0 20 NONE 0 2000 NONE 0 1\n"
+                               "l2 -1 400 NONE 0 40 NONE 0 4000 NONE 0 1\n";
+    const std::pair<std::string, int64_t> cases[] = {
+        {"DATA\n", 700 + 7000 + 60},
+        {"HYBRID_TRANSFORMER model_parallel_NPU_group: 1\n", 700 + 7000 + 70},
+        {"HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 checkpoints: 1 0 "
+         "checkpoint_initiates: 1 2\n",
+         700 + 300 + 7000 + 70},
+        {"MODEL\n", 700 + 7000 + 70},
+        {"DISTRIBUTED_INFERENCE\n", 700},
+    };
+    for (const auto& [head, ns] : cases)
+    {
+        W w;
+        std::string error;
+        ASSERT_TRUE(ParseText(head + layers, w, error)) << error;
+        Ptr<WorkloadTrainingJob> job = CreateObject<WorkloadTrainingJob>();
+        job->SetAttribute("TickTime", TimeValue(NanoSeconds(2)));
+        job->Setup(w, 1, "test.txt");
+        job->Start();
+        Simulator::Run();
+        ASSERT_TRUE(job->IsDone()) << head;
+        const WorkloadIterationRecord r = job->GetSlowest(0);
+        EXPECT_EQ(r.GetDuration(), NanoSeconds(2 * ns)) << head;
+        EXPECT_EQ(r.compute, NanoSeconds(2 * ns)) << head;
+        Simulator::Destroy();
+    }
+}
+
+// A hybrid-parallel layer on 4 GPUs (tensor-parallel pairs, data-parallel pairs) over an
+// InfiniBand fabric: the iteration is the compute, the forward and input-gradient
+// collectives in the TP group and the weight-gradient allreduce in the DP group, each
+// taking as long as the same collective alone on its group, plus an update delay after
+// each; the TP collectives are exposed, and a second iteration waits for nothing more.
+TEST_F(WorkloadTest, AHybridLayerTakesItsComputeItsCollectivesAndTheirDelays)
+{
+    W w;
+    std::string error;
+    ASSERT_TRUE(ParseText("HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 1 pp: 1\n1\n"
+                          "layer -1 1000 ALLREDUCE 1048576 500 ALLGATHER 262144 2000 ALLREDUCE "
+                          "4194304 100\n",
+                          w,
+                          error))
+        << error;
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(4, 4));
+    CollectiveHelper ch;
+    WorkloadTrainingHelper wh(ch);
+    wh.SetJobAttribute("Iterations", UintegerValue(2));
+    Ptr<WorkloadTrainingJob> job = wh.InstallIb(w, "test.txt", fabric);
+    job->Start();
+    Simulator::Run();
+    ASSERT_TRUE(job->IsDone());
+    EXPECT_EQ(job->GetCollectives(), 2u * (2 + 2 + 2)); // per iteration: 2 groups x 3 passes
+    // The same collectives alone, on communicators over the same hosts.
+    auto alone = [&](std::vector<uint32_t> hosts, CollectiveKind kind, uint64_t count) {
+        Ptr<CollectiveCommunicator> c = ch.InstallIb(fabric, hosts);
+        CollectiveOpSpec spec;
+        spec.kind = kind;
+        spec.type = CollectiveDataType::INT8;
+        spec.count = count;
+        return CollectiveHelper::Run(c, spec);
+    };
+    const Time fwd = alone({0, 1}, CollectiveKind::ALLREDUCE, 1048576);
+    const Time ig = alone({0, 1}, CollectiveKind::ALLGATHER, 262144 / 2);
+    const Time wg = alone({0, 2}, CollectiveKind::ALLREDUCE, 4194304);
+    const Time delay = NanoSeconds(100);
+    const Time model = NanoSeconds(1000 + 500 + 2000) + fwd + ig + wg + 3 * delay;
+    for (uint32_t it = 0; it < 2; ++it)
+    {
+        const WorkloadIterationRecord r = job->GetSlowest(it);
+        std::cout << "iteration " << it << ": " << r.GetDuration().GetMicroSeconds()
+                  << " us, model " << model.GetMicroSeconds() << " us (TP "
+                  << (fwd + ig).GetMicroSeconds() << ", DP " << wg.GetMicroSeconds() << ")\n";
+        EXPECT_NEAR(r.GetDuration().GetSeconds() / model.GetSeconds(), 1.0, 0.01);
+        EXPECT_EQ(r.compute, NanoSeconds(3500));
+        EXPECT_NEAR(r.exposed[WorkloadTrainingJob::TP].GetSeconds() /
+                        (fwd + ig + 2 * delay).GetSeconds(),
+                    1.0,
+                    0.01);
+        // The weight-gradient allreduce is waited for after the last step.
+        EXPECT_NEAR(r.exposed[WorkloadTrainingJob::DP].GetSeconds() / (wg + delay).GetSeconds(),
+                    1.0,
+                    0.01);
+        Time sum = r.compute;
+        for (const Time& e : r.exposed)
+        {
+            sum += e;
+        }
+        EXPECT_EQ(sum, r.GetDuration()) << "compute and waits tile the iteration";
+    }
+}
