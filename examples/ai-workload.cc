@@ -11,6 +11,8 @@
  *                                                     32 GPUs, InfiniBand NDR
  *   ./ai-workload --workload=my-aicb-output.txt --fabric=all
  *   ./ai-workload --fabric=roce --speed=HDR --algo=ring
+ *   ./ai-workload --model=moe --gpus=32 --layers=2       a workload built from the model
+ *                                                     (LlmWorkloadBuilder) instead of a file
  *
  * Compute times in the file are ticks (--tick: SimAI's are nanoseconds; ASTRA-sim 1.0's
  * are cycles, give one clock period).
@@ -40,6 +42,14 @@ main(int argc, char* argv[])
     std::string tick = "1ns";
     uint32_t iterations = 1;
     std::string nvlink = "3600Gbps";
+    std::string model;
+    uint32_t layers = 4;
+    uint32_t hidden = 4096;
+    uint32_t seq = 2048;
+    uint32_t tp = 8;
+    uint32_t experts = 8;
+    uint32_t topK = 2;
+    uint32_t ep = 2;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("workload",
@@ -55,9 +65,26 @@ main(int argc, char* argv[])
     cmd.AddValue("tick", "simulated time of one tick of the file", tick);
     cmd.AddValue("iterations", "training iterations", iterations);
     cmd.AddValue("nvlink", "NVLink bandwidth per GPU and direction", nvlink);
+    cmd.AddValue("model",
+                 "instead of a file, build the workload of a GPT-style model: dense or moe "
+                 "(LlmWorkloadBuilder; --layers --hidden --seq --tp, and for moe --experts "
+                 "--topk --ep)",
+                 model);
+    cmd.AddValue("layers", "--model: transformer layers", layers);
+    cmd.AddValue("hidden", "--model: hidden size (heads: hidden / 128)", hidden);
+    cmd.AddValue("seq", "--model: sequence length", seq);
+    cmd.AddValue("tp", "--model: tensor-parallel size", tp);
+    cmd.AddValue("experts", "--model=moe: experts per layer", experts);
+    cmd.AddValue("topk", "--model=moe: experts per token", topK);
+    cmd.AddValue("ep", "--model=moe: expert-parallel size", ep);
     cmd.Parse(argc, argv);
 
-    if (workload.empty())
+    NS_ABORT_MSG_UNLESS(model.empty() || model == "dense" || model == "moe",
+                        "--model=" << model << ": use dense or moe");
+    NS_ABORT_MSG_IF(!model.empty() && !workload.empty(),
+                    "--model and --workload: give one of them");
+    NS_ABORT_MSG_IF(!model.empty() && gpus == 0, "--model: say how many GPUs (--gpus)");
+    if (workload.empty() && model.empty())
     {
         // The shipped file, wherever the program runs from: beside this source file as the
         // compiler saw it, or from the module's, the build's or an ns-3 tree's top.
@@ -77,7 +104,29 @@ main(int argc, char* argv[])
         NS_ABORT_MSG_IF(workload.empty(),
                         "the shipped " << name << " is not found from here; give --workload");
     }
-    const TrainingWorkloadFile w = TrainingWorkloadFile::Read(workload);
+    TrainingWorkloadFile w;
+    if (model.empty())
+    {
+        w = TrainingWorkloadFile::Read(workload);
+    }
+    else
+    {
+        Ptr<LlmWorkloadBuilder> b = CreateObject<LlmWorkloadBuilder>();
+        b->SetAttribute("Layers", UintegerValue(layers));
+        b->SetAttribute("HiddenSize", UintegerValue(hidden));
+        b->SetAttribute("Heads", UintegerValue(std::max(1u, hidden / 128)));
+        b->SetAttribute("SequenceLength", UintegerValue(seq));
+        b->SetAttribute("TensorParallel", UintegerValue(tp));
+        if (model == "moe")
+        {
+            b->SetAttribute("Experts", UintegerValue(experts));
+            b->SetAttribute("TopK", UintegerValue(topK));
+            b->SetAttribute("ExpertParallel", UintegerValue(ep));
+        }
+        w = b->Build(gpus);
+        workload = model + " model (" + std::to_string(layers) + " layers, hidden " +
+                   std::to_string(hidden) + ")";
+    }
     const uint32_t n = gpus != 0 ? gpus : w.allGpus;
     NS_ABORT_MSG_IF(n == 0,
                     "--gpus: " << workload << " gives no all_gpus; say how many GPUs to run on");

@@ -10,6 +10,7 @@
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-helper.h"
 #include "ns3/ib-topology-builder.h"
+#include "ns3/llm-workload-builder.h"
 #include "ns3/training-workload-file.h"
 #include "ns3/workload-training-helper.h"
 #include "ns3/workload-training-job.h"
@@ -290,5 +291,121 @@ TEST_F(WorkloadTest, AHybridLayerTakesItsComputeItsCollectivesAndTheirDelays)
             sum += e;
         }
         EXPECT_EQ(sum, r.GetDuration()) << "compute and waits tile the iteration";
+    }
+}
+
+// The LLM builder's layers carry the FLOPs and bytes of its formulas: a dense layer's
+// attention and MLP halves, sequence-parallel allgather / reduce-scatter of the
+// activations, weight gradients of the parameters over t; a MoE layer's all-to-alls of the
+// routed tokens and its experts' gradients in the data-parallel group across expert groups.
+TEST_F(WorkloadTest, TheLlmBuilderWritesItsFormulasIntoTheLayers)
+{
+    Ptr<LlmWorkloadBuilder> b = CreateObject<LlmWorkloadBuilder>();
+    b->SetAttribute("Layers", UintegerValue(2));
+    b->SetAttribute("HiddenSize", UintegerValue(1024));
+    b->SetAttribute("SequenceLength", UintegerValue(512));
+    b->SetAttribute("Heads", UintegerValue(16));
+    b->SetAttribute("VocabularySize", UintegerValue(32000));
+    b->SetAttribute("TensorParallel", UintegerValue(4));
+    b->SetAttribute("GpuFlops", DoubleValue(1e15));
+    b->SetAttribute("Efficiency", DoubleValue(0.5));
+    const W w = b->Build(16);
+    EXPECT_EQ(w.parallelism, W::Parallelism::HYBRID_TRANSFORMER);
+    EXPECT_EQ(w.tp, 4u);
+    ASSERT_EQ(w.layers.size(), 1u + 2 * 4 + 1);
+    const double h = 1024;
+    const double s = 512;
+    const double attn = (8 * s * h * h + 4 * s * s * h) / 4; // per GPU
+    const W::Layer& col = w.layers[1];
+    EXPECT_EQ(col.name, "attention_column_0");
+    EXPECT_EQ(col.pass[W::FORWARD].compute, std::llround(attn / 2 / 5e14 * 1e9));
+    EXPECT_EQ(col.pass[W::FORWARD].collective, W::Collective::ALLGATHER);
+    EXPECT_EQ(col.pass[W::FORWARD].bytes, 512u * 1024 * 2);
+    EXPECT_EQ(col.pass[W::INPUT_GRAD].collective, W::Collective::REDUCESCATTER);
+    EXPECT_EQ(col.pass[W::WEIGHT_GRAD].bytes, 4u * 1024 * 1024 / 4 * 2 / 2);
+    const W::Layer& mlpRow = w.layers[4];
+    EXPECT_EQ(mlpRow.name, "mlp_row_0");
+    EXPECT_EQ(mlpRow.pass[W::FORWARD].collective, W::Collective::REDUCESCATTER);
+    EXPECT_EQ(mlpRow.pass[W::FORWARD].compute,
+              std::llround(4 * s * h * 4 * h / 4 / 2 / 5e14 * 1e9));
+    EXPECT_EQ(mlpRow.pass[W::WEIGHT_GRAD].bytes, 2u * 1024 * 4096 / 4 * 2 / 2);
+    EXPECT_EQ(w.layers[0].pass[W::WEIGHT_GRAD].bytes, 32000u * 1024 / 4 * 2);
+    EXPECT_NEAR(b->GetLayerForwardFlops(), attn + 4 * s * h * 4 * h / 4, 1);
+
+    b->SetAttribute("Experts", UintegerValue(8));
+    b->SetAttribute("TopK", UintegerValue(2));
+    b->SetAttribute("ExpertParallel", UintegerValue(2));
+    const W m = b->Build(16);
+    EXPECT_EQ(m.ep, 2u);
+    const W::Layer& dispatch = m.layers[3];
+    EXPECT_EQ(dispatch.name, "moe_dispatch_0");
+    EXPECT_EQ(dispatch.pass[W::FORWARD].collective, W::Collective::ALLTOALL);
+    EXPECT_EQ(dispatch.pass[W::FORWARD].group, W::Group::EP);
+    EXPECT_EQ(dispatch.pass[W::FORWARD].bytes, 512u * 1024 * 2 * 2 / 4);
+    const W::Layer& experts = m.layers[4];
+    EXPECT_EQ(experts.pass[W::WEIGHT_GRAD].group, W::Group::DP_EP);
+    EXPECT_EQ(experts.pass[W::WEIGHT_GRAD].bytes, 2u * 1024 * 4096 / 4 * 2 * (8 / 2));
+    EXPECT_EQ(experts.pass[W::FORWARD].compute,
+              std::llround(4 * s * h * 4 * h * 2 / 4 / 5e14 * 1e9));
+
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    b->SetAttribute("ExpertParallel", UintegerValue(3));
+    EXPECT_DEATH(b->Build(16), "Experts 8 is not a multiple of ExpertParallel 3");
+}
+
+// A dense and a MoE model built for 16 GPUs (2 servers x 8, tensor parallel 8, expert
+// parallel 2) run on a rail-optimized InfiniBand fabric with NVLink: every rank finishes,
+// compute is the layers' ticks, and compute and waits add up to the iteration.
+TEST_F(WorkloadTest, BuiltDenseAndMoeModelsRunOnGpuServers)
+{
+    for (uint32_t experts : {0u, 4u})
+    {
+        Ptr<LlmWorkloadBuilder> b = CreateObject<LlmWorkloadBuilder>();
+        b->SetAttribute("Layers", UintegerValue(2));
+        b->SetAttribute("HiddenSize", UintegerValue(1024));
+        b->SetAttribute("SequenceLength", UintegerValue(256));
+        b->SetAttribute("Heads", UintegerValue(16));
+        b->SetAttribute("VocabularySize", UintegerValue(8192));
+        b->SetAttribute("Experts", UintegerValue(experts));
+        b->SetAttribute("ExpertParallel", UintegerValue(experts > 0 ? 2 : 1));
+        const W w = b->Build(16);
+        IbFabricHelper fh;
+        fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+        IbFabric fabric = fh.Build(IbTopologyBuilder::RailOptimized2Level(16, 2, 8));
+        CollectiveHelper ch;
+        ch.SetGpusPerServer(8);
+        ch.SetAlgorithm("hier");
+        Ptr<WorkloadTrainingJob> job = WorkloadTrainingHelper(ch).InstallIb(w, "built", fabric);
+        EXPECT_EQ(job->Uses(WorkloadTrainingJob::EP), experts > 0);
+        job->Start();
+        Simulator::Run();
+        ASSERT_TRUE(job->IsDone()) << experts;
+        uint64_t ticks = 0;
+        for (const auto& l : w.layers)
+        {
+            for (const auto& p : l.pass)
+            {
+                ticks += p.compute;
+            }
+        }
+        for (const auto& r : job->GetRecords())
+        {
+            EXPECT_EQ(r.compute, NanoSeconds(ticks)) << r.rank;
+            Time sum = r.compute;
+            for (const Time& e : r.exposed)
+            {
+                sum += e;
+            }
+            EXPECT_EQ(sum, r.GetDuration()) << r.rank;
+        }
+        const WorkloadIterationRecord slow = job->GetSlowest(0);
+        std::cout << (experts > 0 ? "MoE" : "dense") << ": " << slow.GetDuration().GetMicroSeconds()
+                  << " us, compute " << slow.compute.GetMicroSeconds() << " us, TP "
+                  << slow.exposed[WorkloadTrainingJob::TP].GetMicroSeconds() << ", DP "
+                  << slow.exposed[WorkloadTrainingJob::DP].GetMicroSeconds() << ", EP "
+                  << slow.exposed[WorkloadTrainingJob::EP].GetMicroSeconds() << ", DP_EP "
+                  << slow.exposed[WorkloadTrainingJob::DP_EP].GetMicroSeconds() << " us\n";
+        Simulator::Destroy();
+        IbHelper::ResetLidAllocation();
     }
 }

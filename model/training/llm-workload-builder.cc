@@ -1,0 +1,284 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "llm-workload-builder.h"
+
+#include "ns3/abort.h"
+#include "ns3/boolean.h"
+#include "ns3/double.h"
+#include "ns3/ib-range-checker.h"
+#include "ns3/log.h"
+#include "ns3/uinteger.h"
+
+#include <cmath>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("LlmWorkloadBuilder");
+
+NS_OBJECT_ENSURE_REGISTERED(LlmWorkloadBuilder);
+
+TypeId
+LlmWorkloadBuilder::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::LlmWorkloadBuilder")
+            .SetParent<Object>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<LlmWorkloadBuilder>()
+            .AddAttribute(
+                "Layers",
+                "Transformer layers (GPT-3 6.7B: 32).",
+                UintegerValue(32),
+                MakeUintegerAccessor(&LlmWorkloadBuilder::m_layers),
+                MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "Layers", 1, 100000))
+            .AddAttribute(
+                "HiddenSize",
+                "Hidden size h (GPT-3 6.7B: 4096).",
+                UintegerValue(4096),
+                MakeUintegerAccessor(&LlmWorkloadBuilder::m_hidden),
+                MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "HiddenSize", 1, 1u << 20))
+            .AddAttribute("FfnHiddenSize",
+                          "FFN hidden size f (0: 4 h, GPT's).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&LlmWorkloadBuilder::m_ffn),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("SequenceLength",
+                          "Tokens per sequence s (GPT-3: 2048).",
+                          UintegerValue(2048),
+                          MakeUintegerAccessor(&LlmWorkloadBuilder::m_seq),
+                          MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder",
+                                                          "SequenceLength",
+                                                          1,
+                                                          1u << 24))
+            .AddAttribute("Heads",
+                          "Attention heads (GPT-3 6.7B: 32); a multiple of TensorParallel.",
+                          UintegerValue(32),
+                          MakeUintegerAccessor(&LlmWorkloadBuilder::m_heads),
+                          MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "Heads", 1, 65536))
+            .AddAttribute("VocabularySize",
+                          "Vocabulary V (GPT-2/3 tokenizer: 50257).",
+                          UintegerValue(50257),
+                          MakeUintegerAccessor(&LlmWorkloadBuilder::m_vocab),
+                          MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder",
+                                                          "VocabularySize",
+                                                          1,
+                                                          1u << 24))
+            .AddAttribute("Experts",
+                          "Experts per MoE layer (0: a dense model, every MLP a plain FFN).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&LlmWorkloadBuilder::m_experts),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("TopK",
+                          "Experts each token is routed to (MoE).",
+                          UintegerValue(2),
+                          MakeUintegerAccessor(&LlmWorkloadBuilder::m_topK),
+                          MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "TopK", 1, 1024))
+            .AddAttribute(
+                "MicroBatch",
+                "Sequences per micro-batch b.",
+                UintegerValue(1),
+                MakeUintegerAccessor(&LlmWorkloadBuilder::m_microBatch),
+                MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "MicroBatch", 1, 1u << 20))
+            .AddAttribute(
+                "BytesPerElement",
+                "Bytes of an activation and of a gradient (bf16: 2).",
+                UintegerValue(2),
+                MakeUintegerAccessor(&LlmWorkloadBuilder::m_bytes),
+                MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "BytesPerElement", 1, 8))
+            .AddAttribute(
+                "TensorParallel",
+                "Tensor-parallel size t (Megatron: the GPUs of one server, 8).",
+                UintegerValue(8),
+                MakeUintegerAccessor(&LlmWorkloadBuilder::m_tp),
+                MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "TensorParallel", 1, 65536))
+            .AddAttribute(
+                "ExpertParallel",
+                "Expert-parallel size (MoE): the experts spread over this many "
+                "data-parallel ranks.",
+                UintegerValue(1),
+                MakeUintegerAccessor(&LlmWorkloadBuilder::m_ep),
+                MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "ExpertParallel", 1, 65536))
+            .AddAttribute("SequenceParallel",
+                          "Megatron's sequence parallelism: allgather and reduce-scatter of "
+                          "the activations instead of allreduce.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&LlmWorkloadBuilder::m_sequenceParallel),
+                          MakeBooleanChecker())
+            .AddAttribute("GpuFlops",
+                          "Peak dense FLOP/s of a GPU (H100 SXM BF16: 989.4e12; A100: 312e12).",
+                          DoubleValue(989.4e12),
+                          MakeDoubleAccessor(&LlmWorkloadBuilder::m_flops),
+                          MakeIbDoubleChecker("LlmWorkloadBuilder", "GpuFlops", 1.0))
+            .AddAttribute("Efficiency",
+                          "Share of GpuFlops the layers achieve (Megatron-LM on GPT: 52 % of "
+                          "A100 peak, Narayanan et al., SC'21).",
+                          DoubleValue(0.5),
+                          MakeDoubleAccessor(&LlmWorkloadBuilder::m_efficiency),
+                          MakeIbDoubleChecker("LlmWorkloadBuilder", "Efficiency", 1e-6, 1.0));
+    return tid;
+}
+
+LlmWorkloadBuilder::LlmWorkloadBuilder()
+    : m_layers(32),
+      m_hidden(4096),
+      m_ffn(0),
+      m_seq(2048),
+      m_heads(32),
+      m_vocab(50257),
+      m_experts(0),
+      m_topK(2),
+      m_microBatch(1),
+      m_bytes(2),
+      m_tp(8),
+      m_ep(1),
+      m_sequenceParallel(true),
+      m_flops(989.4e12),
+      m_efficiency(0.5)
+{
+}
+
+LlmWorkloadBuilder::~LlmWorkloadBuilder() = default;
+
+double
+LlmWorkloadBuilder::GetLayerForwardFlops() const
+{
+    const double b = m_microBatch;
+    const double s = m_seq;
+    const double h = m_hidden;
+    const double f = m_ffn != 0 ? m_ffn : 4.0 * m_hidden;
+    const double mlp = 4 * b * s * h * f * (m_experts > 0 ? m_topK : 1);
+    return (8 * b * s * h * h + 4 * b * s * s * h + mlp) / m_tp;
+}
+
+TrainingWorkloadFile
+LlmWorkloadBuilder::Build(uint32_t gpus) const
+{
+    using W = TrainingWorkloadFile;
+    NS_ABORT_MSG_UNLESS(m_heads % m_tp == 0,
+                        "LlmWorkloadBuilder: Heads "
+                            << m_heads << " is not a multiple of TensorParallel " << m_tp);
+    const uint64_t f = m_ffn != 0 ? m_ffn : 4ull * m_hidden;
+    NS_ABORT_MSG_UNLESS(f % m_tp == 0 && m_hidden % m_tp == 0,
+                        "LlmWorkloadBuilder: HiddenSize " << m_hidden << " and FfnHiddenSize " << f
+                                                          << " must be multiples of "
+                                                             "TensorParallel "
+                                                          << m_tp);
+    NS_ABORT_MSG_IF(m_experts > 0 && m_experts % m_ep != 0,
+                    "LlmWorkloadBuilder: Experts "
+                        << m_experts << " is not a multiple of ExpertParallel " << m_ep);
+    NS_ABORT_MSG_IF(m_experts == 0 && m_ep > 1,
+                    "LlmWorkloadBuilder: ExpertParallel " << m_ep
+                                                          << " needs a MoE model (Experts > 0)");
+    NS_ABORT_MSG_IF(m_experts > 0 && m_topK > m_experts,
+                    "LlmWorkloadBuilder: TopK " << m_topK << " is more than the " << m_experts
+                                                << " experts");
+    const double rate = m_flops * m_efficiency; // FLOP/s
+    auto ns = [rate](double flops) {
+        return static_cast<uint64_t>(std::llround(flops / rate * 1e9));
+    };
+    const double b = m_microBatch;
+    const double s = m_seq;
+    const double h = m_hidden;
+    const uint64_t act = uint64_t(m_microBatch) * m_seq * m_hidden * m_bytes;
+    const bool moe = m_experts > 0;
+
+    W w;
+    w.parallelism = W::Parallelism::HYBRID_TRANSFORMER;
+    w.tp = m_tp;
+    w.ep = m_ep;
+    w.allGpus = gpus;
+    auto pass = [](uint64_t compute, W::Collective c, W::Group g, uint64_t bytes) {
+        W::PassSpec p;
+        p.compute = compute;
+        p.collective = bytes > 0 ? c : W::Collective::NONE;
+        p.group = g;
+        p.bytes = bytes;
+        return p;
+    };
+    auto add = [&w](const std::string& name, W::PassSpec fwd, W::PassSpec ig, W::PassSpec wg) {
+        W::Layer l;
+        l.name = name;
+        l.pass = {fwd, ig, wg};
+        l.updateDelay = 0;
+        w.layers.push_back(l);
+    };
+    const auto D = W::Group::DEFAULT;
+    const auto NONE = W::Collective::NONE;
+    // A tensor-parallel boundary: forward collective, and the input gradient's reverse.
+    const W::Collective fwdIn = m_sequenceParallel ? W::Collective::ALLGATHER : NONE;
+    const W::Collective fwdOut =
+        m_sequenceParallel ? W::Collective::REDUCESCATTER : W::Collective::ALLREDUCE;
+    const W::Collective igIn =
+        m_sequenceParallel ? W::Collective::REDUCESCATTER : W::Collective::ALLREDUCE;
+    const W::Collective igOut = m_sequenceParallel ? W::Collective::ALLGATHER : NONE;
+    const uint64_t tpBytes = m_tp > 1 ? act : 0;
+
+    // The embedding: its gradient (V h / t) is reduced at the end of the backward pass.
+    const double logits = 2 * b * s * h * m_vocab / m_tp;
+    add("embedding_layer",
+        pass(0, NONE, D, 0),
+        pass(0, NONE, D, 0),
+        pass(0, W::Collective::ALLREDUCE, D, uint64_t(m_vocab) * m_hidden / m_tp * m_bytes));
+    const double attnFlops = (8 * b * s * h * h + 4 * b * s * s * h) / m_tp;
+    const double mlpFlops = 4 * b * s * h * f * (moe ? m_topK : 1) / m_tp;
+    const uint64_t attnParams = 4ull * m_hidden * m_hidden / m_tp * m_bytes;
+    const uint64_t mlpParams = 2ull * m_hidden * f / m_tp * m_bytes;
+    const uint64_t a2a = moe && m_ep > 1 ? act * m_topK / m_tp : 0;
+    for (uint32_t l = 0; l < m_layers; ++l)
+    {
+        const std::string n = std::to_string(l);
+        // Attention: in (allgather) and out (reduce-scatter), each half of its compute.
+        add("attention_column_" + n,
+            pass(ns(attnFlops / 2), fwdIn, D, fwdIn == NONE ? 0 : tpBytes),
+            pass(ns(attnFlops / 2), igIn, D, tpBytes),
+            pass(ns(attnFlops / 2), W::Collective::ALLREDUCE, D, attnParams / 2));
+        add("attention_row_" + n,
+            pass(ns(attnFlops / 2), fwdOut, D, tpBytes),
+            pass(ns(attnFlops / 2), igOut, D, igOut == NONE ? 0 : tpBytes),
+            pass(ns(attnFlops / 2), W::Collective::ALLREDUCE, D, attnParams / 2));
+        if (!moe)
+        {
+            add("mlp_column_" + n,
+                pass(ns(mlpFlops / 2), fwdIn, D, fwdIn == NONE ? 0 : tpBytes),
+                pass(ns(mlpFlops / 2), igIn, D, tpBytes),
+                pass(ns(mlpFlops / 2), W::Collective::ALLREDUCE, D, mlpParams / 2));
+            add("mlp_row_" + n,
+                pass(ns(mlpFlops / 2), fwdOut, D, tpBytes),
+                pass(ns(mlpFlops / 2), igOut, D, igOut == NONE ? 0 : tpBytes),
+                pass(ns(mlpFlops / 2), W::Collective::ALLREDUCE, D, mlpParams / 2));
+            continue;
+        }
+        // MoE: dispatch, the experts (this GPU's Experts / ExpertParallel), combine.
+        const uint64_t expertParams = mlpParams * (m_experts / m_ep);
+        add("moe_dispatch_" + n,
+            pass(0, W::Collective::ALLTOALL, W::Group::EP, a2a),
+            pass(0, W::Collective::ALLTOALL, W::Group::EP, a2a),
+            pass(0, NONE, D, 0));
+        add("moe_experts_" + n,
+            pass(ns(mlpFlops), fwdIn, D, fwdIn == NONE ? 0 : tpBytes),
+            pass(ns(mlpFlops), igIn, D, tpBytes),
+            pass(ns(mlpFlops), W::Collective::ALLREDUCE, W::Group::DP_EP, expertParams));
+        add("moe_combine_" + n,
+            pass(0, W::Collective::ALLTOALL, W::Group::EP, a2a),
+            pass(0, W::Collective::ALLTOALL, W::Group::EP, a2a),
+            pass(0, NONE, D, 0));
+        add("moe_out_" + n,
+            pass(0, fwdOut, D, tpBytes),
+            pass(0, igOut, D, igOut == NONE ? 0 : tpBytes),
+            pass(0, NONE, D, 0));
+    }
+    add("logits",
+        pass(ns(logits), NONE, D, 0),
+        pass(ns(logits), NONE, D, 0),
+        pass(ns(logits), NONE, D, 0));
+    for (uint32_t i = 0; i < w.layers.size(); ++i)
+    {
+        w.layers[i].line = i + 3;
+    }
+    return w;
+}
+
+} // namespace ns3
