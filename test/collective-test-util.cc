@@ -7,6 +7,7 @@
 #include "collective-test-util.h"
 
 #include "ns3/boolean.h"
+#include "ns3/ib-packet.h"
 #include "ns3/ib-topology-builder.h"
 
 #include <cmath>
@@ -23,6 +24,16 @@ namespace ibtest
  * @param t a float type
  * @return its unit roundoff
  */
+double
+IbPayloadShare(uint32_t slot, uint32_t mtu)
+{
+    const uint32_t pkts = (slot + mtu - 1) / mtu;
+    const double wire = (pkts - 1) * IbPacket::WireSize(mtu, 0, false) +
+                        IbPacket::WireSize(slot - (pkts - 1) * mtu, 4, false) +
+                        IbPacket::WireSize(0, 4, false) * std::ceil(double(pkts) / 16);
+    return slot / wire;
+}
+
 double
 Eps(CollectiveDataType t)
 {

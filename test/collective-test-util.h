@@ -50,6 +50,15 @@ struct IbSetup
 };
 
 /**
+ * Payload share of the wire bytes of a CollectiveIbTransport stream: fragments of
+ * @p slot bytes in packets of @p mtu, the ImmDt of each fragment's last packet, and one
+ * coalesced ACK per 16 packets in the same direction for the opposite flow.
+ * @param slot the transport's SlotSize
+ * @param mtu the path MTU
+ * @return payload bytes / wire bytes
+ */
+double IbPayloadShare(uint32_t slot, uint32_t mtu = 4096);
+/**
  * @param t a float type
  * @return its unit roundoff
  */

@@ -857,12 +857,7 @@ TEST_F(CollectiveTest, RingAllReduceTimeOnNonBlockingFatTreeMatchesModel)
 
     const double rate = fabric.HostPort(0)->GetDataRate().GetBitRate() / 8.0; // bytes/s
     const uint32_t mtu = 4096;
-    const uint32_t frag = slot.Get();
-    const uint32_t pkts = (frag + mtu - 1) / mtu;
-    const double wire = (pkts - 1) * IbPacket::WireSize(mtu, 0, false) +
-                        IbPacket::WireSize(frag - (pkts - 1) * mtu, 4, false) +
-                        IbPacket::WireSize(0, 4, false) * std::ceil(double(pkts) / 16);
-    const double eff = frag / wire;
+    const double eff = IbPayloadShare(slot.Get(), mtu);
     const double t0 = 2.0 * (n - 1) * (double(S) / n) / (rate * eff);
     const double alpha = hca->GetDoorbellLatency().GetSeconds() + 4 * 10e-9 + 3 * 90e-9 +
                          IbPacket::WireSize(mtu, 0, false) / rate +

@@ -301,12 +301,7 @@ TEST_F(GpuClusterTest, HierarchicalAllReduceTimeIsTheNvlinkPhasesPlusThePerRailR
     Ptr<IbHca> hca = fabric.hosts.Get(0)->GetObject<IbHca>();
     const double rate = fabric.HostPort(0)->GetDataRate().GetBitRate() / 8.0;
     const uint32_t mtu = 4096;
-    const uint32_t frag = slot.Get();
-    const uint32_t pkts = (frag + mtu - 1) / mtu;
-    const double wire = (pkts - 1) * IbPacket::WireSize(mtu, 0, false) +
-                        IbPacket::WireSize(frag - (pkts - 1) * mtu, 4, false) +
-                        IbPacket::WireSize(0, 4, false) * std::ceil(double(pkts) / 16);
-    const double eff = frag / wire;
+    const double eff = IbPayloadShare(slot.Get(), mtu);
     const double alpha = hca->GetDoorbellLatency().GetSeconds() + 2 * 10e-9 + 90e-9 +
                          IbPacket::WireSize(mtu, 0, false) / rate +
                          hca->GetPcieWriteLatency().GetSeconds();
@@ -466,12 +461,7 @@ TEST_F(GpuClusterTest, AllToAllTimeOnARailOptimizedFabricIsItsNicBound)
         nv->GetFabricTransport()->GetAttribute("SlotSize", slot);
         hca = fabric.hosts.Get(0)->GetObject<IbHca>();
         const uint32_t mtu = 4096;
-        const uint32_t frag = slot.Get();
-        const uint32_t pkts = (frag + mtu - 1) / mtu;
-        const double wire = (pkts - 1) * IbPacket::WireSize(mtu, 0, false) +
-                            IbPacket::WireSize(frag - (pkts - 1) * mtu, 4, false) +
-                            IbPacket::WireSize(0, 4, false) * std::ceil(double(pkts) / 16);
-        const double eff = frag / wire;
+        const double eff = IbPayloadShare(slot.Get(), mtu);
         const double bound = double(servers - 1) * g * seg / (rate * eff);
         std::cout << "all-to-all, 1 MiB per pair, " << servers << " x " << g
                   << (railAware ? " GPUs through the rails: " : " GPUs straight: ")
