@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -87,13 +88,20 @@ main(int argc, char* argv[])
     if (workload.empty() && model.empty())
     {
         // The shipped file, wherever the program runs from: beside this source file as the
-        // compiler saw it, or from the module's, the build's or an ns-3 tree's top.
+        // compiler saw it, or in the examples folder of a source tree above the program
+        // (standalone builds put it in <module>/build, ns-3 trees in
+        // build/contrib/infiniband/examples).
         const std::string here = __FILE__;
         const std::string name = "workloads/gpt-4layer-tp8.txt";
-        for (const std::string& c : {here.substr(0, here.find_last_of('/') + 1) + name,
-                                     "examples/" + name,
-                                     "../examples/" + name,
-                                     "contrib/infiniband/examples/" + name})
+        std::vector<std::string> candidates{here.substr(0, here.find_last_of('/') + 1) + name};
+        std::error_code ec;
+        std::filesystem::path dir = std::filesystem::canonical("/proc/self/exe", ec).parent_path();
+        for (int up = 0; up < 6 && !ec && !dir.empty(); ++up, dir = dir.parent_path())
+        {
+            candidates.push_back((dir / "examples" / name).string());
+            candidates.push_back((dir / "contrib" / "infiniband" / "examples" / name).string());
+        }
+        for (const std::string& c : candidates)
         {
             if (std::ifstream(c))
             {
