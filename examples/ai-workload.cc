@@ -160,7 +160,9 @@ main(int argc, char* argv[])
         // The smallest even radix whose leaves and spines hold the servers.
         for (radix = 4; radix < 254; radix += 2)
         {
-            const uint32_t down = radix / 2;
+            uint32_t down;
+            uint32_t up;
+            IbTopologyBuilder::SplitLeafPorts(radix, 1.0, down, up);
             const uint32_t groups = (servers + down - 1) / down;
             if (gpusPerServer <= radix && groups * gpusPerServer <= radix)
             {

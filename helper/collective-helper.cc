@@ -32,6 +32,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 namespace ns3
@@ -93,22 +94,17 @@ CollectiveHelper::Attach(Ptr<CollectiveCommunicator> comm,
         // data-parallel group) is one GPU per server to it.
         uint32_t perServer = 0;
         bool regular = true;
-        for (uint32_t i = 0; i < servers.size() && regular; ++i)
+        std::set<uint32_t> seen;
+        for (uint32_t i = 0; i < servers.size();)
         {
-            if (i == 0 || servers[i] != servers[i - 1])
+            uint32_t j = i;
+            while (j < servers.size() && servers[j] == servers[i])
             {
-                uint32_t run = 1;
-                while (i + run < servers.size() && servers[i + run] == servers[i])
-                {
-                    ++run;
-                }
-                regular = perServer == 0 || perServer == run;
-                for (uint32_t j = 0; j < i && regular; ++j)
-                {
-                    regular = servers[j] != servers[i]; // a server's ranks are one run
-                }
-                perServer = run;
+                ++j;
             }
+            perServer = perServer == 0 ? j - i : perServer;
+            regular = regular && j - i == perServer && seen.insert(servers[i]).second;
+            i = j;
         }
         Ptr<CollectiveNvlinkTransport> nv = m_nvlink.Create<CollectiveNvlinkTransport>();
         nv->SetFabricTransport(fabric, servers);

@@ -427,6 +427,10 @@ SharpCollectiveAlgorithm::LoseInFlight(const std::string& why)
         Simulator::Cancel(m_watchdog);
         m_watchdogArmed = false;
     }
+    if (lost.empty())
+    {
+        return; // every operation left had finished
+    }
     if (m_tree)
     {
         if (m_satOps > 0)

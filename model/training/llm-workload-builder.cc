@@ -143,14 +143,25 @@ LlmWorkloadBuilder::LlmWorkloadBuilder()
 LlmWorkloadBuilder::~LlmWorkloadBuilder() = default;
 
 double
-LlmWorkloadBuilder::GetLayerForwardFlops() const
+LlmWorkloadBuilder::AttentionFlops() const
 {
     const double b = m_microBatch;
     const double s = m_seq;
     const double h = m_hidden;
+    return (8 * b * s * h * h + 4 * b * s * s * h) / m_tp;
+}
+
+double
+LlmWorkloadBuilder::MlpFlops() const
+{
     const double f = m_ffn != 0 ? m_ffn : 4.0 * m_hidden;
-    const double mlp = 4 * b * s * h * f * (m_experts > 0 ? m_topK : 1);
-    return (8 * b * s * h * h + 4 * b * s * s * h + mlp) / m_tp;
+    return 4.0 * m_microBatch * m_seq * m_hidden * f * (m_experts > 0 ? m_topK : 1) / m_tp;
+}
+
+double
+LlmWorkloadBuilder::GetLayerForwardFlops() const
+{
+    return AttentionFlops() + MlpFlops();
 }
 
 TrainingWorkloadFile
@@ -222,8 +233,8 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
         pass(0, NONE, D, 0),
         pass(0, NONE, D, 0),
         pass(0, W::Collective::ALLREDUCE, D, uint64_t(m_vocab) * m_hidden / m_tp * m_bytes));
-    const double attnFlops = (8 * b * s * h * h + 4 * b * s * s * h) / m_tp;
-    const double mlpFlops = 4 * b * s * h * f * (moe ? m_topK : 1) / m_tp;
+    const double attnFlops = AttentionFlops();
+    const double mlpFlops = MlpFlops();
     const uint64_t attnParams = 4ull * m_hidden * m_hidden / m_tp * m_bytes;
     const uint64_t mlpParams = 2ull * m_hidden * f / m_tp * m_bytes;
     const uint64_t a2a = moe && m_ep > 1 ? act * m_topK / m_tp : 0;

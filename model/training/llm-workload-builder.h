@@ -60,6 +60,11 @@ class LlmWorkloadBuilder : public Object
     double GetLayerForwardFlops() const;
 
   private:
+    /// @return forward FLOPs of a layer's attention per GPU and micro-batch
+    double AttentionFlops() const;
+    /// @return forward FLOPs of a layer's MLP (or routed experts) per GPU and micro-batch
+    double MlpFlops() const;
+
     uint32_t m_layers;       //!< Layers
     uint32_t m_hidden;       //!< HiddenSize
     uint32_t m_ffn;          //!< FfnHiddenSize (0 = 4 x hidden)

@@ -14,7 +14,6 @@
 #include "ns3/traced-callback.h"
 
 #include <array>
-#include <deque>
 #include <map>
 #include <vector>
 

@@ -1448,7 +1448,7 @@ IbQueuePair::Receive(Ptr<Packet> packet, const RdmaRxInfo& info)
     }
 }
 
-IbQueuePair::HeldRequest*
+IbQueuePair::HeldPacket*
 IbQueuePair::HeldPackets::Keep(uint32_t psn,
                                Ptr<Packet> packet,
                                const RdmaRxInfo& info,
@@ -1463,7 +1463,7 @@ IbQueuePair::HeldPackets::Keep(uint32_t psn,
         }
         slots.resize(size);
     }
-    HeldRequest& slot = slots[psn & (slots.size() - 1)];
+    HeldPacket& slot = slots[psn & (slots.size() - 1)];
     if (slot.packet && slot.psn == psn)
     {
         return nullptr;
@@ -1479,16 +1479,16 @@ IbQueuePair::HeldPackets::Keep(uint32_t psn,
     return &slot;
 }
 
-IbQueuePair::HeldRequest
+IbQueuePair::HeldPacket
 IbQueuePair::HeldPackets::Take(uint32_t psn)
 {
-    HeldRequest& slot = slots[psn & (slots.size() - 1)];
+    HeldPacket& slot = slots[psn & (slots.size() - 1)];
     if (!slot.packet || slot.psn != psn)
     {
-        return HeldRequest();
+        return HeldPacket();
     }
     --count;
-    HeldRequest taken = std::move(slot);
+    HeldPacket taken = std::move(slot);
     slot.packet = nullptr;
     return taken;
 }
@@ -1496,7 +1496,7 @@ IbQueuePair::HeldPackets::Take(uint32_t psn)
 void
 IbQueuePair::HeldPackets::Drop()
 {
-    for (HeldRequest& slot : slots)
+    for (HeldPacket& slot : slots)
     {
         slot.packet = nullptr;
     }
@@ -1511,7 +1511,7 @@ IbQueuePair::HoldEarlyRequest(const Rx& rx, Ptr<Packet> packet, const RdmaRxInfo
     {
         return false; // in order, a duplicate, or beyond the window: as without AR
     }
-    HeldRequest* slot = m_held.Keep(rx.psn, packet, info, m_hca->m_maxOutstanding);
+    HeldPacket* slot = m_held.Keep(rx.psn, packet, info, m_hca->m_maxOutstanding);
     if (slot == nullptr)
     {
         return true; // kept already (a resent copy)
@@ -1544,7 +1544,7 @@ IbQueuePair::ReleaseHeldRequests()
 {
     while (m_held.count != 0)
     {
-        const HeldRequest slot = m_held.Take(m_ePsn);
+        const HeldPacket slot = m_held.Take(m_ePsn);
         if (!slot.packet)
         {
             return; // its turn has not come
@@ -1580,7 +1580,7 @@ IbQueuePair::HoldEarlyResponse(const Rx& rx, Ptr<Packet> packet, const RdmaRxInf
     {
         return false; // in order, a duplicate, or not a PSN this QP sent: as without AR
     }
-    HeldRequest* slot = m_heldResp.Keep(rx.psn, packet, info, m_hca->m_maxOutstanding);
+    HeldPacket* slot = m_heldResp.Keep(rx.psn, packet, info, m_hca->m_maxOutstanding);
     if (slot == nullptr)
     {
         return true; // kept already (a copy of a resent response)
@@ -1612,7 +1612,7 @@ IbQueuePair::ReleaseHeldResponses()
 {
     while (m_heldResp.count != 0 && m_state == IbQpState::RTS)
     {
-        const HeldRequest slot = m_heldResp.Take(m_unackedPsn);
+        const HeldPacket slot = m_heldResp.Take(m_unackedPsn);
         if (!slot.packet)
         {
             return; // its turn has not come

@@ -731,15 +731,16 @@ class IbQueuePair : public Object
 
     // Responder
     IbFifo<RecvWqe> m_rq;  //!< receive queue
-    bool m_reorder{false}; //!< requests may come out of order (AR)
+    bool m_reorder{false}; //!< requests and READ responses may come out of order (AR)
 
-    /// An early request kept until its turn (adaptive routing).
-    struct HeldRequest
+    /// An early request or READ response kept until its turn (adaptive routing).
+    struct HeldPacket
     {
         Ptr<Packet> packet; ///< the packet (null: the slot is free)
         RdmaRxInfo info;    ///< its link-layer facts
         uint32_t psn{0};    ///< its PSN
-        bool placed{false}; ///< its data was placed on arrival (PlaceOnArrival)
+        bool placed{
+            false}; ///< its data was placed on arrival (HoldEarlyRequest, HoldEarlyResponse)
     };
 
     /// the packet being processed had its data placed on arrival: Place skips it once
@@ -752,8 +753,8 @@ class IbQueuePair : public Object
      */
     struct HeldPackets
     {
-        std::vector<HeldRequest> slots; ///< by PSN modulo their number
-        uint32_t count{0};              ///< slots in use
+        std::vector<HeldPacket> slots; ///< by PSN modulo their number
+        uint32_t count{0};             ///< slots in use
 
         /**
          * Keep a packet until its turn.
@@ -763,15 +764,12 @@ class IbQueuePair : public Object
          * @param window the send window (packets)
          * @return its slot, or null if a copy of it is kept already (a resent one)
          */
-        HeldRequest* Keep(uint32_t psn,
-                          Ptr<Packet> packet,
-                          const RdmaRxInfo& info,
-                          uint32_t window);
+        HeldPacket* Keep(uint32_t psn, Ptr<Packet> packet, const RdmaRxInfo& info, uint32_t window);
         /**
          * @param psn the PSN whose turn has come
          * @return the packet kept for it, taken out (no packet if none)
          */
-        HeldRequest Take(uint32_t psn);
+        HeldPacket Take(uint32_t psn);
         /// Drop what is kept (the slots stay).
         void Drop();
     };
