@@ -51,6 +51,9 @@ main(int argc, char* argv[])
     uint32_t experts = 8;
     uint32_t topK = 2;
     uint32_t ep = 2;
+    uint32_t pp = 1;
+    uint32_t microBatches = 0;
+    std::string schedule = "None";
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("workload",
@@ -78,6 +81,13 @@ main(int argc, char* argv[])
     cmd.AddValue("experts", "--model=moe: experts per layer", experts);
     cmd.AddValue("topk", "--model=moe: experts per token", topK);
     cmd.AddValue("ep", "--model=moe: expert-parallel size", ep);
+    cmd.AddValue("pp", "--model: pipeline stages (runs them with --schedule, default 1F1B)", pp);
+    cmd.AddValue("microbatches",
+                 "micro-batches per iteration with a pipeline schedule (0: the file's ga)",
+                 microBatches);
+    cmd.AddValue("schedule",
+                 "pipeline schedule: None (pp only builds the groups, as SimAI), 1F1B or GPipe",
+                 schedule);
     cmd.Parse(argc, argv);
 
     NS_ABORT_MSG_UNLESS(model.empty() || model == "dense" || model == "moe",
@@ -85,6 +95,15 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_IF(!model.empty() && !workload.empty(),
                     "--model and --workload: give one of them");
     NS_ABORT_MSG_IF(!model.empty() && gpus == 0, "--model: say how many GPUs (--gpus)");
+    NS_ABORT_MSG_UNLESS(schedule == "None" || schedule == "1F1B" || schedule == "GPipe",
+                        "--schedule=" << schedule << ": use None, 1F1B or GPipe");
+    NS_ABORT_MSG_UNLESS(pp >= 1 && pp <= 1024, "--pp=" << pp << ": use 1 to 1024 stages");
+    NS_ABORT_MSG_IF(pp > 1 && model.empty(),
+                    "--pp is for --model; a file says its pp on its first line");
+    if (pp > 1 && schedule == "None")
+    {
+        schedule = "1F1B";
+    }
     if (workload.empty() && model.empty())
     {
         // The shipped file, wherever the program runs from: beside this source file as the
@@ -125,6 +144,8 @@ main(int argc, char* argv[])
         b->SetAttribute("Heads", UintegerValue(std::max(1u, hidden / 128)));
         b->SetAttribute("SequenceLength", UintegerValue(seq));
         b->SetAttribute("TensorParallel", UintegerValue(tp));
+        b->SetAttribute("PipelineParallel", UintegerValue(pp));
+        b->SetAttribute("MicroBatches", UintegerValue(std::max(1u, microBatches)));
         if (model == "moe")
         {
             b->SetAttribute("Experts", UintegerValue(experts));
@@ -176,8 +197,8 @@ main(int argc, char* argv[])
               << ", " << w.layers.size() << " layers, tensor parallel " << w.tp << ", ep " << w.ep
               << ", pp " << w.pp << "; " << servers << " servers x " << gpusPerServer
               << " GPUs, rail-optimized fat tree radix " << radix << ", " << speed
-              << ", collectives " << algo << "\n";
-    std::printf("# %-8s %14s %12s %12s %12s %12s %12s %11s %8s\n",
+              << ", collectives " << algo << ", pipeline schedule " << schedule << "\n";
+    std::printf("# %-8s %14s %12s %11s %11s %11s %11s %11s %11s %11s %8s\n",
                 "fabric",
                 "iteration us",
                 "compute us",
@@ -185,6 +206,8 @@ main(int argc, char* argv[])
                 "DP wait us",
                 "EP wait us",
                 "DP_EP us",
+                "PP wait us",
+                "bubble us",
                 "collectives",
                 "wall s");
     const std::vector<std::string> kinds = fabricArg == "all"
@@ -201,6 +224,8 @@ main(int argc, char* argv[])
         WorkloadTrainingHelper wh(ch);
         wh.SetJobAttribute("TickTime", tickValue);
         wh.SetJobAttribute("Iterations", UintegerValue(iterations));
+        wh.SetJobAttribute("PipelineSchedule", StringValue(schedule));
+        wh.SetJobAttribute("MicroBatches", UintegerValue(microBatches));
         Ptr<WorkloadTrainingJob> job;
         IbFabric ibFabric;
         EthFabric ethFabric;
@@ -229,7 +254,8 @@ main(int argc, char* argv[])
         for (uint32_t it = 0; it < iterations; ++it)
         {
             const WorkloadIterationRecord r = job->GetSlowest(it);
-            std::printf("  %-8s %14.1f %12.1f %12.1f %12.1f %12.1f %12.1f %11llu %8.2f\n",
+            std::printf("  %-8s %14.1f %12.1f %11.1f %11.1f %11.1f %11.1f %11.1f %11.1f %11llu "
+                        "%8.2f\n",
                         (kind + (iterations > 1 ? "#" + std::to_string(it) : "")).c_str(),
                         r.GetDuration().GetSeconds() * 1e6,
                         r.compute.GetSeconds() * 1e6,
@@ -237,6 +263,8 @@ main(int argc, char* argv[])
                         r.exposed[WorkloadTrainingJob::DP].GetSeconds() * 1e6,
                         r.exposed[WorkloadTrainingJob::EP].GetSeconds() * 1e6,
                         r.exposed[WorkloadTrainingJob::DP_EP].GetSeconds() * 1e6,
+                        r.exposed[WorkloadTrainingJob::PP].GetSeconds() * 1e6,
+                        r.bubble.GetSeconds() * 1e6,
                         static_cast<unsigned long long>(job->GetCollectives()),
                         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart)
                             .count());
@@ -244,6 +272,7 @@ main(int argc, char* argv[])
         Simulator::Destroy();
     }
     std::cout << "# wait: time the slowest GPU stood still for collectives of that group "
-                 "(and their update delays); iteration = compute + waits\n";
+                 "(and their update delays), PP: for pipeline transfers under way, bubble: for a "
+                 "pipeline neighbour; iteration = compute + waits + bubble\n";
     return 0;
 }

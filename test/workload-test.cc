@@ -409,3 +409,159 @@ TEST_F(WorkloadTest, BuiltDenseAndMoeModelsRunOnGpuServers)
         IbHelper::ResetLidAllocation();
     }
 }
+
+namespace
+{
+/**
+ * @param pp stages
+ * @param ga micro-batches
+ * @param ppComm bytes sent between stages
+ * @return a workload of pp equal layers: forward 100 ticks, input gradient 120, weight
+ *         gradient 80, no collectives
+ */
+W
+PipelineWorkload(uint32_t pp, uint32_t ga, uint64_t ppComm)
+{
+    std::ostringstream text;
+    text << "HYBRID_TRANSFORMER model_parallel_NPU_group: 1 pp: " << pp << " ga: " << ga
+         << " pp_comm: " << ppComm << "\n"
+         << pp << "\n";
+    for (uint32_t l = 0; l < pp; ++l)
+    {
+        text << "layer" << l << " -1 100 NONE 0 120 NONE 0 80 NONE 0 0\n";
+    }
+    W w;
+    std::string error;
+    std::istringstream in(text.str());
+    NS_ABORT_MSG_UNLESS(w.Parse(in, "pipeline.txt", &error), error);
+    return w;
+}
+} // namespace
+
+// A pipeline of P equal stages and M micro-batches whose transfers take no time has the
+// textbook bubble, under 1F1B and GPipe alike: the iteration takes (M + P - 1)(tf + tb),
+// stage s ends s tb before stage 0 in the first iteration (it started s tf late and its
+// last backward is s hops before stage 0's), and every stage's later iterations take the
+// whole (M + P - 1)(tf + tb), of which M (tf + tb) compute and the rest bubble.
+TEST_F(WorkloadTest, APipelineOfEqualStagesHasTheTextbookBubble)
+{
+    const uint32_t P = 4;
+    const uint32_t M = 8;
+    const Time tf = MicroSeconds(100);
+    const Time tb = MicroSeconds(200);
+    const Time T = (M + P - 1) * (tf + tb);
+    for (const char* schedule : {"1F1B", "GPipe"})
+    {
+        Ptr<WorkloadTrainingJob> job = CreateObject<WorkloadTrainingJob>();
+        job->SetAttribute("TickTime", TimeValue(MicroSeconds(1)));
+        job->SetAttribute("Iterations", UintegerValue(2));
+        job->SetAttribute("PipelineSchedule", StringValue(schedule));
+        job->Setup(PipelineWorkload(P, M, 0), P, "pipeline.txt");
+        job->Start();
+        Simulator::Run();
+        ASSERT_TRUE(job->IsDone()) << schedule;
+        ASSERT_EQ(job->GetRecords().size(), 2u * P);
+        EXPECT_EQ(job->GetCollectives(), 2u * 2 * M * (P - 1)) << "a send each way per hop";
+        for (const WorkloadIterationRecord& r : job->GetRecords())
+        {
+            const Time duration = r.iteration == 0 ? T - r.rank * tb : T;
+            EXPECT_EQ(r.GetDuration(), duration)
+                << schedule << " iteration " << r.iteration << " stage " << r.rank;
+            EXPECT_EQ(r.compute, M * (tf + tb));
+            EXPECT_EQ(r.bubble, duration - M * (tf + tb));
+            EXPECT_EQ(r.exposed[WorkloadTrainingJob::PP], Time(0));
+        }
+        EXPECT_EQ(job->GetSlowest(0).GetDuration(), T);
+        // The bubble fraction of the slowest stage is (P - 1) / (M + P - 1).
+        EXPECT_DOUBLE_EQ(job->GetSlowest(1).bubble.GetSeconds() / T.GetSeconds(),
+                         double(P - 1) / (M + P - 1));
+        Simulator::Destroy();
+    }
+}
+
+// With one micro-batch the pipeline is a chain: P forward and P backward passes and
+// 2 (P - 1) transfers one after the other, each taking what a two-rank broadcast of
+// pp_comm bytes takes alone on the same fabric; the receivers' wait for a transfer
+// that has started is exposed PP time, the rest of their wait is bubble.
+TEST_F(WorkloadTest, PipelineTransfersCrossTheFabricBetweenStages)
+{
+    const uint32_t P = 4;
+    const uint64_t bytes = 1 << 20;
+    IbFabricHelper fh;
+    IbFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(8, 8));
+    CollectiveHelper ch;
+    WorkloadTrainingHelper wh(ch);
+    wh.SetJobAttribute("TickTime", TimeValue(MicroSeconds(1)));
+    wh.SetJobAttribute("PipelineSchedule", StringValue("1F1B"));
+    Ptr<WorkloadTrainingJob> job =
+        wh.InstallIb(PipelineWorkload(P, 1, bytes), "p", fabric, {0, 1, 2, 3});
+    ASSERT_TRUE(job->Uses(WorkloadTrainingJob::PP));
+    ASSERT_EQ(job->GetGroups(WorkloadTrainingJob::PP).size(), P - 1);
+    job->Start();
+    Simulator::Run();
+    ASSERT_TRUE(job->IsDone());
+    Ptr<CollectiveCommunicator> pair = ch.InstallIb(fabric, {4, 5});
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::BROADCAST;
+    spec.type = CollectiveDataType::INT8;
+    spec.count = bytes;
+    const Time t1 = CollectiveHelper::Run(pair, spec);
+    const Time tf = MicroSeconds(100);
+    const Time tb = MicroSeconds(200);
+    const Time model = P * (tf + tb) + 2 * (P - 1) * t1;
+    const WorkloadIterationRecord slow = job->GetSlowest(0);
+    std::cout << "1 MiB between stages: " << t1.GetMicroSeconds() << " us; chain "
+              << slow.GetDuration().GetMicroSeconds() << " us, model " << model.GetMicroSeconds()
+              << " us\n";
+    EXPECT_NEAR(slow.GetDuration().GetSeconds() / model.GetSeconds(), 1.0, 0.002);
+    for (const WorkloadIterationRecord& r : job->GetRecords())
+    {
+        Time sum = r.compute + r.bubble;
+        for (const Time& e : r.exposed)
+        {
+            sum += e;
+        }
+        EXPECT_EQ(sum, r.GetDuration()) << "stage " << r.rank;
+        // Exposed: each transfer a stage receives (activations unless first, gradients
+        // unless last), and the gradient it sends last, which its iteration waits for
+        // (not stage 0: it sends none); the rest of the waiting is bubble.
+        const uint32_t exposed = (r.rank > 0 ? 2 : 0) + (r.rank + 1 < P ? 1 : 0);
+        EXPECT_NEAR(r.exposed[WorkloadTrainingJob::PP].GetSeconds(),
+                    exposed * t1.GetSeconds(),
+                    0.002 * t1.GetSeconds())
+            << "stage " << r.rank;
+        EXPECT_NEAR(r.bubble.GetSeconds(),
+                    (r.GetDuration() - r.compute).GetSeconds() - exposed * t1.GetSeconds(),
+                    0.002 * t1.GetSeconds());
+    }
+}
+
+// The builder's pipeline: Layers / PipelineParallel transformer layers per stage (the
+// embedding on the first, the logits on the last), the sequence-parallel activations of
+// a micro-batch between stages, the micro-batches as ga; the job splits there.
+TEST_F(WorkloadTest, TheLlmBuilderSplitsTheModelIntoEqualStages)
+{
+    Ptr<LlmWorkloadBuilder> b = CreateObject<LlmWorkloadBuilder>();
+    b->SetAttribute("Layers", UintegerValue(4));
+    b->SetAttribute("PipelineParallel", UintegerValue(2));
+    b->SetAttribute("MicroBatches", UintegerValue(6));
+    const W w = b->Build(32);
+    EXPECT_EQ(w.pp, 2u);
+    EXPECT_EQ(w.ga, 6u);
+    EXPECT_EQ(w.ppComm, 2048ull * 4096 * 2 / 8);
+    ASSERT_EQ(w.layers.size(), 2u + 4 * 4);
+    for (uint32_t i = 0; i < w.layers.size(); ++i)
+    {
+        const uint32_t expect = i == 0 ? 0 : (i + 1 == w.layers.size() ? 1 : (i - 1) / 8);
+        EXPECT_EQ(w.layers[i].stage, expect) << w.layers[i].name;
+    }
+    Ptr<WorkloadTrainingJob> job = CreateObject<WorkloadTrainingJob>();
+    job->SetAttribute("PipelineSchedule", StringValue("1F1B"));
+    job->Setup(w, 32, "built");
+    EXPECT_TRUE(job->Uses(WorkloadTrainingJob::PP));
+    // 2 data-parallel replicas x 8 tensor-parallel ranks: 16 pipelines of one hop each.
+    const auto& pairs = job->GetGroups(WorkloadTrainingJob::PP);
+    ASSERT_EQ(pairs.size(), 16u);
+    EXPECT_EQ(pairs[0], (std::vector<uint32_t>{0, 8}));
+    EXPECT_EQ(pairs[9], (std::vector<uint32_t>{17, 25}));
+}

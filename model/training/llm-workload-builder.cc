@@ -11,6 +11,7 @@
 #include "ns3/log.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ns3
@@ -101,6 +102,19 @@ LlmWorkloadBuilder::GetTypeId()
                 UintegerValue(1),
                 MakeUintegerAccessor(&LlmWorkloadBuilder::m_ep),
                 MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "ExpertParallel", 1, 65536))
+            .AddAttribute(
+                "PipelineParallel",
+                "Pipeline stages (written as pp; Layers must be a multiple). Run "
+                "with WorkloadTrainingJob::PipelineSchedule 1F1B or GPipe.",
+                UintegerValue(1),
+                MakeUintegerAccessor(&LlmWorkloadBuilder::m_pp),
+                MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "PipelineParallel", 1, 65536))
+            .AddAttribute(
+                "MicroBatches",
+                "Micro-batches per iteration (written as ga).",
+                UintegerValue(1),
+                MakeUintegerAccessor(&LlmWorkloadBuilder::m_microBatches),
+                MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "MicroBatches", 1, 1000000))
             .AddAttribute("SequenceParallel",
                           "Megatron's sequence parallelism: allgather and reduce-scatter of "
                           "the activations instead of allreduce.",
@@ -134,6 +148,8 @@ LlmWorkloadBuilder::LlmWorkloadBuilder()
       m_bytes(2),
       m_tp(8),
       m_ep(1),
+      m_pp(1),
+      m_microBatches(1),
       m_sequenceParallel(true),
       m_flops(989.4e12),
       m_efficiency(0.5)
@@ -183,6 +199,10 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
     NS_ABORT_MSG_IF(m_experts == 0 && m_ep > 1,
                     "LlmWorkloadBuilder: ExpertParallel " << m_ep
                                                           << " needs a MoE model (Experts > 0)");
+    NS_ABORT_MSG_IF(m_layers % m_pp != 0,
+                    "LlmWorkloadBuilder: Layers "
+                        << m_layers << " is not a multiple of PipelineParallel " << m_pp
+                        << "; the stages must be equal");
     NS_ABORT_MSG_IF(m_experts > 0 && m_topK > m_experts,
                     "LlmWorkloadBuilder: TopK " << m_topK << " is more than the " << m_experts
                                                 << " experts");
@@ -200,6 +220,11 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
     w.parallelism = W::Parallelism::HYBRID_TRANSFORMER;
     w.tp = m_tp;
     w.ep = m_ep;
+    w.pp = m_pp;
+    w.ga = m_microBatches;
+    // Between stages: a micro-batch's activations (its gradient back), split over the
+    // tensor-parallel ranks with sequence parallelism.
+    w.ppComm = m_pp > 1 ? (m_sequenceParallel ? act / m_tp : act) : 0;
     w.allGpus = gpus;
     auto pass = [](uint64_t compute, W::Collective c, W::Group g, uint64_t bytes) {
         W::PassSpec p;
@@ -285,9 +310,13 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
         pass(ns(logits), NONE, D, 0),
         pass(ns(logits), NONE, D, 0),
         pass(ns(logits), NONE, D, 0));
+    // Stages: the embedding with the first layers, the logits with the last.
+    const uint32_t perLayer = moe ? 6 : 4;
     for (uint32_t i = 0; i < w.layers.size(); ++i)
     {
         w.layers[i].line = i + 3;
+        const uint32_t l = i == 0 ? 0 : std::min((i - 1) / perLayer, m_layers - 1);
+        w.layers[i].stage = l / (m_layers / m_pp);
     }
     return w;
 }

@@ -34,6 +34,11 @@ namespace ns3
  *   expert 2 h f, of which a GPU holds Experts / ExpertParallel) allreduced in the
  *   data-parallel group; expert weights in the data-parallel group across expert groups
  *   (_DP_EP); the embedding's V h / t at the end of the backward pass.
+ * - Pipeline parallelism: Layers / PipelineParallel transformer layers per stage (the
+ *   embedding with the first, the logits with the last), each layer's stage set; between
+ *   stages a micro-batch's activations b s h bytes-per-element (over t with
+ *   SequenceParallel) as pp_comm, MicroBatches as ga. The tied embedding's allreduce
+ *   between the first and the last stage is not modelled.
  */
 class LlmWorkloadBuilder : public Object
 {
@@ -77,6 +82,8 @@ class LlmWorkloadBuilder : public Object
     uint32_t m_bytes;        //!< BytesPerElement
     uint32_t m_tp;           //!< TensorParallel
     uint32_t m_ep;           //!< ExpertParallel
+    uint32_t m_pp;           //!< PipelineParallel
+    uint32_t m_microBatches; //!< MicroBatches
     bool m_sequenceParallel; //!< SequenceParallel
     double m_flops;          //!< GpuFlops
     double m_efficiency;     //!< Efficiency

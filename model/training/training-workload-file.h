@@ -101,6 +101,9 @@ class TrainingWorkloadFile
         uint64_t updateDelay{0};            ///< ticks after a collective before the layer goes on
         Parallelism own{Parallelism::DATA}; ///< HYBRID_CUSTOMIZED: the layer's kind
         uint32_t line{0};                   ///< its line in the file
+        /// the pipeline stage it belongs to, set by a builder (not in the file format);
+        /// UINT32_MAX: WorkloadTrainingJob splits the layers evenly
+        uint32_t stage{UINT32_MAX};
     };
 
     /**

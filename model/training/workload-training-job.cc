@@ -5,6 +5,8 @@
 #include "workload-training-job.h"
 
 #include "ns3/abort.h"
+#include "ns3/enum.h"
+#include "ns3/ib-ns3-compat.h"
 #include "ns3/ib-range-checker.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
@@ -42,6 +44,27 @@ WorkloadTrainingJob::GetTypeId()
                 UintegerValue(1),
                 MakeUintegerAccessor(&WorkloadTrainingJob::m_iterations),
                 MakeIbUintegerChecker<uint32_t>("WorkloadTrainingJob", "Iterations", 1, 1000000))
+            .AddAttribute(
+                "PipelineSchedule",
+                "How the transformer loops run pipeline parallelism: None (the file's "
+                "pp only builds the groups, as SimAI's packet-level mode), 1F1B or "
+                "GPipe (stages with send/receive between them and MicroBatches "
+                "micro-batches per iteration).",
+                EnumValue(PIPELINE_NONE),
+                ib_compat::MakeEnumAccessor<PipelineSchedule>(&WorkloadTrainingJob::m_schedule),
+                MakeEnumChecker(PIPELINE_NONE,
+                                "None",
+                                PIPELINE_1F1B,
+                                "1F1B",
+                                PIPELINE_GPIPE,
+                                "GPipe"))
+            .AddAttribute(
+                "MicroBatches",
+                "Micro-batches per iteration with a PipelineSchedule (0: the file's "
+                "ga).",
+                UintegerValue(0),
+                MakeUintegerAccessor(&WorkloadTrainingJob::m_microBatches),
+                MakeIbUintegerChecker<uint32_t>("WorkloadTrainingJob", "MicroBatches", 0, 1000000))
             .AddTraceSource("IterationDone",
                             "A rank finished an iteration: its WorkloadIterationRecord.",
                             MakeTraceSourceAccessor(&WorkloadTrainingJob::m_iterationDone),
@@ -51,7 +74,9 @@ WorkloadTrainingJob::GetTypeId()
 
 WorkloadTrainingJob::WorkloadTrainingJob()
     : m_tick(NanoSeconds(1)),
-      m_iterations(1)
+      m_iterations(1),
+      m_schedule(PIPELINE_NONE),
+      m_microBatches(0)
 {
 }
 
@@ -70,7 +95,7 @@ WorkloadTrainingJob::DoDispose()
 std::string
 WorkloadTrainingJob::GroupKindName(GroupKind k)
 {
-    static const char* const names[] = {"TP", "DP", "EP", "DP_EP", "ALL"};
+    static const char* const names[] = {"TP", "DP", "EP", "DP_EP", "ALL", "PP"};
     return names[k];
 }
 
@@ -155,9 +180,88 @@ WorkloadTrainingJob::Setup(const TrainingWorkloadFile& workload,
     {
         m_groups[ALL].back().push_back(r);
     }
+    // Pipelines: stage (r / tp) mod pp of pipeline (r / (tp pp)) tp + r mod tp; a PP group
+    // per pair of neighbouring stages.
+    m_stageOf.assign(ranks, 0);
+    m_pipelineOf.assign(ranks, 0);
+    if (m_schedule != PIPELINE_NONE)
+    {
+        NS_ABORT_MSG_UNLESS(transformer,
+                            "WorkloadTrainingJob: "
+                                << source << ": PipelineSchedule runs the transformer loops "
+                                << "(HYBRID_TRANSFORMER, HYBRID_TRANSFORMER_FWD_IN_BCKWD), not "
+                                << TrainingWorkloadFile::ParallelismName(p)
+                                << "; set PipelineSchedule to None");
+        NS_ABORT_MSG_UNLESS(workload.layers.size() >= pp,
+                            "WorkloadTrainingJob: " << source << ": " << workload.layers.size()
+                                                    << " layers cannot be split into pp " << pp
+                                                    << " pipeline stages; lower pp in the file");
+        m_stages = pp;
+        const auto& layers = workload.layers;
+        const uint32_t n = layers.size();
+        m_stageFirst.assign(pp + 1, n);
+        const bool given = std::all_of(layers.begin(), layers.end(), [](const auto& l) {
+            return l.stage != UINT32_MAX;
+        });
+        for (uint32_t st = 0; st < pp; ++st)
+        {
+            m_stageFirst[st] = st * (n / pp) + std::min(st, n % pp);
+        }
+        if (given)
+        {
+            for (uint32_t l = 0; l < n; ++l)
+            {
+                NS_ABORT_MSG_UNLESS(
+                    layers[l].stage < pp &&
+                        (l == 0 ? layers[l].stage == 0 : layers[l].stage >= layers[l - 1].stage),
+                    "WorkloadTrainingJob: " << source << ": layer " << l << " has stage "
+                                            << layers[l].stage
+                                            << "; stages must start at 0, not "
+                                               "decrease and stay below pp "
+                                            << pp);
+            }
+            for (uint32_t st = pp; st-- > 0;)
+            {
+                m_stageFirst[st] = m_stageFirst[st + 1];
+                for (uint32_t l = 0; l < n; ++l)
+                {
+                    if (layers[l].stage == st)
+                    {
+                        m_stageFirst[st] = l;
+                        break;
+                    }
+                }
+            }
+        }
+        m_mb = m_microBatches > 0 ? m_microBatches : workload.ga;
+        NS_ABORT_MSG_UNLESS(m_mb >= 1,
+                            "WorkloadTrainingJob: " << source
+                                                    << ": ga is 0 and MicroBatches is 0; set "
+                                                       "MicroBatches to the micro-batches per "
+                                                       "iteration");
+        for (uint32_t r = 0; r < ranks; ++r)
+        {
+            m_stageOf[r] = (r / tp) % pp;
+            m_pipelineOf[r] = (r / (tp * pp)) * tp + r % tp;
+        }
+        for (uint32_t pi = 0; pi < ranks / pp; ++pi)
+        {
+            const uint32_t base = (pi / tp) * tp * pp + pi % tp;
+            for (uint32_t st = 0; st + 1 < pp; ++st)
+            {
+                m_groups[PP].push_back({base + st * tp, base + (st + 1) * tp});
+            }
+        }
+        m_uses[PP] = pp > 1 && workload.ppComm > 0;
+    }
     for (uint32_t k = 0; k < N_GROUP_KINDS; ++k)
     {
         m_groupOf[k].assign(ranks, 0);
+        m_state[k].resize(m_groups[k].size());
+        if (k == PP)
+        {
+            continue; // a rank is in two of them: ArriveTransfer finds the pair
+        }
         for (uint32_t g = 0; g < m_groups[k].size(); ++g)
         {
             for (uint32_t r : m_groups[k][g])
@@ -165,7 +269,6 @@ WorkloadTrainingJob::Setup(const TrainingWorkloadFile& workload,
                 m_groupOf[k][r] = g;
             }
         }
-        m_state[k].resize(m_groups[k].size());
     }
     BuildSteps();
 }
@@ -210,6 +313,70 @@ WorkloadTrainingJob::AddCollective(const TrainingWorkloadFile::Layer& layer,
 }
 
 void
+WorkloadTrainingJob::AddCompute(uint64_t ticks)
+{
+    if (ticks > 0)
+    {
+        Step s;
+        s.kind = Step::COMPUTE;
+        s.ticks = ticks;
+        m_steps.push_back(s);
+    }
+}
+
+void
+WorkloadTrainingJob::AddWait(uint32_t step, bool previous)
+{
+    Step s;
+    s.kind = Step::WAIT;
+    s.waitFor = step;
+    s.previous = previous;
+    m_steps.push_back(s);
+}
+
+void
+WorkloadTrainingJob::AddTransfer(bool down, bool send)
+{
+    Step s;
+    s.kind = Step::COLLECTIVE;
+    s.group = PP;
+    s.down = down;
+    s.blocking = !send;
+    s.bytes = m_workload.ppComm;
+    m_steps.push_back(s);
+}
+
+void
+WorkloadTrainingJob::AddRecompute(uint32_t l, uint32_t first)
+{
+    using W = TrainingWorkloadFile;
+    const auto& init = m_workload.initiates;
+    if (m_workload.parallelism != W::Parallelism::HYBRID_TRANSFORMER_FWD_IN_BCKWD ||
+        std::find(init.begin(), init.end(), l) == init.end())
+    {
+        return;
+    }
+    // Recompute the forward passes from the nearest checkpoint before it.
+    int64_t from = -1;
+    for (uint32_t c : m_workload.checkpoints)
+    {
+        if (c < l && int64_t(c) > from)
+        {
+            from = c;
+        }
+    }
+    for (int64_t j = std::max<int64_t>(from, first); from >= 0 && j < int64_t(l); ++j)
+    {
+        const W::Layer& layer = m_workload.layers[j];
+        AddCompute(layer.pass[W::FORWARD].compute);
+        AddCollective(layer,
+                      W::FORWARD,
+                      TransformerGroup(W::FORWARD, layer.pass[W::FORWARD].group),
+                      true);
+    }
+}
+
+void
 WorkloadTrainingJob::BuildSteps()
 {
     using P = TrainingWorkloadFile::Parallelism;
@@ -218,39 +385,33 @@ WorkloadTrainingJob::BuildSteps()
     const auto& layers = m_workload.layers;
     const uint32_t n = layers.size();
     const bool transformer = p == P::HYBRID_TRANSFORMER || p == P::HYBRID_TRANSFORMER_FWD_IN_BCKWD;
-    auto compute = [this](uint64_t ticks) {
-        if (ticks > 0)
+    if (m_schedule != PIPELINE_NONE)
+    {
+        for (uint32_t st = 0; st < m_stages; ++st)
         {
-            Step s;
-            s.kind = Step::COMPUTE;
-            s.ticks = ticks;
-            m_steps.push_back(s);
+            BuildPipelineStage(st);
         }
-    };
-    auto wait = [this](uint32_t step, bool previous) {
-        Step s;
-        s.kind = Step::WAIT;
-        s.waitFor = step;
-        s.previous = previous;
-        m_steps.push_back(s);
-    };
+        return;
+    }
+    auto compute = [this](uint64_t ticks) { AddCompute(ticks); };
     auto forwardGroup = [&](const W::Layer& l) {
         return transformer ? TransformerGroup(W::FORWARD, l.pass[W::FORWARD].group) : ALL;
     };
     if (p == P::MICRO)
     {
         AddCollective(layers[0], W::WEIGHT_GRAD, ALL, true);
+        m_stageSteps.push_back(std::move(m_steps));
         return;
     }
     // Forward. Each layer first waits for its weight-gradient collective of the previous
     // iteration (patched in below, once the backward steps exist).
-    std::vector<uint32_t> waitSteps(n, UINT32_MAX);
+    std::vector<std::vector<uint32_t>> waitSteps(n);
     for (uint32_t l = 0; l < n; ++l)
     {
         if (p == P::DATA || transformer)
         {
-            waitSteps[l] = m_steps.size();
-            wait(UINT32_MAX, true);
+            waitSteps[l].push_back(m_steps.size());
+            AddWait(UINT32_MAX, true);
         }
         compute(layers[l].pass[W::FORWARD].compute);
         if (p != P::DATA)
@@ -282,30 +443,12 @@ WorkloadTrainingJob::BuildSteps()
                 compute(layer.pass[W::WEIGHT_GRAD].compute);
                 if (ig != UINT32_MAX)
                 {
-                    wait(ig, false);
+                    AddWait(ig, false);
                 }
                 continue;
             }
             // transformer
-            const auto& init = m_workload.initiates;
-            if (p == P::HYBRID_TRANSFORMER_FWD_IN_BCKWD &&
-                std::find(init.begin(), init.end(), l) != init.end())
-            {
-                // Recompute the forward passes from the nearest checkpoint before it.
-                int64_t from = -1;
-                for (uint32_t c : m_workload.checkpoints)
-                {
-                    if (c < l && int64_t(c) > from)
-                    {
-                        from = c;
-                    }
-                }
-                for (int64_t j = from; j >= 0 && j < int64_t(l); ++j)
-                {
-                    compute(layers[j].pass[W::FORWARD].compute);
-                    AddCollective(layers[j], W::FORWARD, forwardGroup(layers[j]), true);
-                }
-            }
+            AddRecompute(l, 0);
             compute(layer.pass[W::INPUT_GRAD].compute);
             AddCollective(layer,
                           W::INPUT_GRAD,
@@ -319,7 +462,125 @@ WorkloadTrainingJob::BuildSteps()
                               false);
         }
     }
-    // Patch the forward waits; drop those of layers without a weight-gradient collective.
+    PatchWaits(waitSteps, wgStep);
+    NS_LOG_INFO(m_source << ": " << m_steps.size() << " steps per iteration");
+    m_stageSteps.push_back(std::move(m_steps));
+}
+
+void
+WorkloadTrainingJob::BuildPipelineStage(uint32_t stage)
+{
+    using W = TrainingWorkloadFile;
+    const auto& layers = m_workload.layers;
+    const uint32_t n = layers.size();
+    const uint32_t lo = m_stageFirst[stage];
+    const uint32_t hi = m_stageFirst[stage + 1];
+    const bool first = stage == 0;
+    const bool last = stage + 1 == m_stages;
+    m_steps.clear();
+    std::vector<std::vector<uint32_t>> waitSteps(n);
+    std::vector<uint32_t> wgStep(n, UINT32_MAX);
+    auto forward = [&](uint32_t m) {
+        if (!first)
+        {
+            AddTransfer(true, false);
+        }
+        for (uint32_t l = lo; l < hi; ++l)
+        {
+            if (m == 0)
+            {
+                waitSteps[l].push_back(m_steps.size());
+                AddWait(UINT32_MAX, true);
+            }
+            const W::Layer& layer = layers[l];
+            AddCompute(layer.pass[W::FORWARD].compute);
+            AddCollective(layer,
+                          W::FORWARD,
+                          TransformerGroup(W::FORWARD, layer.pass[W::FORWARD].group),
+                          true);
+        }
+        if (!last)
+        {
+            AddTransfer(true, true);
+        }
+    };
+    auto backward = [&](uint32_t m) {
+        if (!last)
+        {
+            AddTransfer(false, false);
+        }
+        for (uint32_t l = hi; l-- > lo;)
+        {
+            const W::Layer& layer = layers[l];
+            AddRecompute(l, lo);
+            AddCompute(layer.pass[W::INPUT_GRAD].compute);
+            AddCollective(layer,
+                          W::INPUT_GRAD,
+                          TransformerGroup(W::INPUT_GRAD, layer.pass[W::INPUT_GRAD].group),
+                          true);
+            AddCompute(layer.pass[W::WEIGHT_GRAD].compute);
+            if (m + 1 == m_mb)
+            {
+                wgStep[l] = AddCollective(
+                    layer,
+                    W::WEIGHT_GRAD,
+                    TransformerGroup(W::WEIGHT_GRAD, layer.pass[W::WEIGHT_GRAD].group),
+                    false);
+            }
+        }
+        if (!first)
+        {
+            AddTransfer(false, true);
+        }
+    };
+    if (m_schedule == PIPELINE_GPIPE)
+    {
+        for (uint32_t m = 0; m < m_mb; ++m)
+        {
+            forward(m);
+        }
+        for (uint32_t m = 0; m < m_mb; ++m)
+        {
+            backward(m);
+        }
+    }
+    else
+    {
+        const uint32_t warm = std::min(m_stages - stage - 1, m_mb);
+        for (uint32_t m = 0; m < warm; ++m)
+        {
+            forward(m);
+        }
+        for (uint32_t i = 0; i + warm < m_mb; ++i)
+        {
+            forward(warm + i);
+            backward(i);
+        }
+        for (uint32_t i = m_mb - warm; i < m_mb; ++i)
+        {
+            backward(i);
+        }
+    }
+    PatchWaits(waitSteps, wgStep);
+    NS_LOG_INFO(m_source << ": stage " << stage << " (layers " << lo << ".." << hi - 1
+                         << "): " << m_steps.size() << " steps per iteration");
+    m_stageSteps.push_back(std::move(m_steps));
+}
+
+void
+WorkloadTrainingJob::PatchWaits(const std::vector<std::vector<uint32_t>>& waitSteps,
+                                const std::vector<uint32_t>& wgStep)
+{
+    // Each layer's forward wait points at its weight-gradient collective; layers without
+    // one drop their waits, and the steps after them are renumbered.
+    std::vector<uint32_t> layerOf(m_steps.size(), UINT32_MAX);
+    for (uint32_t l = 0; l < waitSteps.size(); ++l)
+    {
+        for (uint32_t i : waitSteps[l])
+        {
+            layerOf[i] = l;
+        }
+    }
     std::vector<uint32_t> renumber(m_steps.size(), UINT32_MAX);
     std::vector<Step> kept;
     for (uint32_t i = 0; i < m_steps.size(); ++i)
@@ -327,7 +588,7 @@ WorkloadTrainingJob::BuildSteps()
         Step s = m_steps[i];
         if (s.kind == Step::WAIT && s.waitFor == UINT32_MAX)
         {
-            const uint32_t l = std::find(waitSteps.begin(), waitSteps.end(), i) - waitSteps.begin();
+            const uint32_t l = layerOf[i];
             if (wgStep[l] == UINT32_MAX)
             {
                 continue;
@@ -345,7 +606,12 @@ WorkloadTrainingJob::BuildSteps()
         }
     }
     m_steps = std::move(kept);
-    NS_LOG_INFO(m_source << ": " << m_steps.size() << " steps per iteration");
+}
+
+const std::vector<WorkloadTrainingJob::Step>&
+WorkloadTrainingJob::StepsOf(uint32_t r) const
+{
+    return m_stageSteps[m_stageOf[r]];
 }
 
 bool
@@ -394,7 +660,7 @@ WorkloadTrainingJob::Start()
     for (uint32_t r = 0; r < m_ranks; ++r)
     {
         RankState& rs = m_rank[r];
-        rs.doneIteration.assign(m_steps.size(), -1);
+        rs.doneIteration.assign(StepsOf(r).size(), -1);
         rs.ended.assign(m_iterations, false);
         rs.recs.assign(m_iterations, WorkloadIterationRecord());
         rs.asyncOpen.assign(m_iterations, 0);
@@ -418,9 +684,10 @@ void
 WorkloadTrainingJob::Advance(uint32_t r)
 {
     RankState& rs = m_rank[r];
+    const std::vector<Step>& steps = StepsOf(r);
     while (rs.iteration < m_iterations)
     {
-        if (rs.step == m_steps.size())
+        if (rs.step == steps.size())
         {
             const uint32_t it = rs.iteration;
             rs.stepsDone[it] = true;
@@ -431,7 +698,7 @@ WorkloadTrainingJob::Advance(uint32_t r)
             MaybeEndIteration(r, it);
             continue;
         }
-        const Step& s = m_steps[rs.step];
+        const Step& s = steps[rs.step];
         if (s.kind == Step::COMPUTE)
         {
             ++rs.step;
@@ -462,7 +729,7 @@ WorkloadTrainingJob::Advance(uint32_t r)
         }
         rs.blocked = true;
         rs.since = Simulator::Now();
-        rs.blockedOn = m_steps[s.waitFor].group;
+        rs.blockedOn = steps[s.waitFor].group;
         // Waiting for the previous iteration's collective: that iteration's end, whose time
         // after its last step is counted there (MaybeEndIteration), not here.
         rs.blockedIteration = UINT32_MAX;
@@ -474,7 +741,11 @@ bool
 WorkloadTrainingJob::Arrive(uint32_t r, uint32_t step)
 {
     RankState& rs = m_rank[r];
-    const Step& s = m_steps[step];
+    const Step& s = StepsOf(r)[step];
+    if (s.group == PP)
+    {
+        return ArriveTransfer(r, step);
+    }
     const uint32_t g = m_groupOf[s.group][r];
     const uint64_t number = rs.count[s.group]++;
     GroupState& gs = m_state[s.group][g];
@@ -482,6 +753,7 @@ WorkloadTrainingJob::Arrive(uint32_t r, uint32_t step)
     ++p.arrived;
     p.step = step;
     p.iteration = rs.iteration;
+    p.updateDelay = s.updateDelay;
     if (s.blocking)
     {
         p.waiting.push_back(r);
@@ -526,6 +798,62 @@ WorkloadTrainingJob::Arrive(uint32_t r, uint32_t step)
     return !s.blocking;
 }
 
+bool
+WorkloadTrainingJob::ArriveTransfer(uint32_t r, uint32_t step)
+{
+    RankState& rs = m_rank[r];
+    const Step& s = StepsOf(r)[step];
+    const bool send = !s.blocking;
+    const uint32_t stage = m_stageOf[r];
+    // The pair of stages: (stage, stage + 1) for a send down or a receive from below.
+    const uint32_t low = s.down == send ? stage : stage - 1;
+    const uint32_t g = m_pipelineOf[r] * (m_stages - 1) + low;
+    // The n-th transfer in a direction between two stages is the sender's n-th send and the
+    // receiver's n-th receive in that direction.
+    const uint64_t number = rs.p2p[(s.down ? 2 : 0) + (send ? 1 : 0)]++ * 2 + (s.down ? 1 : 0);
+    GroupState& gs = m_state[PP][g];
+    if (!send)
+    {
+        auto a = gs.arrived.find(number);
+        if (a != gs.arrived.end())
+        {
+            gs.arrived.erase(a);
+            return true;
+        }
+        gs.open[number].waiting.push_back(r);
+        return false;
+    }
+    Pending& p = gs.open[number];
+    p.started = true;
+    p.step = step;
+    p.iteration = rs.iteration;
+    p.async.push_back(r);
+    ++rs.asyncOpen[rs.iteration];
+    // A receiver waiting so far waited for its neighbour (bubble); from now on for the data.
+    for (uint32_t w : p.waiting)
+    {
+        RankState& ws = m_rank[w];
+        ws.recs[ws.blockedIteration].bubble += Simulator::Now() - ws.since;
+        ws.since = Simulator::Now();
+    }
+    ++m_collectives;
+    if (s.bytes == 0)
+    {
+        CollectiveDone(PP, g, number);
+        return true;
+    }
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::BROADCAST;
+    spec.type = CollectiveDataType::INT8;
+    spec.count = s.bytes;
+    spec.root = s.down ? 0 : 1;
+    gs.comm->Start(spec,
+                   nullptr,
+                   CollectiveCommunicator::DoneCallback(
+                       [this, g, number](uint32_t, Time) { CollectiveDone(PP, g, number); }));
+    return true;
+}
+
 void
 WorkloadTrainingJob::CollectiveDone(GroupKind kind, uint32_t group, uint64_t number)
 {
@@ -534,7 +862,11 @@ WorkloadTrainingJob::CollectiveDone(GroupKind kind, uint32_t group, uint64_t num
     NS_ASSERT(it != gs.open.end());
     const Pending p = it->second;
     gs.open.erase(it);
-    const Time delay = m_tick * static_cast<int64_t>(m_steps[p.step].updateDelay);
+    if (kind == PP && p.waiting.empty())
+    {
+        gs.arrived[number] = true; // the receiver has not come yet
+    }
+    const Time delay = m_tick * static_cast<int64_t>(p.updateDelay);
     for (uint32_t r : p.waiting)
     {
         Simulator::Schedule(delay, [this, r]() {
@@ -552,12 +884,13 @@ WorkloadTrainingJob::CollectiveDone(GroupKind kind, uint32_t group, uint64_t num
             RankState& rs = m_rank[r];
             rs.doneIteration[step] = std::max<int64_t>(rs.doneIteration[step], iteration);
             --rs.asyncOpen[iteration];
-            rs.lastAsync[iteration] = m_steps[step].group;
+            const std::vector<Step>& steps = StepsOf(r);
+            rs.lastAsync[iteration] = steps[step].group;
             rs.recs[iteration].end = std::max(rs.recs[iteration].end, Simulator::Now());
-            if (rs.blocked && rs.iteration < m_iterations && rs.step < m_steps.size() &&
-                m_steps[rs.step].kind == Step::WAIT && m_steps[rs.step].waitFor == step)
+            if (rs.blocked && rs.iteration < m_iterations && rs.step < steps.size() &&
+                steps[rs.step].kind == Step::WAIT && steps[rs.step].waitFor == step)
             {
-                const Step& w = m_steps[rs.step];
+                const Step& w = steps[rs.step];
                 const int64_t need = int64_t(rs.iteration) - (w.previous ? 1 : 0);
                 if (rs.doneIteration[step] >= need)
                 {

@@ -33,8 +33,12 @@ struct WorkloadIterationRecord
     Time compute;          ///< compute time of the iteration
     /// time the rank waited for collectives (and their update delays), per group kind: while
     /// it took its steps, and after its last step for its last asynchronous collectives (to
-    /// the kind of the last of them to end)
-    std::array<Time, 5> exposed;
+    /// the kind of the last of them to end); PP: waiting for a pipeline transfer that had
+    /// started
+    std::array<Time, 6> exposed;
+    /// pipeline bubble: time the rank waited for a pipeline neighbour that had not yet sent
+    /// what it needed (PipelineSchedule 1F1B or GPipe)
+    Time bubble;
 
     /// @return end - start
     Time GetDuration() const
@@ -71,9 +75,26 @@ struct WorkloadIterationRecord
  * data-across-experts groups of its members EP apart. Collective sizes are each rank's
  * buffer: the allreduce's, the gathered output of an allgather, the input of a
  * reduce-scatter, the send buffer of an all-to-all. Compute takes its ticks times
- * TickTime. Pipeline parallelism changes only the groups (no send/receive between
- * stages, as in SimAI's packet-level mode); the DLRM, HYBRID_DATA_MODEL,
- * HYBRID_MODEL_DATA and HYBRID_CUSTOMIZED loops are not run (refused).
+ * TickTime. The DLRM, HYBRID_DATA_MODEL, HYBRID_MODEL_DATA and HYBRID_CUSTOMIZED loops
+ * are not run (refused).
+ *
+ * Pipeline parallelism (the file's pp): with PipelineSchedule None it changes only the
+ * groups, as in SimAI's packet-level mode. With 1F1B or GPipe the transformer loops run as
+ * a pipeline: rank r is stage (r / TP) mod PP of pipeline (r / (TP PP)) TP + r mod TP; the
+ * layers are split into PP contiguous stages (the first L mod PP stages one layer more,
+ * unless a builder set each layer's stage);
+ * an iteration is M micro-batches (MicroBatches, or the file's ga), each a forward and a
+ * backward pass of the stage's layers with the file's compute times and tensor-parallel
+ * collectives. A forward pass first receives the activations from the previous stage and
+ * ends by sending its own to the next; a backward pass receives the gradient from the
+ * next stage and sends one to the previous; each transfer is pp_comm bytes (a two-rank
+ * broadcast in the PP group of the two stages; no bytes: a dependency that takes no time).
+ * A send is posted without waiting (a receive buffer is always posted, as NCCL's
+ * batched send/receive does), the receiver waits for the data. Weight-gradient
+ * collectives run once per iteration, in the last micro-batch's backward pass. 1F1B:
+ * stage s runs min(PP - s - 1, M) forwards, then alternates a forward and a backward, then
+ * the remaining backwards. Waiting for a neighbour that has not yet sent is the bubble;
+ * waiting for a transfer that has started is exposed PP time.
  */
 class WorkloadTrainingJob : public Object
 {
@@ -94,11 +115,21 @@ class WorkloadTrainingJob : public Object
         DP = 1,    ///< data parallel
         EP = 2,    ///< expert parallel
         DP_EP = 3, ///< data parallel across expert groups
-        ALL = 4    ///< every rank
+        ALL = 4,   ///< every rank
+        PP = 5     ///< two neighbouring stages of a pipeline (send/receive between them)
     };
 
     /// Number of group kinds.
-    static constexpr uint32_t N_GROUP_KINDS = 5;
+    static constexpr uint32_t N_GROUP_KINDS = 6;
+
+    /// How the micro-batches of a pipeline-parallel workload are scheduled.
+    enum PipelineSchedule : uint8_t
+    {
+        PIPELINE_NONE,  ///< pp only builds the groups; no stages (SimAI's packet-level mode)
+        PIPELINE_1F1B,  ///< one forward, one backward (PipeDream-Flush, Megatron's default)
+        PIPELINE_GPIPE, ///< every forward, then every backward (GPipe)
+    };
+
     /**
      * @param k a group kind
      * @return its name ("TP", ...)
@@ -176,6 +207,7 @@ class WorkloadTrainingJob : public Object
         uint64_t updateDelay{0};                       ///< COLLECTIVE: ticks after it
         uint32_t waitFor{0};                           ///< WAIT: the asynchronous COLLECTIVE step
         bool previous{false}; ///< WAIT: that step's collective of the previous iteration
+        bool down{false};     ///< PP: toward the next stage (activations), else gradients
     };
 
     /// A collective of one group, while its ranks arrive and run it.
@@ -184,8 +216,10 @@ class WorkloadTrainingJob : public Object
         uint32_t arrived{0};           ///< ranks that reached it
         std::vector<uint32_t> waiting; ///< ranks blocked on it
         std::vector<uint32_t> async;   ///< ranks that went on (asynchronous)
-        uint32_t step{0};              ///< its step
-        uint32_t iteration{0};         ///< its iteration
+        uint32_t step{0};              ///< its step (PP: the sender's)
+        uint32_t iteration{0};         ///< its iteration (PP: the sender's)
+        uint64_t updateDelay{0};       ///< ticks after it ends
+        bool started{false};           ///< PP: the sender has sent
     };
 
     /// A group's communicator and its collectives in flight.
@@ -193,6 +227,7 @@ class WorkloadTrainingJob : public Object
     {
         Ptr<CollectiveCommunicator> comm; ///< over its ranks
         std::map<uint64_t, Pending> open; ///< by the group's collective number
+        std::map<uint64_t, bool> arrived; ///< PP: transfers done before their receiver came
     };
 
     /// A rank's progress.
@@ -205,6 +240,7 @@ class WorkloadTrainingJob : public Object
         GroupKind blockedOn{ALL};                    ///< for the exposed time
         uint32_t blockedIteration{0};                ///< whose exposed time it is
         std::array<uint64_t, N_GROUP_KINDS> count{}; ///< collectives reached per kind
+        std::array<uint64_t, 4> p2p{};      ///< PP transfers reached: (down ? 2 : 0) + (sender)
         std::vector<int64_t> doneIteration; ///< per step: last iteration its collective ended
         std::vector<WorkloadIterationRecord> recs; ///< per iteration
         std::vector<uint32_t> asyncOpen;           ///< per iteration: collectives not ended
@@ -214,8 +250,57 @@ class WorkloadTrainingJob : public Object
         std::vector<bool> ended;                   ///< per iteration: record kept
     };
 
-    /// Build the loop from the workload.
+    /// Build the loop from the workload (one loop for every rank).
     void BuildSteps();
+    /**
+     * Build a pipeline stage's loop (PipelineSchedule 1F1B or GPipe).
+     * @param stage the stage
+     */
+    void BuildPipelineStage(uint32_t stage);
+    /**
+     * Append a compute step (nothing for no ticks).
+     * @param ticks its time
+     */
+    void AddCompute(uint64_t ticks);
+    /**
+     * Append a wait step.
+     * @param step the asynchronous collective step waited for
+     * @param previous its collective of the previous iteration
+     */
+    void AddWait(uint32_t step, bool previous);
+    /**
+     * Append the forward recomputation an initiator layer of a FWD_IN_BCKWD workload does
+     * before its backward pass (nothing for other layers).
+     * @param l the layer
+     * @param first the first layer the rank holds (recomputation starts no earlier)
+     */
+    void AddRecompute(uint32_t l, uint32_t first);
+    /**
+     * Append a pipeline transfer step.
+     * @param down toward the next stage
+     * @param send the rank sends (else receives)
+     */
+    void AddTransfer(bool down, bool send);
+    /**
+     * Point the forward passes' waits at their layers' weight-gradient collectives of the
+     * previous iteration (and drop those of layers that have none).
+     * @param waitSteps per layer: the steps waiting (UINT32_MAX waitFor), in order
+     * @param wgStep per layer: its weight-gradient step (UINT32_MAX: none)
+     */
+    void PatchWaits(const std::vector<std::vector<uint32_t>>& waitSteps,
+                    const std::vector<uint32_t>& wgStep);
+    /**
+     * @param r a rank
+     * @return its loop
+     */
+    const std::vector<Step>& StepsOf(uint32_t r) const;
+    /**
+     * A rank reaches a pipeline transfer step.
+     * @param r the rank
+     * @param s the step
+     * @return true if the rank may go on at once
+     */
+    bool ArriveTransfer(uint32_t r, uint32_t s);
     /**
      * Append a collective step (nothing for NONE or no bytes).
      * @param layer the layer
@@ -260,13 +345,21 @@ class WorkloadTrainingJob : public Object
      */
     void MaybeEndIteration(uint32_t r, uint32_t iteration);
 
-    Time m_tick;           //!< TickTime attribute
-    uint32_t m_iterations; //!< Iterations attribute
+    Time m_tick;                 //!< TickTime attribute
+    uint32_t m_iterations;       //!< Iterations attribute
+    PipelineSchedule m_schedule; //!< PipelineSchedule attribute
+    uint32_t m_microBatches;     //!< MicroBatches attribute (0: the file's ga)
 
-    TrainingWorkloadFile m_workload;                                        //!< what runs
-    std::string m_source;                                                   //!< its name
-    uint32_t m_ranks{0};                                                    //!< GPUs
-    std::vector<Step> m_steps;                                              //!< the loop
+    TrainingWorkloadFile m_workload;             //!< what runs
+    std::string m_source;                        //!< its name
+    uint32_t m_ranks{0};                         //!< GPUs
+    std::vector<Step> m_steps;                   //!< the loop being built
+    std::vector<std::vector<Step>> m_stageSteps; //!< per stage: its loop
+    std::vector<uint32_t> m_stageOf;             //!< per rank: its stage
+    std::vector<uint32_t> m_pipelineOf;          //!< per rank: its pipeline
+    uint32_t m_stages{1};                        //!< pipeline stages (1: none)
+    std::vector<uint32_t> m_stageFirst;          //!< per stage and one more: its first layer
+    uint32_t m_mb{1};                            //!< micro-batches per iteration
     std::array<std::vector<std::vector<uint32_t>>, N_GROUP_KINDS> m_groups; //!< per kind
     std::array<std::vector<uint32_t>, N_GROUP_KINDS> m_groupOf;     //!< per kind: rank's group
     std::array<std::vector<GroupState>, N_GROUP_KINDS> m_state;     //!< per kind, per group
