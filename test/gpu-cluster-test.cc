@@ -12,6 +12,7 @@
 #include "ns3/collective-ib-transport.h"
 #include "ns3/collective-nvlink-transport.h"
 #include "ns3/core-module.h"
+#include "ns3/gpu-cluster-scheduler.h"
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-helper.h"
@@ -469,4 +470,76 @@ TEST_F(GpuClusterTest, AllToAllTimeOnARailOptimizedFabricIsItsNicBound)
         EXPECT_GE(t.GetSeconds(), bound);
         EXPECT_LT(t.GetSeconds(), bound * 1.03);
     }
+}
+
+// Placement: packed takes consecutive servers, fragmented deals them round-robin,
+// random is a permutation, explicit takes what it is given; the hosts are each server's
+// GPUs in order, and a job's description names its servers and rail groups.
+TEST(GpuClusterSchedulerTest, PoliciesPlaceWholeServersAsTheySay)
+{
+    auto place = [](GpuClusterScheduler::Policy p) {
+        GpuClusterScheduler s(12, 8, 4);
+        s.AddJob("a", 32);
+        s.AddJob("b", 16);
+        s.AddJob("c", 16);
+        s.Place(p);
+        return s;
+    };
+    const GpuClusterScheduler packed = place(GpuClusterScheduler::PACKED);
+    EXPECT_EQ(packed.GetServers(0), (std::vector<uint32_t>{0, 1, 2, 3}));
+    EXPECT_EQ(packed.GetServers(1), (std::vector<uint32_t>{4, 5}));
+    EXPECT_EQ(packed.GetServers(2), (std::vector<uint32_t>{6, 7}));
+    EXPECT_EQ(packed.Describe(0), "servers 0-3 (group 0)");
+    EXPECT_EQ(packed.GetFreeServers(), (std::vector<uint32_t>{8, 9, 10, 11}));
+    const std::vector<uint32_t> hosts = packed.GetHosts(1);
+    ASSERT_EQ(hosts.size(), 16u);
+    EXPECT_EQ(hosts.front(), 32u);
+    EXPECT_EQ(hosts.back(), 47u);
+    const GpuClusterScheduler frag = place(GpuClusterScheduler::FRAGMENTED);
+    EXPECT_EQ(frag.GetServers(0), (std::vector<uint32_t>{0, 3, 6, 7}));
+    EXPECT_EQ(frag.GetServers(1), (std::vector<uint32_t>{1, 4}));
+    EXPECT_EQ(frag.GetServers(2), (std::vector<uint32_t>{2, 5}));
+    EXPECT_EQ(frag.Describe(0), "servers 0,3,6-7 (groups 0,1)");
+    const GpuClusterScheduler rnd = place(GpuClusterScheduler::RANDOM);
+    std::set<uint32_t> seen;
+    for (uint32_t j = 0; j < 3; ++j)
+    {
+        for (uint32_t s : rnd.GetServers(j))
+        {
+            EXPECT_LT(s, 12u);
+            EXPECT_TRUE(seen.insert(s).second) << "server " << s << " placed twice";
+        }
+    }
+    EXPECT_EQ(seen.size(), 8u);
+    GpuClusterScheduler ex(4, 8, 2);
+    ex.AddJob("x", 16, {3, 1});
+    ex.Place(GpuClusterScheduler::EXPLICIT);
+    EXPECT_EQ(ex.GetHosts(0).front(), 24u);
+    EXPECT_EQ(ex.Describe(0), "servers 3,1 (groups 0,1)");
+}
+
+TEST(GpuClusterSchedulerTest, JobsThatDoNotFitAreRefusedByName)
+{
+    EXPECT_DEATH(
+        {
+            GpuClusterScheduler s(4, 8, 2);
+            s.AddJob("big", 24);
+            s.AddJob("second", 16);
+            s.Place(GpuClusterScheduler::PACKED);
+        },
+        "need 5 servers \\(40 GPUs\\) and the cluster has 4");
+    EXPECT_DEATH(
+        {
+            GpuClusterScheduler s(4, 8, 2);
+            s.AddJob("odd", 12);
+        },
+        "job odd asks for 12 GPUs; jobs get whole servers of 8");
+    EXPECT_DEATH(
+        {
+            GpuClusterScheduler s(4, 8, 2);
+            s.AddJob("a", 8, {1});
+            s.AddJob("b", 8, {1});
+            s.Place(GpuClusterScheduler::EXPLICIT);
+        },
+        "job b: server 1 is given to two jobs");
 }

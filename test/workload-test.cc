@@ -457,6 +457,22 @@ TEST_F(WorkloadTest, APipelineOfEqualStagesHasTheTextbookBubble)
         job->SetAttribute("Iterations", UintegerValue(2));
         job->SetAttribute("PipelineSchedule", StringValue(schedule));
         job->Setup(PipelineWorkload(P, M, 0), P, "pipeline.txt");
+        // The Activity trace tiles each rank's time: intervals in order, without overlap.
+        std::vector<Time> busy(P);
+        std::vector<Time> bubble(P);
+        std::vector<Time> last(P);
+        job->TraceConnectWithoutContext(
+            "Activity",
+            MakeCallback(+[](std::vector<Time>* busy,
+                             std::vector<Time>* bubble,
+                             std::vector<Time>* last,
+                             const WorkloadActivity& a) {
+                EXPECT_GE(a.start, (*last)[a.rank]);
+                (*last)[a.rank] = a.end;
+                (a.what == WorkloadActivity::COMPUTE ? *busy : *bubble)[a.rank] += a.end - a.start;
+                EXPECT_TRUE(a.what == WorkloadActivity::COMPUTE ||
+                            a.what == WorkloadActivity::BUBBLE);
+            }).Bind(&busy, &bubble, &last));
         job->Start();
         Simulator::Run();
         ASSERT_TRUE(job->IsDone()) << schedule;
@@ -472,6 +488,11 @@ TEST_F(WorkloadTest, APipelineOfEqualStagesHasTheTextbookBubble)
             EXPECT_EQ(r.exposed[WorkloadTrainingJob::PP], Time(0));
         }
         EXPECT_EQ(job->GetSlowest(0).GetDuration(), T);
+        for (uint32_t r = 0; r < P; ++r)
+        {
+            EXPECT_EQ(busy[r], 2 * M * (tf + tb));
+            EXPECT_EQ(busy[r] + bubble[r], last[r]) << "stage " << r;
+        }
         // The bubble fraction of the slowest stage is (P - 1) / (M + P - 1).
         EXPECT_DOUBLE_EQ(job->GetSlowest(1).bubble.GetSeconds() / T.GetSeconds(),
                          double(P - 1) / (M + P - 1));

@@ -68,7 +68,13 @@ WorkloadTrainingJob::GetTypeId()
             .AddTraceSource("IterationDone",
                             "A rank finished an iteration: its WorkloadIterationRecord.",
                             MakeTraceSourceAccessor(&WorkloadTrainingJob::m_iterationDone),
-                            "ns3::WorkloadTrainingJob::IterationTracedCallback");
+                            "ns3::WorkloadTrainingJob::IterationTracedCallback")
+            .AddTraceSource("Activity",
+                            "A rank's interval of compute, of waiting for a collective of a "
+                            "group kind, or of pipeline bubble: its WorkloadActivity (reported "
+                            "when it begins for compute, when it ends for waits).",
+                            MakeTraceSourceAccessor(&WorkloadTrainingJob::m_activity),
+                            "ns3::WorkloadTrainingJob::ActivityTracedCallback");
     return tid;
 }
 
@@ -704,6 +710,11 @@ WorkloadTrainingJob::Advance(uint32_t r)
             ++rs.step;
             const Time t = m_tick * static_cast<int64_t>(s.ticks);
             rs.recs[rs.iteration].compute += t;
+            Report(r,
+                   rs.iteration,
+                   WorkloadActivity::COMPUTE,
+                   Simulator::Now(),
+                   Simulator::Now() + t);
             Simulator::Schedule(t, &WorkloadTrainingJob::Advance, this, r);
             return;
         }
@@ -834,6 +845,7 @@ WorkloadTrainingJob::ArriveTransfer(uint32_t r, uint32_t step)
     {
         RankState& ws = m_rank[w];
         ws.recs[ws.blockedIteration].bubble += Simulator::Now() - ws.since;
+        Report(w, ws.blockedIteration, WorkloadActivity::BUBBLE, ws.since, Simulator::Now());
         ws.since = Simulator::Now();
     }
     ++m_collectives;
@@ -872,6 +884,7 @@ WorkloadTrainingJob::CollectiveDone(GroupKind kind, uint32_t group, uint64_t num
         Simulator::Schedule(delay, [this, r]() {
             RankState& rs = m_rank[r];
             rs.recs[rs.blockedIteration].exposed[rs.blockedOn] += Simulator::Now() - rs.since;
+            Report(r, rs.blockedIteration, rs.blockedOn, rs.since, Simulator::Now());
             rs.blocked = false;
             Advance(r);
         });
@@ -898,6 +911,7 @@ WorkloadTrainingJob::CollectiveDone(GroupKind kind, uint32_t group, uint64_t num
                     {
                         rs.recs[rs.blockedIteration].exposed[rs.blockedOn] +=
                             Simulator::Now() - rs.since;
+                        Report(r, rs.blockedIteration, rs.blockedOn, rs.since, Simulator::Now());
                     }
                     rs.blocked = false;
                     ++rs.step;
@@ -924,6 +938,7 @@ WorkloadTrainingJob::MaybeEndIteration(uint32_t r, uint32_t iteration)
         rec.end = std::max(rec.end, Simulator::Now());
         // After its last step the iteration waited for its last asynchronous collectives.
         rec.exposed[rs.lastAsync[iteration]] += rec.end - rs.stepsDoneAt[iteration];
+        Report(r, iteration, rs.lastAsync[iteration], rs.stepsDoneAt[iteration], rec.end);
         m_records.push_back(rec);
         m_iterationDone(rec);
         if (iteration + 1 == m_iterations)
@@ -933,6 +948,21 @@ WorkloadTrainingJob::MaybeEndIteration(uint32_t r, uint32_t iteration)
         }
         rs.recs[iteration + 1].start = rec.end;
         ++iteration;
+    }
+}
+
+void
+WorkloadTrainingJob::Report(uint32_t r, uint32_t iteration, uint8_t what, Time start, Time end)
+{
+    if (end > start && !m_activity.IsEmpty())
+    {
+        WorkloadActivity a;
+        a.rank = r;
+        a.iteration = iteration;
+        a.what = what;
+        a.start = start;
+        a.end = end;
+        m_activity(a);
     }
 }
 

@@ -49,6 +49,24 @@ struct WorkloadIterationRecord
 
 /**
  * @ingroup infiniband-training
+ * @brief One interval of a rank's time in a WorkloadTrainingJob: computing, waiting for a
+ * collective of a group kind, or in the pipeline bubble (the Activity trace: timelines).
+ */
+struct WorkloadActivity
+{
+    static constexpr uint8_t COMPUTE = 254; ///< @c what: computing
+    static constexpr uint8_t BUBBLE = 255;  ///< @c what: waiting for a pipeline neighbour
+
+    uint32_t rank{0};      ///< whose
+    uint32_t iteration{0}; ///< the iteration it is counted to
+    /// COMPUTE, BUBBLE, or the WorkloadTrainingJob::GroupKind whose collective it waited for
+    uint8_t what{COMPUTE};
+    Time start; ///< from
+    Time end;   ///< to
+};
+
+/**
+ * @ingroup infiniband-training
  * @brief Runs a TrainingWorkloadFile (ASTRA-sim 1.0 / SimAI workload) on GPU ranks whose
  * collectives go through CollectiveCommunicators, one per group of ranks.
  *
@@ -183,6 +201,11 @@ class WorkloadTrainingJob : public Object
      * @param record the rank's record
      */
     typedef void (*IterationTracedCallback)(const WorkloadIterationRecord& record);
+    /**
+     * TracedCallback signature of Activity.
+     * @param activity the interval
+     */
+    typedef void (*ActivityTracedCallback)(const WorkloadActivity& activity);
 
   protected:
     void DoDispose() override;
@@ -369,6 +392,16 @@ class WorkloadTrainingJob : public Object
     uint32_t m_ranksDone{0};                                        //!< ranks finished
     uint64_t m_collectives{0};                                      //!< collectives started
     TracedCallback<const WorkloadIterationRecord&> m_iterationDone; //!< IterationDone
+    TracedCallback<const WorkloadActivity&> m_activity;             //!< Activity
+    /**
+     * Fire Activity (if anything is connected and the interval is not empty).
+     * @param r the rank
+     * @param iteration its iteration
+     * @param what COMPUTE, BUBBLE or a GroupKind
+     * @param start from
+     * @param end to
+     */
+    void Report(uint32_t r, uint32_t iteration, uint8_t what, Time start, Time end);
 };
 
 } // namespace ns3
