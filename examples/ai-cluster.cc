@@ -1,0 +1,577 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * Several LLM training jobs on one GPU cluster, placed by a scheduler policy, with
+ * optional background traffic, on InfiniBand, RoCE and TCP fabrics of the same shape: a
+ * rail-optimized fat tree, one NIC per GPU, NVLink inside each server. Every job runs its
+ * own workload (LlmWorkloadBuilder) and collectives; each job is also run alone on the
+ * same servers, and its slowdown from sharing is printed per fabric.
+ *
+ *   ./ai-cluster                                    8 servers x 4 GPUs, 2 rail groups; 3 jobs
+ *                                                   (16 + 8 + 8 GPUs), fragmented; IB and
+ *                                                   RoCE, NDR
+ *   ./ai-cluster --placement=packed --fabric=all
+ *   ./ai-cluster --model=moe --background=0.3       the first job a MoE model; every GPU's
+ *                                                   NIC also streams at 30 % of its link
+ *   ./ai-cluster --pp=2 --microbatches=4 --plot=cluster
+ *
+ * --plot=NAME writes NAME-bars.plt (iteration time per fabric and job, alone and shared)
+ * and NAME-timeline.plt (the first job's ranks, one per server and pipeline stage, on the
+ * first fabric, shared), and runs gnuplot on them when it is installed.
+ */
+
+#include "ns3/core-module.h"
+#include "ns3/infiniband-module.h"
+#include "ns3/network-module.h"
+#include "ns3/stats-module.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+using namespace ns3;
+
+namespace
+{
+
+/// A job of the scenario.
+struct JobSpec
+{
+    std::string name;       ///< its name
+    bool moe{false};        ///< a MoE model (else dense)
+    uint32_t gpus{0};       ///< GPUs
+    TrainingWorkloadFile w; ///< its workload
+};
+
+/// One job's results on one fabric.
+struct JobResult
+{
+    WorkloadIterationRecord alone;  ///< slowest rank, last iteration, alone
+    WorkloadIterationRecord shared; ///< the same, sharing the fabric
+};
+
+/// What one simulation returns.
+struct RunResult
+{
+    std::vector<WorkloadIterationRecord> slowest; ///< per job run: its slowest, last iteration
+    std::vector<WorkloadActivity> timeline;       ///< job 0's traced ranks
+    uint64_t backgroundBytes{0};                  ///< delivered by the background flows
+    double wall{0};                               ///< seconds
+};
+
+/// Everything a simulation needs.
+struct Scenario
+{
+    IbTopology topology;          ///< the cluster
+    uint32_t gpusPerServer{8};    ///< GPUs per server
+    std::string algo;             ///< collective algorithm
+    std::string schedule;         ///< pipeline schedule
+    uint32_t iterations{1};       ///< iterations per job
+    double background{0};         ///< background load per NIC (0: none)
+    DataRate lineRate;            ///< the hosts' link rate
+    std::vector<uint32_t> traced; ///< job 0's ranks whose timeline is kept
+    std::string ethLb;            ///< Ethernet switches' LoadBalancing
+};
+
+/**
+ * Run some jobs together on a fresh fabric.
+ * @param sc the scenario
+ * @param kind ib, roce or tcp-eth
+ * @param jobs the jobs
+ * @param hosts each job's hosts
+ * @param which the jobs to run (indices)
+ * @param background with the background flows
+ * @param timeline keep job which[0]'s timeline
+ * @return the results, per job of @p which
+ */
+RunResult
+RunJobs(const Scenario& sc,
+        const std::string& kind,
+        const std::vector<JobSpec>& jobs,
+        const std::vector<std::vector<uint32_t>>& hosts,
+        const std::vector<uint32_t>& which,
+        bool background,
+        bool timeline)
+{
+    const auto wallStart = std::chrono::steady_clock::now();
+    IbHelper::ResetLidAllocation();
+    CollectiveHelper ch;
+    ch.SetGpusPerServer(sc.gpusPerServer);
+    ch.SetAlgorithm(sc.algo);
+    WorkloadTrainingHelper wh(ch);
+    wh.SetJobAttribute("Iterations", UintegerValue(sc.iterations));
+    wh.SetJobAttribute("PipelineSchedule", StringValue(sc.schedule));
+    IbFabric ibFabric;
+    EthFabric ethFabric;
+    if (kind == "ib")
+    {
+        IbFabricHelper fh;
+        fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+        ibFabric = fh.Build(sc.topology);
+    }
+    else
+    {
+        EthFabricHelper fh;
+        fh.SetChannelAttribute("Delay", TimeValue(NanoSeconds(10)));
+        fh.SetSwitchAttribute("LoadBalancing", StringValue(sc.ethLb));
+        if (kind == "tcp-eth")
+        {
+            fh.SetHostStack(EthFabricHelper::TCP);
+        }
+        ethFabric = fh.Build(sc.topology);
+    }
+    auto install = [&](const JobSpec& j, const std::vector<uint32_t>& h) {
+        if (kind == "ib")
+        {
+            return wh.InstallIb(j.w, j.name, ibFabric, h);
+        }
+        if (kind == "roce")
+        {
+            return wh.InstallRoce(j.w, j.name, ethFabric, h);
+        }
+        NodeContainer nodes;
+        for (uint32_t x : h)
+        {
+            nodes.Add(ethFabric.hosts.Get(x));
+        }
+        return wh.InstallTcp(j.w, j.name, nodes);
+    };
+    auto pair = [&](uint32_t a, uint32_t b) {
+        if (kind == "ib")
+        {
+            return ch.InstallIb(ibFabric, {a, b});
+        }
+        if (kind == "roce")
+        {
+            return ch.InstallRoce(ethFabric, {a, b});
+        }
+        return ch.InstallTcp(ethFabric.hosts, std::vector<uint32_t>{a, b});
+    };
+    RunResult res;
+    std::vector<Ptr<WorkloadTrainingJob>> running;
+    for (uint32_t j : which)
+    {
+        running.push_back(install(jobs[j], hosts[j]));
+    }
+    if (timeline)
+    {
+        running[0]->TraceConnectWithoutContext(
+            "Activity",
+            MakeCallback(+[](RunResult* res,
+                             const std::vector<uint32_t>* traced,
+                             const WorkloadActivity& a) {
+                if (std::find(traced->begin(), traced->end(), a.rank) != traced->end())
+                {
+                    res->timeline.push_back(a);
+                }
+            }).Bind(&res, &sc.traced));
+    }
+    Ptr<BackgroundTraffic> bg;
+    if (background && sc.background > 0)
+    {
+        // A rail-aligned permutation: GPU k of server s to GPU k of server s + S/2, through
+        // the spines, every NIC sending and receiving one flow.
+        bg = CreateObject<BackgroundTraffic>();
+        bg->SetAttribute("Load", DoubleValue(sc.background));
+        bg->SetAttribute("LineRate", DataRateValue(sc.lineRate));
+        const uint32_t n = ibFabric.hosts.GetN() + ethFabric.hosts.GetN();
+        const uint32_t servers = n / sc.gpusPerServer;
+        for (uint32_t h = 0; h < n; ++h)
+        {
+            const uint32_t peer = (h + (servers / 2) * sc.gpusPerServer) % n;
+            bg->AddFlow(pair(h, peer));
+        }
+        bg->Start();
+    }
+    uint32_t left = running.size();
+    for (auto& job : running)
+    {
+        job->Start();
+    }
+    // Stop the background when the last job is done (else the run would not end).
+    std::function<void()> watch = [&]() {
+        left = 0;
+        for (auto& job : running)
+        {
+            left += job->IsDone() ? 0 : 1;
+        }
+        if (left == 0)
+        {
+            if (bg)
+            {
+                bg->Stop();
+            }
+            return;
+        }
+        Simulator::Schedule(MicroSeconds(100), watch);
+    };
+    Simulator::Schedule(MicroSeconds(100), watch);
+    Simulator::Run();
+    for (auto& job : running)
+    {
+        NS_ABORT_MSG_UNLESS(job->IsDone(), "a job did not finish");
+        res.slowest.push_back(job->GetSlowest(sc.iterations - 1));
+    }
+    res.backgroundBytes = bg ? bg->GetBytesDelivered() : 0;
+    Simulator::Destroy();
+    res.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    return res;
+}
+
+/**
+ * Write a gnuplot file and run gnuplot on it when it is installed.
+ * @param plot the plot
+ * @param name its file name without extension
+ */
+void
+Draw(Gnuplot& plot, const std::string& name)
+{
+    {
+        std::ofstream plt(name + ".plt");
+        plot.GenerateOutput(plt);
+        NS_ABORT_MSG_UNLESS(plt, "--plot: cannot write " << name << ".plt");
+    }
+    if (std::system("command -v gnuplot >/dev/null 2>&1") == 0)
+    {
+        const int rc = std::system(("gnuplot " + name + ".plt").c_str());
+        std::cout << "plot: " << name << ".png" << (rc == 0 ? "" : " (gnuplot failed)") << "\n";
+    }
+    else
+    {
+        std::cout << "plot: " << name << ".plt (gnuplot not installed: apt-get install "
+                  << "gnuplot-nox, then gnuplot " << name << ".plt)\n";
+    }
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    uint32_t servers = 8;
+    uint32_t gpusPerServer = 4;
+    uint32_t radixArg = 0;
+    double oversub = 1.0;
+    std::string speed = "NDR";
+    std::string fabricArg = "ib,roce";
+    std::string placement = "fragmented";
+    std::string model = "dense";
+    uint32_t gpus = 16;
+    uint32_t others = 2;
+    uint32_t otherGpus = 8;
+    uint32_t layers = 2;
+    uint32_t hidden = 4096;
+    uint32_t seq = 2048;
+    uint32_t tp = 4;
+    uint32_t experts = 8;
+    uint32_t ep = 2;
+    uint32_t pp = 1;
+    uint32_t microBatches = 1;
+    std::string schedule = "1F1B";
+    uint32_t iterations = 1;
+    std::string algo = "hier";
+    double background = 0;
+    std::string plotName;
+    std::string ethLb = "Ecmp";
+
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("servers", "servers in the cluster", servers);
+    cmd.AddValue("gpus-per-server", "GPUs (and NICs) per server", gpusPerServer);
+    cmd.AddValue("radix", "switch radix (0: the smallest that holds the servers)", radixArg);
+    cmd.AddValue("oversub", "leaf oversubscription (down:up ports)", oversub);
+    cmd.AddValue("speed", "link speed (4x): SDR..NDR; Ethernet gets the same data rate", speed);
+    cmd.AddValue("fabric", "comma-separated: ib, roce, tcp-eth; or all", fabricArg);
+    cmd.AddValue("placement", "packed, fragmented or random (RngRun picks the order)", placement);
+    cmd.AddValue("model", "the first job's model: dense or moe", model);
+    cmd.AddValue("gpus", "the first job's GPUs", gpus);
+    cmd.AddValue("others", "other jobs (dense models)", others);
+    cmd.AddValue("other-gpus", "GPUs of each other job", otherGpus);
+    cmd.AddValue("layers", "transformer layers of every job", layers);
+    cmd.AddValue("hidden", "hidden size of every job (heads: hidden / 128)", hidden);
+    cmd.AddValue("seq", "sequence length", seq);
+    cmd.AddValue("tp", "tensor-parallel size", tp);
+    cmd.AddValue("experts", "--model=moe: experts per layer", experts);
+    cmd.AddValue("ep", "--model=moe: expert-parallel size", ep);
+    cmd.AddValue("pp", "pipeline stages of every job", pp);
+    cmd.AddValue("microbatches", "micro-batches per iteration", microBatches);
+    cmd.AddValue("schedule", "pipeline schedule: 1F1B or GPipe", schedule);
+    cmd.AddValue("iterations", "iterations per job (the last one is reported)", iterations);
+    cmd.AddValue("algo", "collective algorithm: hier, ring, tree, hd, rd", algo);
+    cmd.AddValue("background",
+                 "background load per NIC, a share of the link rate (0: none): a permutation, "
+                 "GPU k of server s to GPU k of server s + servers/2",
+                 background);
+    cmd.AddValue("eth-lb",
+                 "Ethernet switches' load balancing: Ecmp, Spray, Flowlet or Adaptive",
+                 ethLb);
+    cmd.AddValue("plot",
+                 "write NAME-bars.plt and NAME-timeline.plt (and .png with gnuplot)",
+                 plotName);
+    cmd.Parse(argc, argv);
+
+    GpuClusterScheduler::Policy policy;
+    NS_ABORT_MSG_UNLESS(GpuClusterScheduler::ParsePolicy(placement, policy) &&
+                            policy != GpuClusterScheduler::EXPLICIT,
+                        "--placement=" << placement << ": use packed, fragmented or random");
+    NS_ABORT_MSG_UNLESS(model == "dense" || model == "moe",
+                        "--model=" << model << ": use dense or moe");
+    NS_ABORT_MSG_UNLESS(schedule == "1F1B" || schedule == "GPipe",
+                        "--schedule=" << schedule << ": use 1F1B or GPipe");
+    NS_ABORT_MSG_UNLESS(ethLb == "Ecmp" || ethLb == "Spray" || ethLb == "Flowlet" ||
+                            ethLb == "Adaptive",
+                        "--eth-lb=" << ethLb << ": use Ecmp, Spray, Flowlet or Adaptive");
+    NS_ABORT_MSG_UNLESS(background >= 0 && background <= 1,
+                        "--background=" << background << ": a share of the link rate, 0 to 1");
+    NS_ABORT_MSG_UNLESS(iterations >= 1 && iterations <= 1000,
+                        "--iterations=" << iterations << ": use 1 to 1000");
+    NS_ABORT_MSG_UNLESS(servers >= 2 && servers <= 4096,
+                        "--servers=" << servers << ": use 2 to 4096");
+    NS_ABORT_MSG_UNLESS(gpusPerServer >= 1 && gpusPerServer <= 64,
+                        "--gpus-per-server=" << gpusPerServer << ": use 1 to 64");
+    IbLinkRate::Speed s;
+    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
+                        "--speed=" << speed << " is unknown; use one of "
+                                   << IbLinkRate::ValidSpeedNames());
+    std::vector<std::string> kinds;
+    {
+        std::string list = fabricArg == "all" ? "ib,roce,tcp-eth" : fabricArg;
+        std::istringstream in(list);
+        std::string k;
+        while (std::getline(in, k, ','))
+        {
+            NS_ABORT_MSG_UNLESS(k == "ib" || k == "roce" || k == "tcp-eth",
+                                "--fabric: " << k << " is not ib, roce or tcp-eth");
+            kinds.push_back(k);
+        }
+        NS_ABORT_MSG_IF(kinds.empty(), "--fabric: name at least one fabric");
+    }
+
+    NS_ABORT_MSG_UNLESS(oversub >= 1 && oversub <= 64,
+                        "--oversub=" << oversub << ": use 1 (non-blocking) to 64");
+    // The cluster: the smallest even radix whose rail leaves and spines hold the servers.
+    uint32_t radix = radixArg > 0 ? radixArg : 4;
+    uint32_t down = 0;
+    for (; radix < 254; radix += 2)
+    {
+        uint32_t up;
+        IbTopologyBuilder::SplitLeafPorts(radix, oversub, down, up);
+        const uint32_t groups = (servers + down - 1) / down;
+        if (radixArg > 0 || (gpusPerServer <= radix && groups * gpusPerServer <= radix))
+        {
+            break;
+        }
+    }
+    Scenario sc;
+    sc.topology =
+        IbTopologyBuilder::RailOptimized2Level(radix, servers, gpusPerServer, oversub, s, 4);
+    sc.gpusPerServer = gpusPerServer;
+    sc.algo = algo;
+    sc.schedule = schedule;
+    sc.iterations = iterations;
+    sc.background = background;
+    sc.ethLb = ethLb;
+    sc.lineRate = IbLinkRate::GetDataRate(s, 4);
+
+    // The jobs and their workloads.
+    std::vector<JobSpec> jobs;
+    for (uint32_t j = 0; j <= others; ++j)
+    {
+        JobSpec js;
+        js.moe = j == 0 && model == "moe";
+        js.gpus = j == 0 ? gpus : otherGpus;
+        js.name = (j == 0 ? "job0-" + model : "job" + std::to_string(j) + "-dense");
+        Ptr<LlmWorkloadBuilder> b = CreateObject<LlmWorkloadBuilder>();
+        b->SetAttribute("Layers", UintegerValue(layers));
+        b->SetAttribute("HiddenSize", UintegerValue(hidden));
+        b->SetAttribute("Heads", UintegerValue(std::max(1u, hidden / 128)));
+        b->SetAttribute("SequenceLength", UintegerValue(seq));
+        b->SetAttribute("TensorParallel", UintegerValue(tp));
+        b->SetAttribute("PipelineParallel", UintegerValue(pp));
+        b->SetAttribute("MicroBatches", UintegerValue(microBatches));
+        if (js.moe)
+        {
+            b->SetAttribute("Experts", UintegerValue(experts));
+            b->SetAttribute("ExpertParallel", UintegerValue(ep));
+        }
+        js.w = b->Build(js.gpus);
+        jobs.push_back(js);
+    }
+    GpuClusterScheduler scheduler(servers, gpusPerServer, down);
+    for (const JobSpec& j : jobs)
+    {
+        scheduler.AddJob(j.name, j.gpus);
+    }
+    scheduler.Place(policy);
+    std::vector<std::vector<uint32_t>> hosts;
+    std::vector<uint32_t> all;
+    for (uint32_t j = 0; j < jobs.size(); ++j)
+    {
+        hosts.push_back(scheduler.GetHosts(j));
+        all.push_back(j);
+    }
+    // Timeline rows: job 0's first GPU of each server.
+    for (uint32_t r = 0; r < jobs[0].gpus; r += gpusPerServer)
+    {
+        sc.traced.push_back(r);
+    }
+
+    std::cout << "# cluster: " << servers << " servers x " << gpusPerServer
+              << " GPUs, rail-optimized fat tree radix " << radix << " (" << down
+              << " servers per rail group, oversubscription " << oversub << "), " << speed
+              << "; placement " << placement << "; collectives " << algo
+              << "; Ethernet load balancing " << ethLb << "; " << layers << " layers, hidden "
+              << hidden << ", tp " << tp << ", pp " << pp << " (" << schedule << ", "
+              << microBatches << " micro-batches)"
+              << (background > 0
+                      ? "; background " + std::to_string(int(background * 100)) + " % per NIC"
+                      : "")
+              << "\n";
+    for (uint32_t j = 0; j < jobs.size(); ++j)
+    {
+        std::cout << "#   " << jobs[j].name << ": " << jobs[j].gpus << " GPUs on "
+                  << scheduler.Describe(j) << "\n";
+    }
+    std::printf("# %-8s %-12s %13s %13s %9s %11s %10s %10s %10s %10s %10s %8s\n",
+                "fabric",
+                "job",
+                "alone us",
+                "shared us",
+                "slowdown",
+                "compute us",
+                "TP us",
+                "DP us",
+                "EP+DPEP us",
+                "PP us",
+                "bubble us",
+                "wall s");
+    std::vector<std::vector<JobResult>> results(kinds.size(), std::vector<JobResult>(jobs.size()));
+    std::vector<WorkloadActivity> timeline;
+    for (uint32_t f = 0; f < kinds.size(); ++f)
+    {
+        double wall = 0;
+        for (uint32_t j = 0; j < jobs.size(); ++j)
+        {
+            const RunResult alone = RunJobs(sc, kinds[f], jobs, hosts, {j}, false, false);
+            results[f][j].alone = alone.slowest[0];
+            wall += alone.wall;
+        }
+        const RunResult shared = RunJobs(sc, kinds[f], jobs, hosts, all, true, f == 0);
+        wall += shared.wall;
+        if (f == 0)
+        {
+            timeline = shared.timeline;
+        }
+        for (uint32_t j = 0; j < jobs.size(); ++j)
+        {
+            JobResult& r = results[f][j];
+            r.shared = shared.slowest[j];
+            const auto& x = r.shared.exposed;
+            std::printf("  %-8s %-12s %13.1f %13.1f %9.3f %11.1f %10.1f %10.1f %10.1f %10.1f "
+                        "%10.1f %8.1f\n",
+                        kinds[f].c_str(),
+                        jobs[j].name.c_str(),
+                        r.alone.GetDuration().GetSeconds() * 1e6,
+                        r.shared.GetDuration().GetSeconds() * 1e6,
+                        r.shared.GetDuration().GetSeconds() / r.alone.GetDuration().GetSeconds(),
+                        r.shared.compute.GetSeconds() * 1e6,
+                        x[WorkloadTrainingJob::TP].GetSeconds() * 1e6,
+                        x[WorkloadTrainingJob::DP].GetSeconds() * 1e6,
+                        (x[WorkloadTrainingJob::EP] + x[WorkloadTrainingJob::DP_EP]).GetSeconds() *
+                            1e6,
+                        x[WorkloadTrainingJob::PP].GetSeconds() * 1e6,
+                        r.shared.bubble.GetSeconds() * 1e6,
+                        j + 1 == jobs.size() ? wall : 0.0);
+        }
+        if (background > 0)
+        {
+            std::printf("  %-8s background: %.1f GB delivered while the jobs ran\n",
+                        kinds[f].c_str(),
+                        shared.backgroundBytes / 1e9);
+        }
+    }
+    std::cout << "# each job's slowest GPU in its last iteration; alone: the job by itself on "
+                 "the same servers; the columns after slowdown are the shared run's (waits "
+                 "per group, PP: pipeline transfers under way, bubble: waiting for a pipeline "
+                 "neighbour)\n";
+
+    if (plotName.empty())
+    {
+        return 0;
+    }
+    // Bars: per fabric a group of bars, per job alone and shared.
+    Gnuplot bars(plotName + "-bars.png");
+    bars.SetTerminal("png size 1000,500 butt"); // square ends: bars stop at their value
+    bars.SetTitle("Iteration time per job: alone and sharing the cluster (" + placement + ")");
+    bars.SetLegend("fabric", "iteration time (us)");
+    std::ostringstream xt;
+    xt << "set xtics (";
+    for (uint32_t f = 0; f < kinds.size(); ++f)
+    {
+        xt << (f ? ", " : "") << "\"" << kinds[f] << "\" " << f;
+    }
+    const double width = 0.8 / (2 * jobs.size());
+    xt << ")\nset xrange [-0.6:" << kinds.size() - 0.4 << "]\nset yrange [0:*]\nset grid y\n"
+       << "set key outside right samplen 1 spacing 1.5";
+    bars.AppendExtra(xt.str());
+    for (uint32_t j = 0; j < jobs.size(); ++j)
+    {
+        for (int sh = 0; sh < 2; ++sh)
+        {
+            Gnuplot2dDataset ds(jobs[j].name + (sh ? " shared" : " alone"));
+            ds.SetStyle(Gnuplot2dDataset::IMPULSES);
+            // A bar: an impulse as wide as its slot (the plot area is about 750 pixels).
+            ds.SetExtra("lw " + std::to_string(std::max(2, int(600 * width / kinds.size()))));
+            for (uint32_t f = 0; f < kinds.size(); ++f)
+            {
+                const auto& r = sh ? results[f][j].shared : results[f][j].alone;
+                ds.Add(f - 0.4 + width * (2 * j + sh + 0.5), r.GetDuration().GetSeconds() * 1e6);
+            }
+            bars.AddDataset(ds);
+        }
+    }
+    Draw(bars, plotName + "-bars");
+    // Timeline: a row per traced rank, a thick line per interval, a colour per kind.
+    Gnuplot gantt(plotName + "-timeline.png");
+    gantt.SetTerminal("png size 1200,500 butt");
+    gantt.SetTitle(jobs[0].name + " on " + kinds[0] +
+                   ", sharing the cluster: first GPU of each "
+                   "server");
+    gantt.SetLegend("time (us)", "the job's server (rank / gpus-per-server)");
+    gantt.AppendExtra("set yrange [-1:" + std::to_string(sc.traced.size()) +
+                      "]\nset key outside right\nset ytics 1");
+    const std::vector<std::pair<uint8_t, std::string>> kindsShown{
+        {WorkloadActivity::COMPUTE, "compute"},
+        {WorkloadTrainingJob::TP, "TP wait"},
+        {WorkloadTrainingJob::DP, "DP wait"},
+        {WorkloadTrainingJob::EP, "EP wait"},
+        {WorkloadTrainingJob::DP_EP, "DP_EP wait"},
+        {WorkloadTrainingJob::PP, "PP wait"},
+        {WorkloadActivity::BUBBLE, "bubble"}};
+    for (const auto& [what, label] : kindsShown)
+    {
+        Gnuplot2dDataset ds(label);
+        ds.SetStyle(Gnuplot2dDataset::LINES);
+        ds.SetExtra("lw 12");
+        bool any = false;
+        for (const WorkloadActivity& a : timeline)
+        {
+            if (a.what != what)
+            {
+                continue;
+            }
+            const double row = a.rank / gpusPerServer;
+            ds.Add(a.start.GetSeconds() * 1e6, row);
+            ds.Add(a.end.GetSeconds() * 1e6, row);
+            ds.AddEmptyLine();
+            any = true;
+        }
+        if (any)
+        {
+            gantt.AddDataset(ds);
+        }
+    }
+    Draw(gantt, plotName + "-timeline");
+    return 0;
+}
