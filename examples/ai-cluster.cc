@@ -268,6 +268,7 @@ main(int argc, char* argv[])
     uint32_t experts = 8;
     uint32_t ep = 2;
     uint32_t pp = 1;
+    uint32_t zero = 0;
     uint32_t microBatches = 1;
     std::string schedule = "1F1B";
     uint32_t iterations = 1;
@@ -294,6 +295,7 @@ main(int argc, char* argv[])
     cmd.AddValue("tp", "tensor-parallel size", tp);
     cmd.AddValue("experts", "--model=moe: experts per layer", experts);
     cmd.AddValue("ep", "--model=moe: expert-parallel size", ep);
+    cmd.AddValue("zero", "ZeRO stage of the data parallelism: 0 (allreduce), 1, 2 or 3", zero);
     cmd.AddValue("pp", "pipeline stages of every job", pp);
     cmd.AddValue("microbatches", "micro-batches per iteration", microBatches);
     cmd.AddValue("schedule", "pipeline schedule: 1F1B or GPipe", schedule);
@@ -389,6 +391,7 @@ main(int argc, char* argv[])
         b->SetAttribute("SequenceLength", UintegerValue(seq));
         b->SetAttribute("TensorParallel", UintegerValue(tp));
         b->SetAttribute("PipelineParallel", UintegerValue(pp));
+        b->SetAttribute("ZeroStage", UintegerValue(zero));
         b->SetAttribute("MicroBatches", UintegerValue(microBatches));
         if (js.moe)
         {

@@ -52,6 +52,7 @@ main(int argc, char* argv[])
     uint32_t topK = 2;
     uint32_t ep = 2;
     uint32_t pp = 1;
+    uint32_t zero = 0;
     uint32_t microBatches = 0;
     std::string schedule = "None";
 
@@ -81,6 +82,7 @@ main(int argc, char* argv[])
     cmd.AddValue("experts", "--model=moe: experts per layer", experts);
     cmd.AddValue("topk", "--model=moe: experts per token", topK);
     cmd.AddValue("ep", "--model=moe: expert-parallel size", ep);
+    cmd.AddValue("zero", "ZeRO stage of the data parallelism: 0 (allreduce), 1, 2 or 3", zero);
     cmd.AddValue("pp", "--model: pipeline stages (runs them with --schedule, default 1F1B)", pp);
     cmd.AddValue("microbatches",
                  "micro-batches per iteration with a pipeline schedule (0: the file's ga)",
@@ -145,6 +147,7 @@ main(int argc, char* argv[])
         b->SetAttribute("SequenceLength", UintegerValue(seq));
         b->SetAttribute("TensorParallel", UintegerValue(tp));
         b->SetAttribute("PipelineParallel", UintegerValue(pp));
+        b->SetAttribute("ZeroStage", UintegerValue(zero));
         b->SetAttribute("MicroBatches", UintegerValue(std::max(1u, microBatches)));
         if (model == "moe")
         {

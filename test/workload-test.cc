@@ -586,3 +586,75 @@ TEST_F(WorkloadTest, TheLlmBuilderSplitsTheModelIntoEqualStages)
     EXPECT_EQ(pairs[0], (std::vector<uint32_t>{0, 8}));
     EXPECT_EQ(pairs[9], (std::vector<uint32_t>{17, 25}));
 }
+
+// ZeRO: stage 1 moves each layer's gradient reduction into a zero_shard entry before the
+// layer (an allgather of its parameters in the forward pass, a reduce-scatter of its
+// gradients in the weight-gradient pass, both in the data-parallel group); stage 3 adds
+// a zero3_gather entry after the layer that allgathers them again for the backward pass.
+TEST_F(WorkloadTest, TheLlmBuilderShardsParametersForZero)
+{
+    const uint64_t h = 1024;
+    auto build = [h](uint32_t stage) {
+        Ptr<LlmWorkloadBuilder> b = CreateObject<LlmWorkloadBuilder>();
+        b->SetAttribute("Layers", UintegerValue(2));
+        b->SetAttribute("HiddenSize", UintegerValue(h));
+        b->SetAttribute("Heads", UintegerValue(8));
+        b->SetAttribute("SequenceLength", UintegerValue(256));
+        b->SetAttribute("TensorParallel", UintegerValue(8));
+        b->SetAttribute("ZeroStage", UintegerValue(stage));
+        return b->Build(16);
+    };
+    const W plain = build(0);
+    const W z1 = build(1);
+    const W z3 = build(3);
+    // Parameters of a layer per tensor-parallel rank, bf16: (4 h^2 + 2 h 4h) / 8 x 2.
+    const uint64_t params = (4 * h * h + 8 * h * h) / 8 * 2;
+    ASSERT_EQ(z1.layers.size(), plain.layers.size() + 2);
+    ASSERT_EQ(z3.layers.size(), plain.layers.size() + 4);
+    for (const W* w : {&z1, &z3})
+    {
+        uint32_t shards = 0;
+        uint32_t gathers = 0;
+        for (const W::Layer& l : w->layers)
+        {
+            const auto& wg = l.pass[W::WEIGHT_GRAD];
+            if (l.name.rfind("zero_shard_", 0) == 0)
+            {
+                ++shards;
+                EXPECT_EQ(l.pass[W::FORWARD].collective, W::Collective::ALLGATHER);
+                EXPECT_EQ(l.pass[W::FORWARD].group, W::Group::DP);
+                EXPECT_EQ(l.pass[W::FORWARD].bytes, params);
+                EXPECT_EQ(wg.collective, W::Collective::REDUCESCATTER);
+                EXPECT_EQ(wg.bytes, params);
+            }
+            else if (l.name.rfind("zero3_gather_", 0) == 0)
+            {
+                ++gathers;
+                EXPECT_EQ(l.pass[W::INPUT_GRAD].collective, W::Collective::ALLGATHER);
+                EXPECT_EQ(l.pass[W::INPUT_GRAD].bytes, params);
+            }
+            else if (l.name != "embedding_layer")
+            {
+                EXPECT_EQ(wg.collective, W::Collective::NONE) << l.name;
+            }
+        }
+        EXPECT_EQ(shards, 2u);
+        EXPECT_EQ(gathers, w == &z3 ? 2u : 0u);
+    }
+    // Layer 1's entries follow layer 0's: its shard entry, then its four.
+    EXPECT_EQ(z3.layers[1].name, "zero_shard_0");
+    EXPECT_EQ(z3.layers[6].name, "zero3_gather_0");
+    EXPECT_EQ(z3.layers[7].name, "zero_shard_1");
+    // It runs: per iteration and data-parallel group, 2 layers x 3 ZeRO collectives and the
+    // embedding's allreduce.
+    IbFabricHelper fh;
+    IbFabric fabric = fh.Build(IbTopologyBuilder::RailOptimized2Level(16, 2, 8));
+    CollectiveHelper ch;
+    ch.SetGpusPerServer(8);
+    Ptr<WorkloadTrainingJob> job = WorkloadTrainingHelper(ch).InstallIb(z3, "zero3", fabric);
+    job->Start();
+    Simulator::Run();
+    ASSERT_TRUE(job->IsDone());
+    const uint64_t tpCollectives = 2 * 4 * 2; // per TP group: 2 layers x 4 entries x 2 passes
+    EXPECT_EQ(job->GetCollectives(), 8 * (2 * 3 + 1) + 2 * tpCollectives);
+}

@@ -12,6 +12,7 @@
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace ns3
@@ -109,6 +110,14 @@ LlmWorkloadBuilder::GetTypeId()
                 UintegerValue(1),
                 MakeUintegerAccessor(&LlmWorkloadBuilder::m_pp),
                 MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "PipelineParallel", 1, 65536))
+            .AddAttribute("ZeroStage",
+                          "ZeRO / distributed-optimizer stage of the data parallelism: 0 "
+                          "allreduces the gradients; 1 and 2 reduce-scatter them and "
+                          "allgather the updated parameters before the next forward pass; 3 "
+                          "(FSDP) also allgathers them before the backward pass.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&LlmWorkloadBuilder::m_zero),
+                          MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "ZeroStage", 0, 3))
             .AddAttribute(
                 "MicroBatches",
                 "Micro-batches per iteration (written as ga).",
@@ -150,6 +159,7 @@ LlmWorkloadBuilder::LlmWorkloadBuilder()
       m_ep(1),
       m_pp(1),
       m_microBatches(1),
+      m_zero(0),
       m_sequenceParallel(true),
       m_flops(989.4e12),
       m_efficiency(0.5)
@@ -263,9 +273,58 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
     const uint64_t attnParams = 4ull * m_hidden * m_hidden / m_tp * m_bytes;
     const uint64_t mlpParams = 2ull * m_hidden * f / m_tp * m_bytes;
     const uint64_t a2a = moe && m_ep > 1 ? act * m_topK / m_tp : 0;
+    // ZeRO: a layer's parameter shards are gathered before its forward pass (and, stage
+    // 3, its backward pass) and its gradients reduce-scattered, in entries of their own
+    // around the layer's (whose weight-gradient collectives go).
+    auto shard = [&](uint32_t first, const std::string& n) {
+        if (m_zero == 0)
+        {
+            return;
+        }
+        std::array<uint64_t, 2> bytes{}; // dense (DP), experts (DP_EP)
+        for (uint32_t i = first; i < w.layers.size(); ++i)
+        {
+            W::PassSpec& wg = w.layers[i].pass[W::WEIGHT_GRAD];
+            if (wg.collective == W::Collective::ALLREDUCE)
+            {
+                bytes[wg.group == W::Group::DP_EP ? 1 : 0] += wg.bytes;
+                wg.collective = NONE;
+                wg.bytes = 0;
+                wg.group = D;
+            }
+        }
+        std::vector<W::Layer> before;
+        std::vector<W::Layer> after;
+        for (uint32_t k = 0; k < 2; ++k)
+        {
+            if (bytes[k] == 0)
+            {
+                continue;
+            }
+            const W::Group g = k == 0 ? W::Group::DP : W::Group::DP_EP;
+            W::Layer s;
+            s.name = std::string(k == 0 ? "zero_shard_" : "zero_expert_shard_") + n;
+            s.pass = {pass(0, W::Collective::ALLGATHER, g, bytes[k]),
+                      pass(0, NONE, D, 0),
+                      pass(0, W::Collective::REDUCESCATTER, g, bytes[k])};
+            before.push_back(s);
+            if (m_zero == 3)
+            {
+                W::Layer r;
+                r.name = std::string(k == 0 ? "zero3_gather_" : "zero3_expert_gather_") + n;
+                r.pass = {pass(0, NONE, D, 0),
+                          pass(0, W::Collective::ALLGATHER, g, bytes[k]),
+                          pass(0, NONE, D, 0)};
+                after.push_back(r);
+            }
+        }
+        w.layers.insert(w.layers.begin() + first, before.begin(), before.end());
+        w.layers.insert(w.layers.end(), after.begin(), after.end());
+    };
     for (uint32_t l = 0; l < m_layers; ++l)
     {
         const std::string n = std::to_string(l);
+        const uint32_t first = w.layers.size();
         // Attention: in (allgather) and out (reduce-scatter), each half of its compute.
         add("attention_column_" + n,
             pass(ns(attnFlops / 2), fwdIn, D, fwdIn == NONE ? 0 : tpBytes),
@@ -285,6 +344,7 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
                 pass(ns(mlpFlops / 2), fwdOut, D, tpBytes),
                 pass(ns(mlpFlops / 2), igOut, D, igOut == NONE ? 0 : tpBytes),
                 pass(ns(mlpFlops / 2), W::Collective::ALLREDUCE, D, mlpParams / 2));
+            shard(first, n);
             continue;
         }
         // MoE: dispatch, the experts (this GPU's Experts / ExpertParallel), combine.
@@ -305,18 +365,25 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
             pass(0, fwdOut, D, tpBytes),
             pass(0, igOut, D, igOut == NONE ? 0 : tpBytes),
             pass(0, NONE, D, 0));
+        shard(first, n);
     }
     add("logits",
         pass(ns(logits), NONE, D, 0),
         pass(ns(logits), NONE, D, 0),
         pass(ns(logits), NONE, D, 0));
-    // Stages: the embedding with the first layers, the logits with the last.
-    const uint32_t perLayer = moe ? 6 : 4;
+    // Stages: the embedding with the first layers, the logits with the last; a layer's
+    // entries are those whose names end in its number.
+    uint32_t layer = 0;
     for (uint32_t i = 0; i < w.layers.size(); ++i)
     {
         w.layers[i].line = i + 3;
-        const uint32_t l = i == 0 ? 0 : std::min((i - 1) / perLayer, m_layers - 1);
-        w.layers[i].stage = l / (m_layers / m_pp);
+        const std::string& name = w.layers[i].name;
+        const size_t us = name.find_last_of('_');
+        if (i > 0 && i + 1 < w.layers.size() && us != std::string::npos)
+        {
+            layer = std::stoul(name.substr(us + 1));
+        }
+        w.layers[i].stage = layer / (m_layers / m_pp);
     }
     return w;
 }

@@ -39,6 +39,10 @@ namespace ns3
  *   stages a micro-batch's activations b s h bytes-per-element (over t with
  *   SequenceParallel) as pp_comm, MicroBatches as ga. The tied embedding's allreduce
  *   between the first and the last stage is not modelled.
+ * - ZeroStage 1 or 2: each layer's gradients are reduce-scattered in the data-parallel
+ *   group (DP_EP for experts) and its updated parameters allgathered before its next
+ *   forward pass (entries zero_shard_N before the layer's); 3 also allgathers them
+ *   before its backward pass (zero3_gather_N after). The embedding stays allreduced.
  */
 class LlmWorkloadBuilder : public Object
 {
@@ -84,6 +88,7 @@ class LlmWorkloadBuilder : public Object
     uint32_t m_ep;           //!< ExpertParallel
     uint32_t m_pp;           //!< PipelineParallel
     uint32_t m_microBatches; //!< MicroBatches
+    uint32_t m_zero;         //!< ZeroStage
     bool m_sequenceParallel; //!< SequenceParallel
     double m_flops;          //!< GpuFlops
     double m_efficiency;     //!< Efficiency

@@ -288,6 +288,8 @@ WorkloadTrainingJob::TransformerGroup(TrainingWorkloadFile::Pass p, TrainingWork
         return EP;
     case TrainingWorkloadFile::Group::DP_EP:
         return DP_EP;
+    case TrainingWorkloadFile::Group::DP:
+        return DP;
     default:
         return p == TrainingWorkloadFile::WEIGHT_GRAD ? DP : TP;
     }
