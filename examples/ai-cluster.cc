@@ -300,7 +300,7 @@ main(int argc, char* argv[])
     cmd.AddValue("microbatches", "micro-batches per iteration", microBatches);
     cmd.AddValue("schedule", "pipeline schedule: 1F1B or GPipe", schedule);
     cmd.AddValue("iterations", "iterations per job (the last one is reported)", iterations);
-    cmd.AddValue("algo", "collective algorithm: hier, ring, tree, hd, rd", algo);
+    cmd.AddValue("algo", "collective algorithm: hier, ring, tree, dbtree, hd, rd", algo);
     cmd.AddValue("background",
                  "background load per NIC, a share of the link rate (0: none): a permutation, "
                  "GPU k of server s to GPU k of server s + servers/2",

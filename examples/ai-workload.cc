@@ -66,7 +66,9 @@ main(int argc, char* argv[])
     cmd.AddValue("gpus", "GPUs (0: the file's all_gpus)", gpus);
     cmd.AddValue("gpus-per-server", "GPUs (and NICs) per server", gpusPerServer);
     cmd.AddValue("radix", "switch radix (0: the smallest that fits)", radix);
-    cmd.AddValue("algo", "collective algorithm of every group: hier, ring, tree, hd, rd", algo);
+    cmd.AddValue("algo",
+                 "collective algorithm of every group: hier, ring, tree, dbtree, hd, rd",
+                 algo);
     cmd.AddValue("tick", "simulated time of one tick of the file", tick);
     cmd.AddValue("iterations", "training iterations", iterations);
     cmd.AddValue("nvlink", "NVLink bandwidth per GPU and direction", nvlink);

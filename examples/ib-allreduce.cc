@@ -100,7 +100,7 @@ main(int argc, char* argv[])
     std::string scheduler; // empty: ns-3's --SchedulerType (MapScheduler by default)
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("algo", "allreduce algorithm: ring, tree, hd, rd, sharp (IB only)", algo);
+    cmd.AddValue("algo", "allreduce algorithm: ring, tree, dbtree, hd, rd, sharp (IB only)", algo);
     cmd.AddValue("fabric",
                  "ib (RDMA on an IB fat tree), roce (RDMA on an Ethernet fat tree of EthSwitches), "
                  "tcp-eth (TCP on those Ethernet switches), tcp (TCP on point-to-point links "

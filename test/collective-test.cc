@@ -13,6 +13,7 @@
 
 #include "ns3/collective-algorithm.h"
 #include "ns3/collective-communicator.h"
+#include "ns3/collective-double-tree-algorithm.h"
 #include "ns3/collective-helper.h"
 #include "ns3/collective-ib-transport.h"
 #include "ns3/collective-reduction.h"
@@ -264,7 +265,7 @@ TEST_P(CollectiveAlgoTest, AllReduceMatchesReferenceForEveryOpAndType)
 
 INSTANTIATE_TEST_SUITE_P(AlgorithmsAndSizes,
                          CollectiveAlgoTest,
-                         ::testing::Combine(::testing::Values("ring", "tree", "hd", "rd"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "hd", "rd", "dbtree"),
                                             ::testing::Values(2u, 3u, 4u, 5u, 6u, 7u, 8u)),
                          [](const auto& info) {
                              return std::get<0>(info.param) + "_" +
@@ -919,4 +920,82 @@ TEST_F(CollectiveTest, SmallMessageTimeCountsSequentialMessageLatencies)
                   << (k * alpha + beta) * 1e6 << " us\n";
         EXPECT_NEAR(t / (k * alpha + beta), 1.0, 0.03) << algo;
     }
+}
+
+// The double binary tree: every rank once in each tree, one root per tree, each rank's
+// parent names it as a child; tree 1's leaves are inner nodes of tree 2 (every rank but
+// at most one is a leaf in at least one tree), and the height is about log2 n.
+TEST(CollectiveDoubleTreeTest, TheTwoTreesAreComplementaryBinaryTrees)
+{
+    for (uint32_t n = 2; n <= 70; ++n)
+    {
+        uint32_t height[2] = {0, 0};
+        uint32_t leafInNeither = 0;
+        for (uint32_t t = 0; t < 2; ++t)
+        {
+            uint32_t roots = 0;
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                const auto nd = CollectiveDoubleTreeAlgorithm::GetNode(r, n, t);
+                EXPECT_LE(nd.children.size(), 2u);
+                if (nd.parent < 0)
+                {
+                    ++roots;
+                }
+                else
+                {
+                    const auto p = CollectiveDoubleTreeAlgorithm::GetNode(nd.parent, n, t);
+                    EXPECT_EQ(std::count(p.children.begin(), p.children.end(), r), 1)
+                        << "n " << n << " tree " << t << " rank " << r;
+                }
+                uint32_t depth = 0;
+                for (int64_t x = r; CollectiveDoubleTreeAlgorithm::GetNode(x, n, t).parent >= 0;
+                     x = CollectiveDoubleTreeAlgorithm::GetNode(x, n, t).parent)
+                {
+                    ASSERT_LT(++depth, n) << "a cycle";
+                }
+                height[t] = std::max(height[t], depth);
+            }
+            EXPECT_EQ(roots, 1u) << "n " << n;
+            EXPECT_LE(height[t], uint32_t(std::ceil(std::log2(n + 1))));
+        }
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            if (!CollectiveDoubleTreeAlgorithm::GetNode(r, n, 0).children.empty() &&
+                !CollectiveDoubleTreeAlgorithm::GetNode(r, n, 1).children.empty())
+            {
+                ++leafInNeither;
+            }
+        }
+        EXPECT_LE(leafInNeither, 1u) << "n " << n;
+    }
+}
+
+// The double binary tree runs its trees on separate channels: a small allreduce takes
+// the trees' height in latencies (well under the ring's 2 (n - 1)), and a large one
+// stays within 2x of the ring's bandwidth-optimal time. With both trees on one channel
+// each chunk of one tree waits behind the other's round trip, and it is several times
+// slower (the channel check).
+TEST_F(CollectiveTest, TheDoubleTreeIsFastForSmallAndNearTheRingForLarge)
+{
+    IbFabricHelper fh;
+    IbFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(8, 16));
+    CollectiveHelper h;
+    auto timeOf = [&](const std::string& algo, uint64_t count) {
+        h.SetAlgorithm(algo);
+        Ptr<CollectiveCommunicator> comm = h.InstallIb(fabric);
+        CollectiveOpSpec spec;
+        spec.count = count;
+        CollectiveHelper::Run(comm, spec); // connects the queue pairs
+        return CollectiveHelper::Run(comm, spec).GetSeconds();
+    };
+    const double smallRing = timeOf("ring", 2);
+    const double smallTree = timeOf("dbtree", 2);
+    const double largeRing = timeOf("ring", 4 << 20);
+    const double largeTree = timeOf("dbtree", 4 << 20);
+    std::cout << "8 B: ring " << smallRing * 1e6 << " us, dbtree " << smallTree * 1e6
+              << " us; 16 MiB: ring " << largeRing * 1e6 << " us, dbtree " << largeTree * 1e6
+              << " us\n";
+    EXPECT_LT(smallTree, smallRing / 2);
+    EXPECT_LT(largeTree, 2 * largeRing);
 }

@@ -209,13 +209,15 @@ CollectiveAlgorithm::Add(const Ctx& c,
                          CollectiveStep::Kind kind,
                          uint32_t peer,
                          uint64_t offset,
-                         uint64_t bytes)
+                         uint64_t bytes,
+                         uint8_t channel)
 {
     for (uint64_t done = 0; done < bytes; done += c.chunk)
     {
         CollectiveStep s;
         s.kind = kind;
         s.peer = peer;
+        s.channel = channel;
         s.offset = offset + done;
         s.bytes = std::min(c.chunk, bytes - done);
         c.prog->push_back(s);

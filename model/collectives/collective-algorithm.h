@@ -79,6 +79,10 @@ struct CollectiveStep
     uint64_t offset{0}; ///< first byte in the rank's buffer
     uint64_t bytes{0};  ///< length
     bool fence{false};  ///< also wait for every earlier receive
+    /// the message stream between the two ranks (0..15): messages of one channel are
+    /// ordered and matched separately from other channels' (NCCL's channels), so that
+    /// independent pipelines over the same pair of ranks do not wait for each other
+    uint8_t channel{0};
 };
 
 /**
@@ -247,12 +251,14 @@ class CollectiveAlgorithm : public Object
      * @param peer the other rank
      * @param offset first byte
      * @param bytes length
+     * @param channel the message stream (CollectiveStep::channel)
      */
     static void Add(const Ctx& c,
                     CollectiveStep::Kind kind,
                     uint32_t peer,
                     uint64_t offset,
-                    uint64_t bytes);
+                    uint64_t bytes,
+                    uint8_t channel = 0);
     /**
      * Split @p total bytes into @p parts ranges of whole elements, as equal as possible.
      * @param total bytes

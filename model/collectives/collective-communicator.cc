@@ -148,7 +148,7 @@ CollectiveCommunicator::Analyze(RankRun& rr)
     rr.unmet.assign(n, 0);
     rr.ordinal.assign(n, 0);
     rr.arrivals.assign(n, Arrival());
-    std::map<uint32_t, uint32_t> lastSendTo; // peer -> its latest send item so far
+    std::map<uint64_t, uint32_t> lastSendTo; // (peer, channel) -> its latest send item so far
     std::map<uint64_t, Piece> pieces;        // first byte -> piece (touched bytes only)
     std::vector<uint32_t> receives;          // every receive item so far (fences)
     std::vector<uint32_t> deps;
@@ -173,12 +173,16 @@ CollectiveCommunicator::Analyze(RankRun& rr)
         deps.clear();
         if (send)
         {
-            auto last = lastSendTo.find(s.peer);
+            NS_ABORT_MSG_IF(s.channel >= CHANNELS,
+                            "CollectiveCommunicator: channel "
+                                << unsigned(s.channel) << " of a step; 0.." << CHANNELS - 1);
+            const uint64_t key = StreamKey(s.peer, s.channel);
+            auto last = lastSendTo.find(key);
             if (last != lastSendTo.end())
             {
-                deps.push_back(last->second); // messages to a peer leave in program order
+                deps.push_back(last->second); // a channel's messages leave in program order
             }
-            lastSendTo[s.peer] = i;
+            lastSendTo[key] = i;
         }
         if (s.fence)
         {
@@ -222,7 +226,7 @@ CollectiveCommunicator::Analyze(RankRun& rr)
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
         if (!send)
         {
-            auto& items = rr.recvItems[s.peer];
+            auto& items = rr.recvItems[StreamKey(s.peer, s.channel)];
             rr.ordinal[i] = items.size();
             items.push_back(i);
             rr.unmet[i] = 1; // the message
@@ -301,7 +305,8 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
             }
         }
     }
-    NS_ABORT_MSG_IF(m_nextOp >= 0x7FFFFFFFu, "CollectiveCommunicator: out of operation ids");
+    NS_ABORT_MSG_IF(m_nextOp >= (0x7FFFFFFFu >> CHANNEL_BITS),
+                    "CollectiveCommunicator: out of operation ids");
     auto op = std::make_unique<Op>();
     op->id = m_nextOp++;
     op->spec = spec;
@@ -448,7 +453,7 @@ CollectiveCommunicator::Run(Op& op, uint32_t rank, uint32_t item)
         m_transport->Send(
             rank,
             s.peer,
-            op.id,
+            (op.id << CHANNEL_BITS) | s.channel, // the tag: operation and channel
             s.bytes,
             buf,
             MakeCallback(&CollectiveCommunicator::SendDone, this, op.id, rank, s.bytes));
@@ -479,19 +484,21 @@ CollectiveCommunicator::Receive(uint32_t src,
                                 uint64_t bytes,
                                 const uint8_t* data)
 {
-    auto it = m_ops.find(tag);
+    const uint32_t opId = tag >> CHANNEL_BITS;
+    const uint64_t key = StreamKey(src, tag & (CHANNELS - 1));
+    auto it = m_ops.find(opId);
     NS_ABORT_MSG_IF(it == m_ops.end(),
-                    "CollectiveCommunicator: message for unknown operation " << tag);
+                    "CollectiveCommunicator: message for unknown operation " << opId);
     Op& op = *it->second;
     NS_ABORT_MSG_IF(op.end != Time::Max(),
                     "CollectiveCommunicator: message " << src << " -> " << dst << " for operation "
-                                                       << tag << ", which has finished");
+                                                       << opId << ", which has finished");
     RankRun& rr = op.ranks.at(dst);
-    const uint32_t k = rr.arrivedCount[src]++;
-    auto items = rr.recvItems.find(src);
+    const uint32_t k = rr.arrivedCount[key]++;
+    auto items = rr.recvItems.find(key);
     NS_ABORT_MSG_IF(items == rr.recvItems.end() || k >= items->second.size(),
                     "CollectiveCommunicator: unexpected message " << src << " -> " << dst
-                                                                  << " in operation " << tag);
+                                                                  << " in operation " << opId);
     const uint32_t i = items->second[k];
     const CollectiveStep& s = rr.prog[i];
     NS_ABORT_MSG_UNLESS(s.bytes == bytes,

@@ -120,6 +120,21 @@ class CollectiveCommunicator : public Object
     void DoDispose() override;
 
   private:
+    /// Bits of a transport tag that carry the channel (the rest the operation id).
+    static constexpr uint32_t CHANNEL_BITS = 4;
+    /// Channels per pair of ranks (CollectiveStep::channel).
+    static constexpr uint32_t CHANNELS = 1u << CHANNEL_BITS;
+
+    /**
+     * @param peer a rank
+     * @param channel a channel
+     * @return the key of the message stream
+     */
+    static uint64_t StreamKey(uint32_t peer, uint32_t channel)
+    {
+        return (uint64_t(peer) << CHANNEL_BITS) | channel;
+    }
+
     /// A message that arrived before its item could use it.
     struct Arrival
     {
@@ -131,16 +146,17 @@ class CollectiveCommunicator : public Object
     /// One rank's part of an operation.
     struct RankRun
     {
-        std::vector<CollectiveStep> prog;                    ///< the program
-        std::vector<std::vector<uint32_t>> dependents;       ///< item -> items waiting for it
-        std::vector<uint32_t> unmet;                         ///< unmet dependencies per item
-        std::vector<uint32_t> ordinal;                       ///< receive items: index per peer
-        std::map<uint32_t, std::vector<uint32_t>> recvItems; ///< peer -> receive items
-        std::map<uint32_t, uint32_t> arrivedCount;           ///< peer -> messages arrived
-        std::vector<Arrival> arrivals;                       ///< per item (receive items)
-        uint32_t itemsDone{0};                               ///< items run
-        uint32_t sendsPending{0};                            ///< sends not reported done
-        uint64_t bytesInFlight{0};                           ///< their bytes
+        std::vector<CollectiveStep> prog;              ///< the program
+        std::vector<std::vector<uint32_t>> dependents; ///< item -> items waiting for it
+        std::vector<uint32_t> unmet;                   ///< unmet dependencies per item
+        std::vector<uint32_t> ordinal;                 ///< receive items: index per peer
+        /// (peer, channel) -> receive items
+        std::map<uint64_t, std::vector<uint32_t>> recvItems;
+        std::map<uint64_t, uint32_t> arrivedCount; ///< (peer, channel) -> messages arrived
+        std::vector<Arrival> arrivals;             ///< per item (receive items)
+        uint32_t itemsDone{0};                     ///< items run
+        uint32_t sendsPending{0};                  ///< sends not reported done
+        uint64_t bytesInFlight{0};                 ///< their bytes
         std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>>
             readySends;               ///< sends ready, lowest item first
         bool finished{false};         ///< rank done
