@@ -353,18 +353,15 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_UNLESS(oversub >= 1 && oversub <= 64,
                         "--oversub=" << oversub << ": use 1 (non-blocking) to 64");
     // The cluster: the smallest even radix whose rail leaves and spines hold the servers.
-    uint32_t radix = radixArg > 0 ? radixArg : 4;
-    uint32_t down = 0;
-    for (; radix < 254; radix += 2)
-    {
-        uint32_t up;
-        IbTopologyBuilder::SplitLeafPorts(radix, oversub, down, up);
-        const uint32_t groups = (servers + down - 1) / down;
-        if (radixArg > 0 || (gpusPerServer <= radix && groups * gpusPerServer <= radix))
-        {
-            break;
-        }
-    }
+    const uint32_t radix =
+        radixArg > 0 ? radixArg
+                     : IbTopologyBuilder::SmallestRailRadix(servers, gpusPerServer, oversub);
+    NS_ABORT_MSG_IF(radix == 0,
+                    "--servers=" << servers << ": no radix up to 254 holds " << servers
+                                 << " servers of " << gpusPerServer << " GPUs in two levels");
+    uint32_t down;
+    uint32_t up;
+    IbTopologyBuilder::SplitLeafPorts(radix, oversub, down, up);
     Scenario sc;
     sc.topology =
         IbTopologyBuilder::RailOptimized2Level(radix, servers, gpusPerServer, oversub, s, 4);

@@ -183,18 +183,10 @@ main(int argc, char* argv[])
     const uint32_t servers = n / gpusPerServer;
     if (radix == 0)
     {
-        // The smallest even radix whose leaves and spines hold the servers.
-        for (radix = 4; radix < 254; radix += 2)
-        {
-            uint32_t down;
-            uint32_t up;
-            IbTopologyBuilder::SplitLeafPorts(radix, 1.0, down, up);
-            const uint32_t groups = (servers + down - 1) / down;
-            if (gpusPerServer <= radix && groups * gpusPerServer <= radix)
-            {
-                break;
-            }
-        }
+        radix = IbTopologyBuilder::SmallestRailRadix(servers, gpusPerServer);
+        NS_ABORT_MSG_IF(radix == 0,
+                        "--gpus=" << n << ": no radix up to 254 holds " << servers << " servers of "
+                                  << gpusPerServer << " GPUs in two levels");
     }
     const IbTopology topology =
         IbTopologyBuilder::RailOptimized2Level(radix, servers, gpusPerServer, 1.0, s, 4);

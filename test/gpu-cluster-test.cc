@@ -586,3 +586,15 @@ TEST(BackgroundTrafficTest, AFlowDeliversItsLoad)
     EXPECT_GT(over->GetBytesDelivered() * 8.0 / over->GetLastDelivery().GetSeconds(), 90e9);
     Simulator::Destroy();
 }
+
+// The smallest rail-optimized radix: a rail leaf per group of radix/2 servers (non-blocking)
+// and every leaf on every spine, so G x groups <= radix.
+TEST(GpuClusterRadixTest, TheSmallestRadixHoldsTheServers)
+{
+    EXPECT_EQ(IbTopologyBuilder::SmallestRailRadix(4, 8), 8u);    // 1 group of 4
+    EXPECT_EQ(IbTopologyBuilder::SmallestRailRadix(8, 4), 8u);    // 2 groups: 8 leaves
+    EXPECT_EQ(IbTopologyBuilder::SmallestRailRadix(16, 8), 16u);  // 2 groups: 16 leaves
+    EXPECT_EQ(IbTopologyBuilder::SmallestRailRadix(128, 8), 48u); // 6 groups of 24: 48 leaves
+    EXPECT_EQ(IbTopologyBuilder::SmallestRailRadix(128, 8, 3.0), 40u);
+    EXPECT_EQ(IbTopologyBuilder::SmallestRailRadix(100000, 8), 0u);
+}

@@ -176,6 +176,25 @@ IbTopologyBuilder::FatTree2Level(uint32_t radix,
     return t;
 }
 
+uint32_t
+IbTopologyBuilder::SmallestRailRadix(uint32_t servers,
+                                     uint32_t gpusPerServer,
+                                     double oversubscription)
+{
+    for (uint32_t radix = 4; radix <= 254; radix += 2)
+    {
+        uint32_t down;
+        uint32_t up;
+        SplitLeafPorts(radix, oversubscription, down, up);
+        const uint64_t groups = (servers + down - 1) / down;
+        if (down >= 1 && gpusPerServer <= radix && groups * gpusPerServer <= radix)
+        {
+            return radix;
+        }
+    }
+    return 0;
+}
+
 IbTopology
 IbTopologyBuilder::RailOptimized2Level(uint32_t radix,
                                        uint32_t servers,

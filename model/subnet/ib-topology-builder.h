@@ -79,6 +79,18 @@ class IbTopologyBuilder
                                     uint8_t width = 4);
 
     /**
+     * The smallest even radix whose rail-optimized fat tree (RailOptimized2Level) holds
+     * the servers: a rail's leaf per group of `down` servers, and every leaf on every spine.
+     * @param servers servers (>= 1)
+     * @param gpusPerServer GPUs (NICs) per server (>= 1)
+     * @param oversubscription host ports : uplinks per leaf
+     * @return the radix, or 0 if none up to 254 does
+     */
+    static uint32_t SmallestRailRadix(uint32_t servers,
+                                      uint32_t gpusPerServer,
+                                      double oversubscription = 1.0);
+
+    /**
      * Two-level rail-optimized fat tree of GPU servers, each GPU with its own NIC: NIC k
      * of every server is cabled to a leaf of rail k, as in NVIDIA's DGX SuperPOD and other
      * AI-cluster reference designs, so that the k-th GPUs of the servers of a group meet
