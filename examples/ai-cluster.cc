@@ -105,11 +105,22 @@ RunJobs(const Scenario& sc,
     wh.SetJobAttribute("PipelineSchedule", StringValue(sc.schedule));
     IbFabric ibFabric;
     EthFabric ethFabric;
-    if (kind == "ib")
+    const bool ib = kind == "ib" || kind == "ib-sharp";
+    if (ib)
     {
         IbFabricHelper fh;
         fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
         ibFabric = fh.Build(sc.topology);
+        if (kind == "ib-sharp")
+        {
+            // The data-parallel groups (one GPU per server, on a rail) aggregate in the
+            // switches; tensor-parallel groups stay on NVLink.
+            CollectiveHelper sharp;
+            sharp.SetAlgorithm("sharp");
+            sharp.SetSharpManager(SharpHelper().Install(ibFabric));
+            wh.SetGroupCollectives(WorkloadTrainingJob::DP, sharp);
+            wh.SetGroupCollectives(WorkloadTrainingJob::DP_EP, sharp);
+        }
     }
     else
     {
@@ -123,7 +134,7 @@ RunJobs(const Scenario& sc,
         ethFabric = fh.Build(sc.topology);
     }
     auto install = [&](const JobSpec& j, const std::vector<uint32_t>& h) {
-        if (kind == "ib")
+        if (ib)
         {
             return wh.InstallIb(j.w, j.name, ibFabric, h);
         }
@@ -139,7 +150,7 @@ RunJobs(const Scenario& sc,
         return wh.InstallTcp(j.w, j.name, nodes);
     };
     auto pair = [&](uint32_t a, uint32_t b) {
-        if (kind == "ib")
+        if (ib)
         {
             return ch.InstallIb(ibFabric, {a, b});
         }
@@ -283,7 +294,10 @@ main(int argc, char* argv[])
     cmd.AddValue("radix", "switch radix (0: the smallest that holds the servers)", radixArg);
     cmd.AddValue("oversub", "leaf oversubscription (down:up ports)", oversub);
     cmd.AddValue("speed", "link speed (4x): SDR..NDR; Ethernet gets the same data rate", speed);
-    cmd.AddValue("fabric", "comma-separated: ib, roce, tcp-eth; or all", fabricArg);
+    cmd.AddValue("fabric",
+                 "comma-separated: ib, ib-sharp (data-parallel groups aggregate in the "
+                 "switches), roce, tcp-eth; or all",
+                 fabricArg);
     cmd.AddValue("placement", "packed, fragmented or random (RngRun picks the order)", placement);
     cmd.AddValue("model", "the first job's model: dense or moe", model);
     cmd.AddValue("gpus", "the first job's GPUs", gpus);
@@ -338,13 +352,13 @@ main(int argc, char* argv[])
                                    << IbLinkRate::ValidSpeedNames());
     std::vector<std::string> kinds;
     {
-        std::string list = fabricArg == "all" ? "ib,roce,tcp-eth" : fabricArg;
+        std::string list = fabricArg == "all" ? "ib,ib-sharp,roce,tcp-eth" : fabricArg;
         std::istringstream in(list);
         std::string k;
         while (std::getline(in, k, ','))
         {
-            NS_ABORT_MSG_UNLESS(k == "ib" || k == "roce" || k == "tcp-eth",
-                                "--fabric: " << k << " is not ib, roce or tcp-eth");
+            NS_ABORT_MSG_UNLESS(k == "ib" || k == "ib-sharp" || k == "roce" || k == "tcp-eth",
+                                "--fabric: " << k << " is not ib, ib-sharp, roce or tcp-eth");
             kinds.push_back(k);
         }
         NS_ABORT_MSG_IF(kinds.empty(), "--fabric: name at least one fabric");

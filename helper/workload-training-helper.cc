@@ -24,12 +24,20 @@ WorkloadTrainingHelper::SetJobAttribute(const std::string& name, const Attribute
     m_job.Set(name, value);
 }
 
+void
+WorkloadTrainingHelper::SetGroupCollectives(WorkloadTrainingJob::GroupKind kind,
+                                            const CollectiveHelper& collectives)
+{
+    m_byKind[kind] = collectives;
+}
+
 Ptr<WorkloadTrainingJob>
 WorkloadTrainingHelper::Install(
     const TrainingWorkloadFile& workload,
     const std::string& source,
     const std::vector<uint32_t>& hosts,
-    const std::function<Ptr<CollectiveCommunicator>(const std::vector<uint32_t>&)>& install)
+    const std::function<Ptr<CollectiveCommunicator>(CollectiveHelper&,
+                                                    const std::vector<uint32_t>&)>& install)
 {
     Ptr<WorkloadTrainingJob> job = m_job.Create<WorkloadTrainingJob>();
     job->Setup(workload, hosts.size(), source);
@@ -41,6 +49,7 @@ WorkloadTrainingHelper::Install(
             continue;
         }
         const auto& groups = job->GetGroups(kind);
+        CollectiveHelper& helper = m_byKind[k] ? *m_byKind[k] : m_collectives;
         for (uint32_t g = 0; g < groups.size(); ++g)
         {
             std::vector<uint32_t> members;
@@ -48,7 +57,7 @@ WorkloadTrainingHelper::Install(
             {
                 members.push_back(hosts[r]);
             }
-            job->SetCommunicator(kind, g, install(members));
+            job->SetCommunicator(kind, g, install(helper, members));
         }
     }
     return job;
@@ -84,8 +93,8 @@ WorkloadTrainingHelper::InstallIb(const TrainingWorkloadFile& workload,
     return Install(workload,
                    source,
                    AllIfEmpty(hosts, fabric.hosts.GetN()),
-                   [this, &fabric](const std::vector<uint32_t>& members) {
-                       return m_collectives.InstallIb(fabric, members);
+                   [&fabric](CollectiveHelper& h, const std::vector<uint32_t>& members) {
+                       return h.InstallIb(fabric, members);
                    });
 }
 
@@ -98,8 +107,8 @@ WorkloadTrainingHelper::InstallRoce(const TrainingWorkloadFile& workload,
     return Install(workload,
                    source,
                    AllIfEmpty(hosts, fabric.hosts.GetN()),
-                   [this, &fabric](const std::vector<uint32_t>& members) {
-                       return m_collectives.InstallRoce(fabric, members);
+                   [&fabric](CollectiveHelper& h, const std::vector<uint32_t>& members) {
+                       return h.InstallRoce(fabric, members);
                    });
 }
 
@@ -111,8 +120,8 @@ WorkloadTrainingHelper::InstallTcp(const TrainingWorkloadFile& workload,
     return Install(workload,
                    source,
                    AllIfEmpty({}, nodes.GetN()),
-                   [this, &nodes](const std::vector<uint32_t>& members) {
-                       return m_collectives.InstallTcp(nodes, members);
+                   [&nodes](CollectiveHelper& h, const std::vector<uint32_t>& members) {
+                       return h.InstallTcp(nodes, members);
                    });
 }
 

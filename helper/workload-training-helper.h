@@ -11,7 +11,9 @@
 #include "ns3/training-workload-file.h"
 #include "ns3/workload-training-job.h"
 
+#include <array>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,14 @@ class WorkloadTrainingHelper
      * @param value its value
      */
     void SetJobAttribute(const std::string& name, const AttributeValue& value);
+    /**
+     * Make the communicators of one group kind with another CollectiveHelper, e.g. the
+     * data-parallel groups with SHARP while the tensor-parallel ones stay on NVLink.
+     * @param kind the group kind
+     * @param collectives makes its communicators (copied)
+     */
+    void SetGroupCollectives(WorkloadTrainingJob::GroupKind kind,
+                             const CollectiveHelper& collectives);
 
     /**
      * @param workload the workload
@@ -77,17 +87,20 @@ class WorkloadTrainingHelper
      * @param workload the workload
      * @param source its name
      * @param hosts the ranks' hosts
-     * @param install makes a communicator over some hosts
+     * @param install makes a communicator over some hosts with a helper
      * @return the job
      */
     Ptr<WorkloadTrainingJob> Install(
         const TrainingWorkloadFile& workload,
         const std::string& source,
         const std::vector<uint32_t>& hosts,
-        const std::function<Ptr<CollectiveCommunicator>(const std::vector<uint32_t>&)>& install);
+        const std::function<Ptr<CollectiveCommunicator>(CollectiveHelper&,
+                                                        const std::vector<uint32_t>&)>& install);
 
     CollectiveHelper m_collectives; //!< communicators
-    ObjectFactory m_job;            //!< jobs
+    /// per group kind: another helper (SetGroupCollectives)
+    std::array<std::optional<CollectiveHelper>, WorkloadTrainingJob::N_GROUP_KINDS> m_byKind;
+    ObjectFactory m_job; //!< jobs
 };
 
 } // namespace ns3

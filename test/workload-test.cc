@@ -11,6 +11,7 @@
 #include "ns3/ib-helper.h"
 #include "ns3/ib-topology-builder.h"
 #include "ns3/llm-workload-builder.h"
+#include "ns3/sharp-helper.h"
 #include "ns3/training-workload-file.h"
 #include "ns3/workload-training-helper.h"
 #include "ns3/workload-training-job.h"
@@ -657,4 +658,33 @@ TEST_F(WorkloadTest, TheLlmBuilderShardsParametersForZero)
     ASSERT_TRUE(job->IsDone());
     const uint64_t tpCollectives = 2 * 4 * 2; // per TP group: 2 layers x 4 entries x 2 passes
     EXPECT_EQ(job->GetCollectives(), 8 * (2 * 3 + 1) + 2 * tpCollectives);
+}
+
+// SetGroupCollectives: the data-parallel groups' communicators come from their own helper
+// (SHARP in the switches), the tensor-parallel ones from the job's (NVLink, hier); the
+// job runs to the end with both.
+TEST_F(WorkloadTest, GroupKindsGetTheirOwnCollectiveHelper)
+{
+    Ptr<LlmWorkloadBuilder> b = CreateObject<LlmWorkloadBuilder>();
+    b->SetAttribute("Layers", UintegerValue(1));
+    b->SetAttribute("HiddenSize", UintegerValue(1024));
+    b->SetAttribute("Heads", UintegerValue(8));
+    b->SetAttribute("SequenceLength", UintegerValue(256));
+    const W w = b->Build(32);
+    IbFabricHelper fh;
+    IbFabric fabric = fh.Build(IbTopologyBuilder::RailOptimized2Level(16, 4, 8));
+    CollectiveHelper ch;
+    ch.SetGpusPerServer(8);
+    ch.SetAlgorithm("hier");
+    CollectiveHelper sharp;
+    sharp.SetAlgorithm("sharp");
+    sharp.SetSharpManager(SharpHelper().Install(fabric));
+    WorkloadTrainingHelper wh(ch);
+    wh.SetGroupCollectives(WorkloadTrainingJob::DP, sharp);
+    Ptr<WorkloadTrainingJob> job = wh.InstallIb(w, "built", fabric);
+    EXPECT_EQ(job->GetCommunicator(WorkloadTrainingJob::DP, 0)->GetAlgorithm()->GetName(), "sharp");
+    EXPECT_EQ(job->GetCommunicator(WorkloadTrainingJob::TP, 0)->GetAlgorithm()->GetName(), "hier");
+    job->Start();
+    Simulator::Run();
+    EXPECT_TRUE(job->IsDone());
 }

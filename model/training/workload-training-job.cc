@@ -649,6 +649,14 @@ WorkloadTrainingJob::SetCommunicator(GroupKind kind,
     m_state[kind][index].comm = comm;
 }
 
+Ptr<CollectiveCommunicator>
+WorkloadTrainingJob::GetCommunicator(GroupKind kind, uint32_t index) const
+{
+    NS_ABORT_MSG_UNLESS(index < m_state[kind].size(),
+                        "WorkloadTrainingJob: no " << GroupKindName(kind) << " group " << index);
+    return m_state[kind][index].comm;
+}
+
 void
 WorkloadTrainingJob::Start()
 {

@@ -179,6 +179,12 @@ class WorkloadTrainingJob : public Object
      * @param comm the communicator over that group's ranks, in GetGroups order
      */
     void SetCommunicator(GroupKind kind, uint32_t index, Ptr<CollectiveCommunicator> comm);
+    /**
+     * @param kind a group kind
+     * @param index a group of it
+     * @return its communicator (null if none was set)
+     */
+    Ptr<CollectiveCommunicator> GetCommunicator(GroupKind kind, uint32_t index) const;
 
     /// Start every rank's first iteration now.
     void Start();
