@@ -500,9 +500,9 @@ main(int argc, char* argv[])
         }
         if (background > 0)
         {
-            std::printf("  %-8s background: %.1f GB delivered while the jobs ran\n",
+            std::printf("  %-8s background: %.1f MB delivered while the jobs ran\n",
                         kinds[f].c_str(),
-                        shared.backgroundBytes / 1e9);
+                        shared.backgroundBytes / 1e6);
         }
     }
     std::cout << "# each job's slowest GPU in its last iteration; alone: the job by itself on "

@@ -56,6 +56,19 @@ cpp_examples = [
         "False",
     ),
     ("ai-workload --gpus=16", "True", "False"),
+    (
+        "ai-workload --model=moe --gpus=32 --layers=2 --pp=2 --microbatches=2 --hidden=1024 "
+        "--seq=256 --zero=1",
+        "True",
+        "False",
+    ),
+    (
+        "ai-cluster --servers=4 --gpus-per-server=2 --tp=2 --gpus=4 --others=1 --other-gpus=4 "
+        "--layers=2 --hidden=1024 --seq=256 --fabric=ib,ib-sharp,roce --pp=2 --microbatches=2 "
+        "--background=0.1",
+        "True",
+        "False",
+    ),
     ("roce-vs-ib --hosts=16 --radix=8 --us=50 --warmUs=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --hosts=16 --packets=20", "True", "False"),
     ("ib-fat-tree-mpi --mpi=false --fabric=roce --hosts=16 --packets=20", "True", "False"),
