@@ -58,6 +58,9 @@ struct RunResult
     std::vector<WorkloadIterationRecord> slowest; ///< per job run: its slowest, last iteration
     std::vector<WorkloadActivity> timeline;       ///< job 0's traced ranks
     uint64_t backgroundBytes{0};                  ///< delivered by the background flows
+    uint64_t ecnMarks{0};                         ///< Ethernet: frames the switches marked
+    uint64_t cnps{0};                             ///< RoCE: CNPs the NICs received
+    uint64_t pfcFrames{0};                        ///< Ethernet: PFC frames sent
     double wall{0};                               ///< seconds
 };
 
@@ -226,6 +229,25 @@ RunJobs(const Scenario& sc,
         res.slowest.push_back(job->GetSlowest(sc.iterations - 1));
     }
     res.backgroundBytes = bg ? bg->GetBytesDelivered() : 0;
+    // What the Ethernet fabric did about congestion, for the slowdowns it shows.
+    for (const auto& sw : ethFabric.ethSwitches)
+    {
+        res.ecnMarks += sw->GetEcnMarks();
+    }
+    for (const auto& hca : ethFabric.hcas)
+    {
+        res.cnps += hca->GetCnpsReceived();
+    }
+    for (uint32_t d = 0; d < ethFabric.devices.GetN(); ++d)
+    {
+        if (auto dev = DynamicCast<EthNetDevice>(ethFabric.devices.Get(d)))
+        {
+            for (uint8_t prio = 0; prio < 8; ++prio)
+            {
+                res.pfcFrames += dev->GetPfcFramesSent(prio);
+            }
+        }
+    }
     Simulator::Destroy();
     res.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     return res;
@@ -497,6 +519,14 @@ main(int argc, char* argv[])
                         x[WorkloadTrainingJob::PP].GetSeconds() * 1e6,
                         r.shared.bubble.GetSeconds() * 1e6,
                         j + 1 == jobs.size() ? wall : 0.0);
+        }
+        if (kinds[f] != "ib" && kinds[f] != "ib-sharp")
+        {
+            std::printf("  %-8s shared run: %llu ECN marks, %llu CNPs, %llu PFC frames\n",
+                        kinds[f].c_str(),
+                        static_cast<unsigned long long>(shared.ecnMarks),
+                        static_cast<unsigned long long>(shared.cnps),
+                        static_cast<unsigned long long>(shared.pfcFrames));
         }
         if (background > 0)
         {
