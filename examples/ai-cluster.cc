@@ -199,29 +199,33 @@ RunJobs(const Scenario& sc,
         }
         bg->Start();
     }
-    uint32_t left = running.size();
     for (auto& job : running)
     {
         job->Start();
     }
-    // Stop the background when the last job is done (else the run would not end).
-    std::function<void()> watch = [&]() {
-        left = 0;
+    // Stop the background when the last job is done (else the run would not end): checked
+    // after each rank's iteration, once the job has counted it.
+    if (bg)
+    {
+        std::function<void()> stopIfDone = [&running, bg]() {
+            for (auto& job : running)
+            {
+                if (!job->IsDone())
+                {
+                    return;
+                }
+            }
+            bg->Stop();
+        };
         for (auto& job : running)
         {
-            left += job->IsDone() ? 0 : 1;
+            job->TraceConnectWithoutContext("IterationDone",
+                                            Callback<void, const WorkloadIterationRecord&>(
+                                                [stopIfDone](const WorkloadIterationRecord&) {
+                                                    Simulator::ScheduleNow(stopIfDone);
+                                                }));
         }
-        if (left == 0)
-        {
-            if (bg)
-            {
-                bg->Stop();
-            }
-            return;
-        }
-        Simulator::Schedule(MicroSeconds(100), watch);
-    };
-    Simulator::Schedule(MicroSeconds(100), watch);
+    }
     Simulator::Run();
     for (auto& job : running)
     {

@@ -40,6 +40,18 @@ CollectiveDoubleTreeAlgorithm::GetName() const
 
 namespace
 {
+/// @return the largest power of two up to n (n > 0): the in-order tree's root
+uint64_t
+Root(uint64_t n)
+{
+    uint64_t root = 1;
+    while (root * 2 <= n)
+    {
+        root *= 2;
+    }
+    return root;
+}
+
 /// @return the lowest set bit of v (v > 0)
 uint64_t
 Low(uint64_t v)
@@ -55,11 +67,7 @@ Low(uint64_t v)
 uint64_t
 InOrderParent(uint64_t v, uint64_t n)
 {
-    uint64_t root = 1;
-    while (root * 2 <= n)
-    {
-        root *= 2;
-    }
+    const uint64_t root = Root(n);
     while (v != root)
     {
         const uint64_t b = Low(v);
@@ -87,20 +95,11 @@ CollectiveDoubleTreeAlgorithm::GetNode(uint32_t rank, uint32_t n, uint32_t tree)
     // The children are the nodes whose parent is v: v - b/2 (always there) and the
     // right child, v + b/2 lowered while beyond n; only these can name v.
     const uint64_t b = Low(v);
+    if (b >= 2)
+    {
+        node.children.push_back(toRank(v - b / 2));
+    }
     for (uint64_t half = b / 2; half >= 1; half /= 2)
-    {
-        if (v - half >= 1 && InOrderParent(v - half, n) == v)
-        {
-            node.children.push_back(toRank(v - half));
-            break;
-        }
-    }
-    uint64_t root = 1;
-    while (root * 2 <= n)
-    {
-        root *= 2;
-    }
-    for (uint64_t half = (v == root ? root : b) / 2; half >= 1; half /= 2)
     {
         if (v + half <= n && InOrderParent(v + half, n) == v)
         {

@@ -90,7 +90,7 @@ BackgroundTraffic::Start()
 {
     NS_ABORT_MSG_IF(m_rate.GetBitRate() == 0, "BackgroundTraffic: LineRate is 0");
     m_running = true;
-    const double interval = m_bytes * 8.0 / (m_load * m_rate.GetBitRate());
+    const double interval = Interval().GetSeconds();
     Ptr<UniformRandomVariable> u = CreateObject<UniformRandomVariable>();
     for (uint32_t f = 0; f < m_flow.size(); ++f)
     {
@@ -139,8 +139,13 @@ BackgroundTraffic::Send(uint32_t f)
     {
         ++m_skipped;
     }
-    const double interval = m_bytes * 8.0 / (m_load * m_rate.GetBitRate());
-    flow.next = Simulator::Schedule(Seconds(interval), &BackgroundTraffic::Send, this, f);
+    flow.next = Simulator::Schedule(Interval(), &BackgroundTraffic::Send, this, f);
+}
+
+Time
+BackgroundTraffic::Interval() const
+{
+    return Seconds(m_bytes * 8.0 / (m_load * m_rate.GetBitRate()));
 }
 
 uint64_t

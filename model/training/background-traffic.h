@@ -74,6 +74,8 @@ class BackgroundTraffic : public Object
      * @param f the flow
      */
     void Send(uint32_t f);
+    /// @return a flow's time between messages: MessageBytes / (Load x LineRate)
+    Time Interval() const;
 
     uint64_t m_bytes;         //!< MessageBytes attribute
     double m_load;            //!< Load attribute

@@ -401,7 +401,6 @@ WorkloadTrainingJob::BuildSteps()
         }
         return;
     }
-    auto compute = [this](uint64_t ticks) { AddCompute(ticks); };
     auto forwardGroup = [&](const W::Layer& l) {
         return transformer ? TransformerGroup(W::FORWARD, l.pass[W::FORWARD].group) : ALL;
     };
@@ -421,7 +420,7 @@ WorkloadTrainingJob::BuildSteps()
             waitSteps[l].push_back(m_steps.size());
             AddWait(UINT32_MAX, true);
         }
-        compute(layers[l].pass[W::FORWARD].compute);
+        AddCompute(layers[l].pass[W::FORWARD].compute);
         if (p != P::DATA)
         {
             AddCollective(layers[l], W::FORWARD, forwardGroup(layers[l]), true);
@@ -435,20 +434,20 @@ WorkloadTrainingJob::BuildSteps()
             const W::Layer& layer = layers[l];
             if (p == P::DATA)
             {
-                compute(layer.pass[W::WEIGHT_GRAD].compute);
+                AddCompute(layer.pass[W::WEIGHT_GRAD].compute);
                 wgStep[l] = AddCollective(layer, W::WEIGHT_GRAD, ALL, false);
                 if (l > 0)
                 {
-                    compute(layer.pass[W::INPUT_GRAD].compute);
+                    AddCompute(layer.pass[W::INPUT_GRAD].compute);
                 }
                 continue;
             }
             if (p == P::MODEL)
             {
-                compute(layer.pass[W::INPUT_GRAD].compute);
+                AddCompute(layer.pass[W::INPUT_GRAD].compute);
                 const uint32_t ig =
                     l > 0 ? AddCollective(layer, W::INPUT_GRAD, ALL, false) : UINT32_MAX;
-                compute(layer.pass[W::WEIGHT_GRAD].compute);
+                AddCompute(layer.pass[W::WEIGHT_GRAD].compute);
                 if (ig != UINT32_MAX)
                 {
                     AddWait(ig, false);
@@ -457,12 +456,12 @@ WorkloadTrainingJob::BuildSteps()
             }
             // transformer
             AddRecompute(l, 0);
-            compute(layer.pass[W::INPUT_GRAD].compute);
+            AddCompute(layer.pass[W::INPUT_GRAD].compute);
             AddCollective(layer,
                           W::INPUT_GRAD,
                           TransformerGroup(W::INPUT_GRAD, layer.pass[W::INPUT_GRAD].group),
                           true);
-            compute(layer.pass[W::WEIGHT_GRAD].compute);
+            AddCompute(layer.pass[W::WEIGHT_GRAD].compute);
             wgStep[l] =
                 AddCollective(layer,
                               W::WEIGHT_GRAD,
@@ -835,10 +834,8 @@ WorkloadTrainingJob::ArriveTransfer(uint32_t r, uint32_t step)
     GroupState& gs = m_state[PP][g];
     if (!send)
     {
-        auto a = gs.arrived.find(number);
-        if (a != gs.arrived.end())
+        if (gs.arrived.erase(number) > 0)
         {
-            gs.arrived.erase(a);
             return true;
         }
         gs.open[number].waiting.push_back(r);
@@ -886,7 +883,7 @@ WorkloadTrainingJob::CollectiveDone(GroupKind kind, uint32_t group, uint64_t num
     gs.open.erase(it);
     if (kind == PP && p.waiting.empty())
     {
-        gs.arrived[number] = true; // the receiver has not come yet
+        gs.arrived.insert(number); // the receiver has not come yet
     }
     const Time delay = m_tick * static_cast<int64_t>(p.updateDelay);
     for (uint32_t r : p.waiting)

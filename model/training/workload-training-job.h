@@ -15,6 +15,7 @@
 
 #include <array>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace ns3
@@ -256,7 +257,7 @@ class WorkloadTrainingJob : public Object
     {
         Ptr<CollectiveCommunicator> comm; ///< over its ranks
         std::map<uint64_t, Pending> open; ///< by the group's collective number
-        std::map<uint64_t, bool> arrived; ///< PP: transfers done before their receiver came
+        std::set<uint64_t> arrived;       ///< PP: transfers done before their receiver came
     };
 
     /// A rank's progress.
