@@ -5,18 +5,24 @@
  * on rail k's leaves), the GPUs of a server share an NVLink/NVSwitch domain. Runs an
  * allreduce (flat ring against the hierarchical NVLink + per-rail ring) or an all-to-all
  * (pairwise, hierarchical straight, hierarchical through the rails) over a sweep of sizes
- * and prints the times and bus bandwidths side by side, as nccl-tests does.
+ * and prints the times and bus bandwidths side by side, as nccl-tests does. An all-to-allv
+ * gives the receivers uneven shares, as a mixture-of-experts dispatch with popular
+ * experts does: rank j gets a share of every sender's bytes proportional to
+ * 1 / (j + 1)^skew.
  *
  *   ./gpu-cluster-collectives                                 4 servers x 8 GPUs, IB NDR
  *   ./gpu-cluster-collectives --coll=alltoall --servers=12 --oversubscription=3 --b=4M --e=4M
  *                                  spines at a third of the NICs: through the rails wins
  *   ./gpu-cluster-collectives --fabric=all --e=16M            IB, RoCE and TCP
  *   ./gpu-cluster-collectives --check=true --e=1M             real bytes, results verified
+ *   ./gpu-cluster-collectives --coll=alltoallv --skew=1 --b=16M --e=16M
+ *                                  uneven all-to-all: the busiest NIC sets the time
  *
  * Columns: size (bytes per rank: the buffer of an allreduce, the send half of an
  * all-to-all), then per variant the time (us, mean of --iters after a warm-up) and the
  * bus bandwidth (GB/s): algbw x 2 (n - 1) / n for allreduce, algbw x (n - 1) / n for
- * all-to-all (nccl-tests' definitions).
+ * all-to-all (nccl-tests' definitions; for all-to-allv the same with the mean bytes per
+ * rank, so that skew shows as lost bandwidth).
  */
 
 #include "ns3/core-module.h"
@@ -24,6 +30,7 @@
 #include "ns3/network-module.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -78,6 +85,82 @@ struct Variant
     bool railAware;        ///< hier's RailAwareAllToAll
 };
 
+/**
+ * All-to-allv sizes: every rank sends @p total elements, receiver j's share going as
+ * 1 / (j + 1)^skew (rounded down; the remainder to receiver 0).
+ * @param n ranks
+ * @param total elements each rank sends
+ * @param skew the exponent
+ * @return the sizes
+ */
+Ptr<const CollectiveAllToAllVCounts>
+SkewedCounts(uint32_t n, uint64_t total, double skew)
+{
+    std::vector<double> w(n);
+    double sum = 0;
+    for (uint32_t j = 0; j < n; ++j)
+    {
+        w[j] = std::pow(j + 1.0, -skew);
+        sum += w[j];
+    }
+    std::vector<uint64_t> row(n);
+    uint64_t given = 0;
+    for (uint32_t j = 0; j < n; ++j)
+    {
+        row[j] = static_cast<uint64_t>(total * w[j] / sum);
+        given += row[j];
+    }
+    row[0] += total - given;
+    std::vector<uint64_t> counts;
+    counts.reserve(uint64_t(n) * n);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        counts.insert(counts.end(), row.begin(), row.end());
+    }
+    return Create<CollectiveAllToAllVCounts>(n, std::move(counts));
+}
+
+/**
+ * @param spec the operation
+ * @param n ranks
+ * @param r a rank
+ * @return elements of rank @p r's input (its send part for an all-to-all)
+ */
+uint64_t
+SendCount(const CollectiveOpSpec& spec, uint32_t n, uint32_t r)
+{
+    if (spec.kind == CollectiveKind::ALLTOALLV)
+    {
+        return spec.counts->SendOffset(r, n - 1) + spec.counts->Count(r, n - 1);
+    }
+    return spec.kind == CollectiveKind::ALLTOALL ? uint64_t(n) * spec.count : spec.count;
+}
+
+/**
+ * @param spec an all-to-allv whose inputs were element e of rank q = q * 1000003 + e
+ * @param buffers the buffers after it
+ * @param r a rank
+ * @return received elements of rank @p r that are not what their sender had for it
+ */
+uint64_t
+AllToAllVWrong(const CollectiveOpSpec& spec,
+               const std::vector<std::vector<uint8_t>>& buffers,
+               uint32_t r)
+{
+    const CollectiveAllToAllVCounts& v = *spec.counts;
+    uint64_t wrong = 0;
+    for (uint32_t j = 0; j < v.GetN(); ++j)
+    {
+        for (uint64_t i = 0; i < v.Count(j, r); ++i)
+        {
+            int32_t got;
+            std::memcpy(&got, buffers[r].data() + (v.RecvOffset(r, j) + i) * 4, 4);
+            wrong += got != static_cast<int32_t>(j * 1000003 + v.SendOffset(j, r) + i) ? 1 : 0;
+        }
+    }
+    return wrong;
+}
+
 } // namespace
 
 int
@@ -96,6 +179,7 @@ main(int argc, char* argv[])
     uint32_t iters = 1;
     std::string nvlink = "3600Gbps";
     bool check = false;
+    double skew = 1.0;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("servers", "GPU servers", servers);
@@ -106,17 +190,23 @@ main(int argc, char* argv[])
                  oversubscription);
     cmd.AddValue("speed", "link speed (4x): SDR..NDR; RoCE and TCP get the same data rate", speed);
     cmd.AddValue("fabric", "ib, roce, tcp-eth, or all (each in turn)", fabricArg);
-    cmd.AddValue("coll", "allreduce or alltoall", coll);
+    cmd.AddValue("coll", "allreduce, alltoall or alltoallv", coll);
     cmd.AddValue("b", "smallest size in bytes per rank (K, M, G suffixes)", minBytes);
     cmd.AddValue("e", "largest size in bytes per rank", maxBytes);
     cmd.AddValue("f", "size multiplication factor", factor);
     cmd.AddValue("iters", "timed operations per size", iters);
     cmd.AddValue("nvlink", "NVLink bandwidth per GPU and direction (450 GB/s: H100)", nvlink);
     cmd.AddValue("check", "carry real bytes and verify the results (slower)", check);
+    cmd.AddValue("skew",
+                 "alltoallv: receiver j's share of every sender's bytes goes as 1 / (j + 1)^skew "
+                 "(0: even)",
+                 skew);
     cmd.Parse(argc, argv);
 
-    NS_ABORT_MSG_UNLESS(coll == "allreduce" || coll == "alltoall",
-                        "--coll=" << coll << ": use allreduce or alltoall");
+    NS_ABORT_MSG_UNLESS(coll == "allreduce" || coll == "alltoall" || coll == "alltoallv",
+                        "--coll=" << coll << ": use allreduce, alltoall or alltoallv");
+    NS_ABORT_MSG_UNLESS(skew >= 0 && skew <= 10,
+                        "--skew=" << skew << ": give an exponent from 0 (even) to 10");
     NS_ABORT_MSG_UNLESS(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
                             fabricArg == "all",
                         "--fabric=" << fabricArg << ": use ib, roce, tcp-eth or all");
@@ -210,11 +300,22 @@ main(int argc, char* argv[])
         for (uint64_t size = smallest; size <= largest; size *= factor)
         {
             CollectiveOpSpec spec;
-            spec.kind = coll == "allreduce" ? CollectiveKind::ALLREDUCE : CollectiveKind::ALLTOALL;
+            spec.kind = coll == "allreduce"  ? CollectiveKind::ALLREDUCE
+                        : coll == "alltoall" ? CollectiveKind::ALLTOALL
+                                             : CollectiveKind::ALLTOALLV;
             spec.type = CollectiveDataType::INT32;
             // an all-to-all's size is its send half: n segments
             spec.count = std::max<uint64_t>(1, size / es / (coll == "alltoall" ? n : 1));
-            const uint64_t bytes = spec.count * es * (coll == "alltoall" ? n : 1);
+            uint64_t bytes = spec.count * es * (coll == "alltoall" ? n : 1);
+            if (spec.kind == CollectiveKind::ALLTOALLV)
+            {
+                spec.counts = SkewedCounts(n, std::max<uint64_t>(n, size / es), skew);
+                bytes = 0; // the mean send part
+                for (uint32_t j = 0; j < n; ++j)
+                {
+                    bytes += spec.counts->Count(0, j) * es;
+                }
+            }
             std::printf("%12llu", static_cast<unsigned long long>(bytes));
             uint64_t wrong = 0;
             for (std::size_t i = 0; i < comms.size(); ++i)
@@ -232,7 +333,7 @@ main(int argc, char* argv[])
                             std::vector<uint8_t>(CollectiveAlgorithm::BufferBytes(spec, n)));
                         for (uint32_t r = 0; r < n; ++r)
                         {
-                            for (uint64_t e = 0; e < bytes / es; ++e)
+                            for (uint64_t e = 0; e < SendCount(spec, n, r); ++e)
                             {
                                 const int32_t x = static_cast<int32_t>(r * 1000003 + e);
                                 std::memcpy(buffers[r].data() + e * es, &x, es);
@@ -249,6 +350,11 @@ main(int argc, char* argv[])
                     }
                     for (uint32_t r = 0; r < n; ++r)
                     {
+                        if (spec.kind == CollectiveKind::ALLTOALLV)
+                        {
+                            wrong += AllToAllVWrong(spec, buffers, r);
+                            continue;
+                        }
                         for (uint64_t e = 0; e < bytes / es; ++e)
                         {
                             int32_t got;

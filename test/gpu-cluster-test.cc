@@ -473,6 +473,164 @@ TEST_F(GpuClusterTest, AllToAllTimeOnARailOptimizedFabricIsItsNicBound)
     }
 }
 
+namespace
+{
+/**
+ * All-to-allv inputs: the piece for rank j in rank r's send part holds bytes derived
+ * from (r, j).
+ * @param v the sizes (INT8 elements)
+ * @return the buffers (receive parts zero)
+ */
+Buffers
+AllToAllVInputs(const CollectiveAllToAllVCounts& v)
+{
+    const uint32_t n = v.GetN();
+    Buffers b(n, std::vector<uint8_t>(v.MaxBufferCount(), 0));
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        for (uint32_t j = 0; j < n; ++j)
+        {
+            for (uint64_t i = 0; i < v.Count(r, j); ++i)
+            {
+                b[r][v.SendOffset(r, j) + i] = static_cast<uint8_t>(r * 31 + j * 7 + i * 13);
+            }
+        }
+    }
+    return b;
+}
+
+/**
+ * @param b the buffers after the all-to-allv
+ * @param v the sizes
+ * @return received pieces that are not what their sender had for the receiver
+ */
+uint32_t
+AllToAllVWrong(const Buffers& b, const CollectiveAllToAllVCounts& v)
+{
+    uint32_t wrong = 0;
+    for (uint32_t r = 0; r < v.GetN(); ++r)
+    {
+        for (uint32_t j = 0; j < v.GetN(); ++j)
+        {
+            for (uint64_t i = 0; i < v.Count(j, r); ++i)
+            {
+                if (b[r][v.RecvOffset(r, j) + i] != static_cast<uint8_t>(j * 31 + r * 7 + i * 13))
+                {
+                    ++wrong;
+                    break;
+                }
+            }
+        }
+    }
+    return wrong;
+}
+} // namespace
+
+// All-to-allv with uneven sizes and empty pairs delivers every piece, with every
+// algorithm over RDMA with the NVLink domain and over TCP; NVLink carries exactly the
+// pairs in one server (straight) or every pair between different GPU indices (through
+// the rails).
+TEST_F(GpuClusterTest, AllToAllVDeliversEveryPieceWhateverTheAlgorithmAndTransport)
+{
+    const IbTopology topo = IbTopologyBuilder::RailOptimized2Level(8, 3, 4, 1.0, IbLinkRate::HDR);
+    const uint32_t n = 12;
+    const uint32_t g = 4;
+    std::vector<uint64_t> counts(n * n);
+    uint64_t sameServer = 0;
+    uint64_t otherGpu = 0;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        for (uint32_t j = 0; j < n; ++j)
+        {
+            const uint64_t c = (i * 7 + j * 3) % 5 * 997; // a fifth of the pairs empty
+            counts[i * n + j] = c;
+            sameServer += i != j && i / g == j / g ? c : 0;
+            otherGpu += i % g != j % g ? c : 0;
+        }
+    }
+    Ptr<const CollectiveAllToAllVCounts> v = Create<CollectiveAllToAllVCounts>(n, counts);
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::ALLTOALLV;
+    spec.type = CollectiveDataType::INT8;
+    spec.counts = v;
+    IbFabricHelper fh;
+    IbFabric fabric = fh.Build(topo);
+    for (const char* algo : {"ring", "dbtree", "hier", "hier-straight"})
+    {
+        CollectiveHelper h;
+        h.SetHcaAttribute("DataMode", BooleanValue(true));
+        h.SetGpusPerServer(g);
+        h.SetCommunicatorAttribute("ChunkSize", UintegerValue(2048));
+        const bool straight = std::string(algo) == "hier-straight";
+        h.SetAlgorithm(straight ? "hier" : algo);
+        if (straight)
+        {
+            h.SetAlgorithmAttribute("RailAwareAllToAll", BooleanValue(false));
+        }
+        Buffers b = AllToAllVInputs(*v);
+        Ptr<CollectiveCommunicator> comm = h.InstallIb(fabric);
+        ASSERT_NE(CollectiveHelper::Run(comm, spec, &b), Time::Max()) << algo;
+        EXPECT_EQ(AllToAllVWrong(b, *v), 0u) << algo;
+        Ptr<CollectiveNvlinkTransport> nv =
+            DynamicCast<CollectiveNvlinkTransport>(comm->GetTransport());
+        EXPECT_EQ(nv->GetNvlinkBytes(), std::string(algo) == "hier" ? otherGpu : sameServer)
+            << algo;
+    }
+    Simulator::Destroy();
+    IbHelper::ResetLidAllocation();
+    NodeContainer hosts =
+        CollectiveHelper::BuildIpFabric(topo, DataRate("10Gbps"), MicroSeconds(1));
+    CollectiveHelper h;
+    h.SetGpusPerServer(g);
+    h.SetAlgorithm("hier");
+    Buffers b = AllToAllVInputs(*v);
+    ASSERT_NE(CollectiveHelper::Run(h.InstallTcp(hosts), spec, &b), Time::Max());
+    EXPECT_EQ(AllToAllVWrong(b, *v), 0u) << "hier over TCP";
+}
+
+// Skewed all-to-allv through the rails on 2 servers x 8 GPUs: every GPU of server 1 sends
+// GPU 0 of server 0 twice as much (2 MiB) as any other GPU (1 MiB), so the rail-0 NICs
+// carry G x 2 MiB and the others G x 1 MiB; the time is the busiest NIC's bytes at the
+// link's payload rate plus latency terms, as for the even all-to-all.
+TEST_F(GpuClusterTest, SkewedAllToAllVTimeIsTheBusiestNicsBound)
+{
+    const uint32_t g = 8;
+    const uint32_t servers = 2;
+    const uint32_t n = g * servers;
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbFabric fabric =
+        fh.Build(IbTopologyBuilder::RailOptimized2Level(16, servers, g, 1.0, IbLinkRate::HDR));
+    const uint64_t mib = 1 << 20;
+    std::vector<uint64_t> counts(n * n, mib);
+    for (uint32_t i = g; i < n; ++i)
+    {
+        counts[i * n + 0] = 2 * mib;
+    }
+    CollectiveOpSpec spec;
+    spec.kind = CollectiveKind::ALLTOALLV;
+    spec.type = CollectiveDataType::INT8;
+    spec.counts = Create<CollectiveAllToAllVCounts>(n, counts);
+    const double rate = fabric.HostPort(0)->GetDataRate().GetBitRate() / 8.0;
+    CollectiveHelper h;
+    h.SetGpusPerServer(g);
+    h.SetAlgorithm("hier");
+    Ptr<CollectiveCommunicator> comm = h.InstallIb(fabric);
+    CollectiveHelper::Run(comm, spec); // warm-up: connects the queue pairs
+    const Time t = CollectiveHelper::Run(comm, spec);
+    ASSERT_NE(t, Time::Max());
+    Ptr<CollectiveNvlinkTransport> nv =
+        DynamicCast<CollectiveNvlinkTransport>(comm->GetTransport());
+    UintegerValue slot;
+    nv->GetFabricTransport()->GetAttribute("SlotSize", slot);
+    const double eff = IbPayloadShare(slot.Get(), 4096);
+    const double bound = double(g) * 2 * mib / (rate * eff);
+    std::cout << "skewed all-to-allv, 2 x 8 GPUs through the rails: " << t.GetMicroSeconds()
+              << " us, busiest NIC bound " << bound * 1e6 << " us\n";
+    EXPECT_GE(t.GetSeconds(), bound);
+    EXPECT_LT(t.GetSeconds(), bound * 1.03);
+}
+
 // Placement: packed takes consecutive servers, fragmented deals them round-robin,
 // random is a permutation, explicit takes what it is given; the hosts are each server's
 // GPUs in order, and a job's description names its servers and rail groups.
@@ -585,8 +743,8 @@ TEST(BackgroundTrafficTest, AFlowDeliversItsLoad)
     // payload in the transport's SEND fragments, not what was offered.
     UintegerValue slot;
     pair->GetTransport()->GetAttribute("SlotSize", slot);
-    const double payload = fabric2.HostPort(0)->GetDataRate().GetBitRate() *
-                           IbPayloadShare(slot.Get(), 4096);
+    const double payload =
+        fabric2.HostPort(0)->GetDataRate().GetBitRate() * IbPayloadShare(slot.Get(), 4096);
     EXPECT_NEAR(over->GetBytesDelivered() * 8.0 / over->GetLastDelivery().GetSeconds() / payload,
                 1.0,
                 0.02);

@@ -100,6 +100,8 @@ CollectiveAlgorithm::KindName(CollectiveKind kind)
         return "reduce";
     case CollectiveKind::ALLTOALL:
         return "alltoall";
+    case CollectiveKind::ALLTOALLV:
+        return "alltoallv";
     }
     return "?";
 }
@@ -121,6 +123,9 @@ CollectiveAlgorithm::BufferBytes(const CollectiveOpSpec& spec, uint32_t n)
         return 0;
     case CollectiveKind::ALLTOALL:
         return 2 * uint64_t(n) * spec.count * elem;
+    case CollectiveKind::ALLTOALLV:
+        CheckCounts(spec, n);
+        return spec.counts->MaxBufferCount() * elem;
     }
     return 0;
 }
@@ -172,6 +177,43 @@ CollectiveAlgorithm::Build(const CollectiveOpSpec& spec,
     case CollectiveKind::ALLTOALL:
         BuildAllToAll(c, bytes);
         break;
+    case CollectiveKind::ALLTOALLV:
+        CheckCounts(spec, n);
+        BuildAllToAllV(c, *spec.counts);
+        break;
+    }
+}
+
+void
+CollectiveAlgorithm::CheckCounts(const CollectiveOpSpec& spec, uint32_t n)
+{
+    NS_ABORT_MSG_IF(spec.counts == nullptr,
+                    "alltoallv without sizes: set CollectiveOpSpec::counts to a "
+                    "CollectiveAllToAllVCounts of the communicator's "
+                        << n << " ranks");
+    NS_ABORT_MSG_UNLESS(spec.counts->GetN() == n,
+                        "alltoallv sizes for " << spec.counts->GetN()
+                                               << " ranks on a communicator of " << n
+                                               << " ranks: give an n x n matrix for n = " << n);
+}
+
+void
+CollectiveAlgorithm::BuildAllToAllV(const Ctx& c, const CollectiveAllToAllVCounts& v) const
+{
+    for (uint32_t k = 1; k < c.n; ++k)
+    {
+        const uint32_t to = (c.rank + k) % c.n;
+        const uint32_t from = (c.rank + c.n - k) % c.n;
+        Add(c,
+            CollectiveStep::SEND,
+            to,
+            v.SendOffset(c.rank, to) * c.elem,
+            v.Count(c.rank, to) * c.elem);
+        Add(c,
+            CollectiveStep::RECV_COPY,
+            from,
+            v.RecvOffset(c.rank, from) * c.elem,
+            v.Count(from, c.rank) * c.elem);
     }
 }
 

@@ -5,10 +5,12 @@
 #ifndef COLLECTIVE_ALGORITHM_H
 #define COLLECTIVE_ALGORITHM_H
 
+#include "collective-alltoallv-counts.h"
 #include "collective-reduction.h"
 
 #include "ns3/callback.h"
 #include "ns3/object.h"
+#include "ns3/ptr.h"
 
 #include <cstdint>
 #include <string>
@@ -29,7 +31,8 @@ enum class CollectiveKind : uint8_t
     BROADCAST,      ///< every rank gets the root's buffer
     BARRIER,        ///< no rank leaves before every rank entered
     REDUCE,         ///< the root gets the reduction of all buffers
-    ALLTOALL        ///< rank r's segment j goes to rank j, which keeps it as segment r
+    ALLTOALL,       ///< rank r's segment j goes to rank j, which keeps it as segment r
+    ALLTOALLV       ///< all-to-all with a size per pair (CollectiveAllToAllVCounts)
 };
 
 /**
@@ -41,7 +44,8 @@ enum class CollectiveKind : uint8_t
  * ALLTOALL is out of place: 2 n * count elements, segment j of the first half (elements
  * j * count ..) is sent to rank j, and segment j of the second half (elements
  * (n + j) * count ..) receives rank j's segment for this rank (its own segment is copied,
- * taking no time).
+ * taking no time). ALLTOALLV is laid out by its CollectiveAllToAllVCounts (count is not
+ * used).
  */
 struct CollectiveOpSpec
 {
@@ -50,6 +54,7 @@ struct CollectiveOpSpec
     CollectiveDataType type{CollectiveDataType::FLOAT32}; ///< element type
     CollectiveRedOp op{CollectiveRedOp::SUM};             ///< reduction operator
     uint32_t root{0};                                     ///< BROADCAST and REDUCE root
+    Ptr<const CollectiveAllToAllVCounts> counts;          ///< ALLTOALLV sizes
 };
 
 /**
@@ -188,6 +193,14 @@ class CollectiveAlgorithm : public Object
      */
     static std::string KindName(CollectiveKind kind);
 
+    /**
+     * Abort, saying what to set, unless an ALLTOALLV's sizes are there and fit the
+     * communicator.
+     * @param spec an ALLTOALLV
+     * @param n ranks
+     */
+    static void CheckCounts(const CollectiveOpSpec& spec, uint32_t n);
+
   protected:
     /// Parameters the builders share.
     struct Ctx
@@ -236,6 +249,13 @@ class CollectiveAlgorithm : public Object
      * @param segBytes bytes per segment
      */
     virtual void BuildAllToAll(const Ctx& c, uint64_t segBytes) const;
+    /**
+     * All-to-allv (default: pairwise exchange in the order of BuildAllToAll; a pair with
+     * nothing to send exchanges no message).
+     * @param c context
+     * @param v the sizes and layout
+     */
+    virtual void BuildAllToAllV(const Ctx& c, const CollectiveAllToAllVCounts& v) const;
     /**
      * Reduce of @p bytes bytes to @p root (default: binomial tree, chunk by chunk).
      * @param c context

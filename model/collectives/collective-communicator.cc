@@ -266,6 +266,10 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
             spec.root >= n,
         kind << " root " << spec.root << " out of range: the communicator has " << n
              << " ranks (0.." << n - 1 << ")");
+    if (spec.kind == CollectiveKind::ALLTOALLV)
+    {
+        CollectiveAlgorithm::CheckCounts(spec, n);
+    }
     const uint64_t need = CollectiveAlgorithm::BufferBytes(spec, n);
     if (buffers != nullptr)
     {
@@ -287,6 +291,10 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
                                     << (spec.kind == CollectiveKind::ALLTOALL
                                             ? "2 x ranks x count x element size: send and "
                                               "receive halves"
+                                        : spec.kind == CollectiveKind::ALLTOALLV
+                                            ? "the largest rank's send and receive parts, "
+                                              "CollectiveAllToAllVCounts::MaxBufferCount x "
+                                              "element size"
                                         : spec.kind == CollectiveKind::REDUCE_SCATTER ||
                                                 spec.kind == CollectiveKind::ALLGATHER
                                             ? "ranks x count x element size"
@@ -302,6 +310,18 @@ CollectiveCommunicator::Start(const CollectiveOpSpec& spec,
             {
                 uint8_t* b = (*buffers)[r].data();
                 std::memcpy(b + (uint64_t(n) + r) * seg, b + uint64_t(r) * seg, seg);
+            }
+        }
+        if (spec.kind == CollectiveKind::ALLTOALLV)
+        {
+            const CollectiveAllToAllVCounts& v = *spec.counts;
+            const uint64_t elem = CollectiveReduction::SizeOf(spec.type);
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                uint8_t* b = (*buffers)[r].data();
+                std::memcpy(b + v.RecvOffset(r, r) * elem,
+                            b + v.SendOffset(r, r) * elem,
+                            v.Count(r, r) * elem);
             }
         }
     }

@@ -93,27 +93,80 @@ CollectiveHierarchicalAlgorithm::Gpus(uint32_t n) const
 uint64_t
 CollectiveHierarchicalAlgorithm::ScratchBytes(const CollectiveOpSpec& spec, uint32_t n) const
 {
-    if (spec.kind != CollectiveKind::ALLTOALL || !m_railAware || n < 2)
+    const bool v = spec.kind == CollectiveKind::ALLTOALLV;
+    if ((spec.kind != CollectiveKind::ALLTOALL && !v) || !m_railAware || n < 2)
     {
         return 0;
     }
     // Relay slots: [from local GPU][to server], one segment each.
     const uint32_t g = Gpus(n);
-    return uint64_t(g) * (n / g) * spec.count * CollectiveReduction::SizeOf(spec.type);
+    const uint32_t servers = n / g;
+    const uint64_t elem = CollectiveReduction::SizeOf(spec.type);
+    if (!v)
+    {
+        return uint64_t(g) * servers * spec.count * elem;
+    }
+    CheckCounts(spec, n);
+    uint64_t most = 0;
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        const uint32_t s = r / g;
+        const uint32_t k = r % g;
+        uint64_t sum = 0;
+        for (uint32_t kk = 0; kk < g; ++kk)
+        {
+            for (uint32_t dst = 0; dst < servers; ++dst)
+            {
+                sum += spec.counts->Count(s * g + kk, dst * g + k);
+            }
+        }
+        most = std::max(most, sum);
+    }
+    return most * elem;
 }
 
 void
 CollectiveHierarchicalAlgorithm::BuildAllToAll(const Ctx& c, uint64_t seg) const
 {
+    BuildAllToAllSized(c, nullptr, seg, 2 * uint64_t(c.n) * seg);
+}
+
+void
+CollectiveHierarchicalAlgorithm::BuildAllToAllV(const Ctx& c,
+                                                const CollectiveAllToAllVCounts& v) const
+{
+    BuildAllToAllSized(c, &v, 0, v.MaxBufferCount() * c.elem);
+}
+
+void
+CollectiveHierarchicalAlgorithm::BuildAllToAllSized(const Ctx& c,
+                                                    const CollectiveAllToAllVCounts* v,
+                                                    uint64_t seg,
+                                                    uint64_t relayBase) const
+{
     const uint32_t g = Gpus(c.n);
     const uint32_t servers = c.n / g;
     const uint32_t s = c.rank / g;
     const uint32_t k = c.rank % g;
-    const uint64_t recv = uint64_t(c.n) * seg;      // receive half
-    const uint64_t relay = 2 * uint64_t(c.n) * seg; // scratch: relay slots
+    const uint32_t me = c.rank;
+    const uint64_t n = c.n;
+    const uint32_t elem = c.elem;
     auto rank = [g](uint32_t server, uint32_t gpu) { return server * g + gpu; };
-    auto slot = [relay, servers, seg](uint32_t fromGpu, uint32_t toServer) {
-        return relay + (uint64_t(fromGpu) * servers + toServer) * seg;
+    // Bytes from one rank to another, and where this rank's pieces are.
+    auto len = [v, seg, elem](uint32_t from, uint32_t to) {
+        return v != nullptr ? v->Count(from, to) * elem : seg;
+    };
+    auto sendOff = [v, seg, elem, me](uint32_t to) {
+        return v != nullptr ? v->SendOffset(me, to) * elem : to * seg;
+    };
+    auto recvOff = [v, seg, elem, me, n](uint32_t from) {
+        return v != nullptr ? v->RecvOffset(me, from) * elem : (n + from) * seg;
+    };
+    auto send = [&](uint32_t to, uint64_t off, uint64_t bytes) {
+        Add(c, CollectiveStep::SEND, to, off, bytes);
+    };
+    auto recv = [&](uint32_t from, uint64_t off, uint64_t bytes) {
+        Add(c, CollectiveStep::RECV_COPY, from, off, bytes);
     };
     if (!m_railAware || servers == 1)
     {
@@ -124,8 +177,8 @@ CollectiveHierarchicalAlgorithm::BuildAllToAll(const Ctx& c, uint64_t seg) const
             {
                 const uint32_t to = rank(s, (k + m) % g);
                 const uint32_t from = rank(s, (k + g - m) % g);
-                Add(c, CollectiveStep::SEND, to, to * seg, seg);
-                Add(c, CollectiveStep::RECV_COPY, from, recv + from * seg, seg);
+                send(to, sendOff(to), len(me, to));
+                recv(from, recvOff(from), len(from, me));
             }
         };
         for (uint32_t j = 1; j < servers; ++j)
@@ -134,8 +187,8 @@ CollectiveHierarchicalAlgorithm::BuildAllToAll(const Ctx& c, uint64_t seg) const
             {
                 const uint32_t to = rank((s + j) % servers, (k + m) % g);
                 const uint32_t from = rank((s + servers - j) % servers, (k + g - m) % g);
-                Add(c, CollectiveStep::SEND, to, to * seg, seg);
-                Add(c, CollectiveStep::RECV_COPY, from, recv + from * seg, seg);
+                send(to, sendOff(to), len(me, to));
+                recv(from, recvOff(from), len(from, me));
             }
             if (j == 1)
             {
@@ -148,6 +201,19 @@ CollectiveHierarchicalAlgorithm::BuildAllToAll(const Ctx& c, uint64_t seg) const
         }
         return;
     }
+    // Relay slots [from local GPU kk][to server dst]: what GPU kk of this server has for
+    // GPU k of server dst, in that order from relayBase.
+    std::vector<uint64_t> slotOff(uint64_t(g) * servers);
+    uint64_t next = relayBase;
+    for (uint32_t kk = 0; kk < g; ++kk)
+    {
+        for (uint32_t dst = 0; dst < servers; ++dst)
+        {
+            slotOff[uint64_t(kk) * servers + dst] = next;
+            next += len(rank(s, kk), rank(dst, k));
+        }
+    }
+    auto slot = [&](uint32_t kk, uint32_t dst) { return slotOff[uint64_t(kk) * servers + dst]; };
     // Program order matters where a rank's sends share its send window: the rail sends of
     // its own segments come first, then for m = 1 .. G-1 the NVLink exchange that brings
     // GPU k + m's segments for this rail (GPU k + m sends them in its m-th exchange, to
@@ -158,13 +224,9 @@ CollectiveHierarchicalAlgorithm::BuildAllToAll(const Ctx& c, uint64_t seg) const
         {
             const uint32_t dst = (s + j) % servers;
             const uint32_t src = (s + servers - j) % servers;
-            const uint64_t off = kk == k ? uint64_t(rank(dst, k)) * seg : slot(kk, dst);
-            Add(c, CollectiveStep::SEND, rank(dst, k), off, seg);
-            Add(c,
-                CollectiveStep::RECV_COPY,
-                rank(src, k),
-                recv + uint64_t(rank(src, kk)) * seg,
-                seg);
+            const uint32_t to = rank(dst, k);
+            send(to, kk == k ? sendOff(to) : slot(kk, dst), len(rank(s, kk), to));
+            recv(rank(src, k), recvOff(rank(src, kk)), len(rank(src, kk), me));
         }
     };
     railSends(0);
@@ -176,13 +238,13 @@ CollectiveHierarchicalAlgorithm::BuildAllToAll(const Ctx& c, uint64_t seg) const
         const uint32_t kFrom = (k + m) % g;
         const uint32_t to = rank(s, kTo);
         const uint32_t from = rank(s, kFrom);
-        Add(c, CollectiveStep::SEND, to, to * seg, seg);
-        Add(c, CollectiveStep::RECV_COPY, from, recv + from * seg, seg);
+        send(to, sendOff(to), len(me, to));
+        recv(from, recvOff(from), len(from, me));
         for (uint32_t j = 1; j < servers; ++j)
         {
             const uint32_t dst = (s + j) % servers;
-            Add(c, CollectiveStep::SEND, to, rank(dst, kTo) * seg, seg);
-            Add(c, CollectiveStep::RECV_COPY, from, slot(kFrom, dst), seg);
+            send(to, sendOff(rank(dst, kTo)), len(me, rank(dst, kTo)));
+            recv(from, slot(kFrom, dst), len(from, rank(dst, k)));
         }
         railSends(m);
     }

@@ -31,7 +31,9 @@ namespace ns3
  * others (its own and those relayed), so no message changes rails in the fabric.
  * Without it, GPU k sends each segment straight to its destination, the servers in
  * turn and within a server step the GPUs k, k + 1, ... (so that every step is a
- * permutation of the NICs), and its own server's GPUs over NVLink.
+ * permutation of the NICs), and its own server's GPUs over NVLink. All-to-allv runs the
+ * same schedules with each pair's size; a relayed piece keeps the size of the pair it
+ * belongs to, and a pair with nothing to send exchanges no message.
  *
  * Other operations run as CollectiveAlgorithm's defaults (ring reduce-scatter and
  * allgather over all ranks, binomial broadcast and reduce).
@@ -55,8 +57,22 @@ class CollectiveHierarchicalAlgorithm : public CollectiveAlgorithm
   protected:
     void BuildAllReduce(const Ctx& c, uint64_t bytes) const override;
     void BuildAllToAll(const Ctx& c, uint64_t segBytes) const override;
+    void BuildAllToAllV(const Ctx& c, const CollectiveAllToAllVCounts& v) const override;
 
   private:
+    /**
+     * Both all-to-alls: equal segments of @p seg bytes when @p v is null, else the sizes
+     * of @p v.
+     * @param c context
+     * @param v all-to-allv sizes or null
+     * @param seg all-to-all segment bytes
+     * @param relayBase first scratch byte (the operation's BufferBytes)
+     */
+    void BuildAllToAllSized(const Ctx& c,
+                            const CollectiveAllToAllVCounts* v,
+                            uint64_t seg,
+                            uint64_t relayBase) const;
+
     /**
      * Append the steps a builder wrote for a group of ranks, its peers (indices into
      * @p members) turned into ranks.
