@@ -76,6 +76,7 @@ struct Scenario
     DataRate lineRate;            ///< the hosts' link rate
     std::vector<uint32_t> traced; ///< job 0's ranks whose timeline is kept
     std::string ethLb;            ///< Ethernet switches' LoadBalancing
+    uint32_t channels{1};         ///< ring/hier channels, one queue pair each
 };
 
 /**
@@ -103,6 +104,11 @@ RunJobs(const Scenario& sc,
     CollectiveHelper ch;
     ch.SetGpusPerServer(sc.gpusPerServer);
     ch.SetAlgorithm(sc.algo);
+    if (sc.channels > 1)
+    {
+        ch.SetAlgorithmAttribute("Channels", UintegerValue(sc.channels));
+    }
+    ch.SetIbTransportAttribute("QueuePairsPerPeer", UintegerValue(sc.channels));
     WorkloadTrainingHelper wh(ch);
     wh.SetJobAttribute("Iterations", UintegerValue(sc.iterations));
     wh.SetJobAttribute("PipelineSchedule", StringValue(sc.schedule));
@@ -313,6 +319,7 @@ main(int argc, char* argv[])
     double background = 0;
     std::string plotName;
     std::string ethLb = "Ecmp";
+    uint32_t channels = 1;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("servers", "servers in the cluster", servers);
@@ -341,6 +348,10 @@ main(int argc, char* argv[])
     cmd.AddValue("schedule", "pipeline schedule: 1F1B or GPipe", schedule);
     cmd.AddValue("iterations", "iterations per job (the last one is reported)", iterations);
     cmd.AddValue("algo", "collective algorithm: hier, ring, tree, dbtree, hd, rd", algo);
+    cmd.AddValue("channels",
+                 "--algo=hier or ring: channels per collective (NCCL's), each over its own "
+                 "queue pair (on RoCE a flow of its own for ECMP)",
+                 channels);
     cmd.AddValue("background",
                  "background load per NIC, a share of the link rate (0: none): a permutation, "
                  "GPU k of server s to GPU k of server s + servers/2",
@@ -366,6 +377,11 @@ main(int argc, char* argv[])
                         "--eth-lb=" << ethLb << ": use Ecmp, Spray, Flowlet or Adaptive");
     NS_ABORT_MSG_UNLESS(background >= 0 && background <= 1,
                         "--background=" << background << ": a share of the link rate, 0 to 1");
+    NS_ABORT_MSG_UNLESS(channels >= 1 && channels <= 16,
+                        "--channels=" << channels << ": use 1 to 16");
+    NS_ABORT_MSG_UNLESS(channels == 1 || algo == "hier" || algo == "ring",
+                        "--channels=" << channels << " with --algo=" << algo
+                                      << ": only hier and ring run on channels");
     NS_ABORT_MSG_UNLESS(iterations >= 1 && iterations <= 1000,
                         "--iterations=" << iterations << ": use 1 to 1000");
     NS_ABORT_MSG_UNLESS(servers >= 2 && servers <= 4096,
@@ -411,6 +427,7 @@ main(int argc, char* argv[])
     sc.iterations = iterations;
     sc.background = background;
     sc.ethLb = ethLb;
+    sc.channels = channels;
     sc.lineRate = IbLinkRate::GetDataRate(s, 4);
 
     // The jobs and their workloads.
@@ -460,10 +477,10 @@ main(int argc, char* argv[])
     std::cout << "# cluster: " << servers << " servers x " << gpusPerServer
               << " GPUs, rail-optimized fat tree radix " << radix << " (" << down
               << " servers per rail group, oversubscription " << oversub << "), " << speed
-              << "; placement " << placement << "; collectives " << algo
-              << "; Ethernet load balancing " << ethLb << "; " << layers << " layers, hidden "
-              << hidden << ", tp " << tp << ", pp " << pp << " (" << schedule << ", "
-              << microBatches << " micro-batches)"
+              << "; placement " << placement << "; collectives " << algo << " on " << channels
+              << (channels == 1 ? " channel" : " channels") << "; Ethernet load balancing " << ethLb
+              << "; " << layers << " layers, hidden " << hidden << ", tp " << tp << ", pp " << pp
+              << " (" << schedule << ", " << microBatches << " micro-batches)"
               << (background > 0
                       ? "; background " + std::to_string(int(background * 100)) + " % per NIC"
                       : "")

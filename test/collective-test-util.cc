@@ -243,7 +243,7 @@ CheckReduce(CollectiveDataType t,
                 std::memcpy(tmp.data(), &ref, 8);
                 ref = GetI(t, tmp.data()); // truncate to the type
             }
-            for (uint32_t r = 0; r < n; ++r)
+            for (uint32_t r = 0; r < out.size(); ++r)
             {
                 const int64_t got = GetI(t, out[r] + i);
                 if (got != ref || GetI(t, acc.data()) != ref)
@@ -296,7 +296,7 @@ CheckReduce(CollectiveDataType t,
                     bound += std::ldexp(1.0, -24) * n;
                 }
             }
-            for (uint32_t r = 0; r < n; ++r)
+            for (uint32_t r = 0; r < out.size(); ++r)
             {
                 const double got = GetF(t, out[r] + i);
                 if (!(std::fabs(got - exact) <= bound))

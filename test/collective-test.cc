@@ -461,6 +461,65 @@ TEST_F(CollectiveTest, StartChecksTheRootAndOnlyAReductionsOperator)
                  "3 buffers for 4 ranks: pass one buffer per rank");
 }
 
+// NCCL-style channels: the ring cuts each operation into Channels parts on separate
+// message streams, which the IB transport carries over QueuePairsPerPeer queue pairs
+// (stream k on queue pair k mod that); every operator, reduce-scatter and allgather
+// still give the reference results, and the queue pairs are the ring's neighbour pairs
+// times the lanes.
+TEST_F(CollectiveTest, RingChannelsRunOverTheirOwnQueuePairsAndStillReduce)
+{
+    for (const auto& [channels, lanes] : {std::pair<uint32_t, uint32_t>{4, 4}, {3, 2}})
+    {
+        IbSetup s;
+        BuildIb(s, 5);
+        s.helper.SetAlgorithm("ring");
+        s.helper.SetAlgorithmAttribute("Channels", UintegerValue(channels));
+        s.helper.SetIbTransportAttribute("QueuePairsPerPeer", UintegerValue(lanes));
+        s.helper.SetCommunicatorAttribute("ChunkSize", UintegerValue(1024));
+        Ptr<CollectiveCommunicator> comm = s.helper.InstallIb(s.fabric);
+        const std::string what = std::to_string(channels) + " channels";
+        AllOpsAllTypes(comm, 1001, what);
+        Ptr<CollectiveIbTransport> tr = DynamicCast<CollectiveIbTransport>(comm->GetTransport());
+        // 5 neighbour pairs, each connected once per lane, a queue pair at either end.
+        EXPECT_EQ(tr->GetNQueuePairs(), 5u * lanes * 2) << what;
+        for (CollectiveKind kind : {CollectiveKind::REDUCE_SCATTER, CollectiveKind::ALLGATHER})
+        {
+            CollectiveOpSpec spec;
+            spec.kind = kind;
+            spec.count = 333;
+            spec.type = CollectiveDataType::INT32;
+            const uint64_t seg = spec.count * 4;
+            const Buffers in = MakeInputs(spec.type, spec.op, 5, 5 * seg, 11);
+            Buffers out = in;
+            ASSERT_NE(CollectiveHelper::Run(comm, spec, &out), Time::Max()) << what;
+            for (uint32_t r = 0; r < 5; ++r)
+            {
+                if (kind == CollectiveKind::REDUCE_SCATTER)
+                {
+                    EXPECT_EQ(CheckReduce(spec.type,
+                                          spec.op,
+                                          in,
+                                          {out[r].data()},
+                                          r * seg,
+                                          seg,
+                                          what + " reduce-scatter"),
+                              0u);
+                    continue;
+                }
+                for (uint32_t q = 0; q < 5; ++q)
+                {
+                    EXPECT_TRUE(std::equal(in[q].begin() + q * seg,
+                                           in[q].begin() + (q + 1) * seg,
+                                           out[r].begin() + q * seg))
+                        << what << " allgather: rank " << r << " segment " << q;
+                }
+            }
+        }
+        Simulator::Destroy();
+        IbHelper::ResetLidAllocation();
+    }
+}
+
 TEST_F(CollectiveTest, RanksWhoseHcasDifferInDataModeAreRefusedByName)
 {
     // An HCA keeps the DataMode it was created with: hosts that already have a virtual

@@ -270,6 +270,45 @@ TEST_F(GpuClusterTest, HierarchicalAllReduceMatchesTheReferenceOverRdmaAndTcp)
     EXPECT_EQ(CheckReduce(spec.type, spec.op, in, res, 0, spec.count * 4, "hier"), 0u);
 }
 
+// Hierarchical allreduce on 3 channels (each part through the three phases on its own
+// stream, two queue pairs per rail peer pair) gives the reference results for every
+// operator and type, and its NVLink and rail bytes are those of one channel.
+TEST_F(GpuClusterTest, HierarchicalAllReduceOnChannelsMatchesTheReference)
+{
+    const IbTopology topo = IbTopologyBuilder::RailOptimized2Level(8, 3, 4, 1.0, IbLinkRate::HDR);
+    IbFabricHelper fh;
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
+    IbFabric fabric = fh.Build(topo);
+    uint64_t bytes[2][2];
+    for (uint32_t channels : {1u, 3u})
+    {
+        CollectiveHelper h;
+        h.SetHcaAttribute("DataMode", BooleanValue(true));
+        h.SetGpusPerServer(4);
+        h.SetAlgorithm("hier");
+        h.SetAlgorithmAttribute("Channels", UintegerValue(channels));
+        h.SetIbTransportAttribute("QueuePairsPerPeer", UintegerValue(2));
+        h.SetCommunicatorAttribute("ChunkSize", UintegerValue(4096));
+        Ptr<CollectiveCommunicator> comm = h.InstallIb(fabric);
+        if (channels > 1)
+        {
+            AllOpsAllTypes(comm, 3001, "hier on 3 channels");
+        }
+        CollectiveOpSpec spec;
+        spec.count = 24000;
+        spec.type = CollectiveDataType::FLOAT32;
+        Ptr<CollectiveNvlinkTransport> nv =
+            DynamicCast<CollectiveNvlinkTransport>(comm->GetTransport());
+        const uint64_t nvBefore = nv->GetNvlinkBytes();
+        const uint64_t fabricBefore = nv->GetFabricTransport()->GetBytesSent();
+        ASSERT_NE(CollectiveHelper::Run(comm, spec), Time::Max());
+        bytes[channels > 1][0] = nv->GetNvlinkBytes() - nvBefore;
+        bytes[channels > 1][1] = nv->GetFabricTransport()->GetBytesSent() - fabricBefore;
+    }
+    EXPECT_EQ(bytes[1][0], bytes[0][0]);
+    EXPECT_EQ(bytes[1][1], bytes[0][1]);
+}
+
 // 2 servers x 8 GPUs on a rail-optimized HDR fabric, one message per step (ChunkSize of
 // a whole segment): 7 NVLink steps of S/8, then per rail a ring of 2 ranks (one step of
 // S/16 each way for the reduce-scatter and one for the allgather, the eight rails at

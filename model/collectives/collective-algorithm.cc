@@ -267,6 +267,45 @@ CollectiveAlgorithm::Add(const Ctx& c,
 }
 
 void
+CollectiveAlgorithm::BuildOnChannels(const Ctx& c,
+                                     uint32_t channels,
+                                     const std::function<void(const Ctx&, uint32_t)>& part)
+{
+    NS_ASSERT(channels >= 1 && channels <= 16);
+    if (channels == 1)
+    {
+        part(c, 0);
+        return;
+    }
+    std::vector<std::vector<CollectiveStep>> parts(channels);
+    for (uint32_t k = 0; k < channels; ++k)
+    {
+        Ctx sub = c;
+        sub.prog = &parts[k];
+        part(sub, k);
+    }
+    for (std::size_t i = 0;; ++i)
+    {
+        bool any = false;
+        for (uint32_t k = 0; k < channels; ++k)
+        {
+            if (i < parts[k].size())
+            {
+                CollectiveStep s = parts[k][i];
+                NS_ASSERT(s.channel == 0);
+                s.channel = static_cast<uint8_t>(k);
+                c.prog->push_back(s);
+                any = true;
+            }
+        }
+        if (!any)
+        {
+            break;
+        }
+    }
+}
+
+void
 CollectiveAlgorithm::Split(uint64_t total,
                            uint32_t parts,
                            uint32_t elem,

@@ -13,6 +13,7 @@
 #include "ns3/ptr.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -279,6 +280,18 @@ class CollectiveAlgorithm : public Object
                     uint64_t offset,
                     uint64_t bytes,
                     uint8_t channel = 0);
+    /**
+     * Build an operation as @p channels independent parts (NCCL's channels): @p part
+     * writes the program of part k (on channel 0) into the context it is given; the parts'
+     * items go into the rank's program alternately, part k's on channel k, so that ready
+     * sends (issued lowest item first) share the links between the parts.
+     * @param c context
+     * @param channels parts (1..16)
+     * @param part builds part k: (context with its own program, k)
+     */
+    static void BuildOnChannels(const Ctx& c,
+                                uint32_t channels,
+                                const std::function<void(const Ctx&, uint32_t)>& part);
     /**
      * Split @p total bytes into @p parts ranges of whole elements, as equal as possible.
      * @param total bytes

@@ -49,13 +49,24 @@ CollectiveHierarchicalAlgorithm::GetTypeId()
                           "destination, across rails in the fabric.",
                           BooleanValue(true),
                           MakeBooleanAccessor(&CollectiveHierarchicalAlgorithm::m_railAware),
-                          MakeBooleanChecker());
+                          MakeBooleanChecker())
+            .AddAttribute("Channels",
+                          "Parts each allreduce is split over, each run through all three "
+                          "phases on its own message stream (NCCL's channels; "
+                          "CollectiveIbTransport's QueuePairsPerPeer gives each a queue pair).",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&CollectiveHierarchicalAlgorithm::m_channels),
+                          MakeIbUintegerChecker<uint32_t>("CollectiveHierarchicalAlgorithm",
+                                                          "Channels",
+                                                          1,
+                                                          16));
     return tid;
 }
 
 CollectiveHierarchicalAlgorithm::CollectiveHierarchicalAlgorithm()
     : m_gpusPerServer(8),
-      m_railAware(true)
+      m_railAware(true),
+      m_channels(1)
 {
 }
 
@@ -253,6 +264,19 @@ CollectiveHierarchicalAlgorithm::BuildAllToAllSized(const Ctx& c,
 void
 CollectiveHierarchicalAlgorithm::BuildAllReduce(const Ctx& c, uint64_t bytes) const
 {
+    std::vector<uint64_t> chOff;
+    std::vector<uint64_t> chLen;
+    Split(bytes, m_channels, c.elem, chOff, chLen);
+    BuildOnChannels(c, m_channels, [&](const Ctx& sub, uint32_t k) {
+        BuildAllReduceRange(sub, chOff[k], chLen[k]);
+    });
+}
+
+void
+CollectiveHierarchicalAlgorithm::BuildAllReduceRange(const Ctx& c,
+                                                     uint64_t base,
+                                                     uint64_t bytes) const
+{
     const uint32_t g = Gpus(c.n);
     const uint32_t servers = c.n / g;
     const uint32_t server = c.rank / g;
@@ -270,6 +294,10 @@ CollectiveHierarchicalAlgorithm::BuildAllReduce(const Ctx& c, uint64_t bytes) co
     std::vector<uint64_t> segOff;
     std::vector<uint64_t> segLen;
     Split(bytes, g, c.elem, segOff, segLen);
+    for (uint64_t& o : segOff)
+    {
+        o += base;
+    }
     std::vector<CollectiveStep> steps;
     Ctx in = c;
     in.rank = gpu;

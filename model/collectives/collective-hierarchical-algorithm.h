@@ -35,6 +35,9 @@ namespace ns3
  * same schedules with each pair's size; a relayed piece keeps the size of the pair it
  * belongs to, and a pair with nothing to send exchanges no message.
  *
+ * With Channels = C the allreduce's buffer is cut into C parts, each taken through the
+ * three phases on its own message stream (NCCL's channels).
+ *
  * Other operations run as CollectiveAlgorithm's defaults (ring reduce-scatter and
  * allgather over all ranks, binomial broadcast and reduce).
  */
@@ -90,8 +93,17 @@ class CollectiveHierarchicalAlgorithm : public CollectiveAlgorithm
      */
     uint32_t Gpus(uint32_t n) const;
 
+    /**
+     * The three phases of the allreduce for the bytes [base, base + bytes).
+     * @param c context
+     * @param base first byte
+     * @param bytes length
+     */
+    void BuildAllReduceRange(const Ctx& c, uint64_t base, uint64_t bytes) const;
+
     uint32_t m_gpusPerServer; //!< GpusPerServer attribute
     bool m_railAware;         //!< RailAwareAllToAll attribute
+    uint32_t m_channels;      //!< Channels attribute
 };
 
 } // namespace ns3

@@ -29,6 +29,32 @@ namespace
 {
 /// Immediate-data bit marking the last fragment of a message.
 constexpr uint32_t LAST_FRAGMENT = 0x80000000u;
+/// The low tag bits that name a message stream (CollectiveTransport::Send).
+constexpr uint32_t STREAM_MASK = 0xFu;
+
+/**
+ * @param self local rank
+ * @param peer remote rank
+ * @param lane queue pair index towards the peer
+ * @return the endpoint's key
+ */
+uint64_t
+Key(uint32_t self, uint32_t peer, uint32_t lane)
+{
+    return (uint64_t(self) << 36) | (uint64_t(peer) << 4) | lane;
+}
+
+/**
+ * @param peer remote rank
+ * @param lane queue pair index
+ * @param slot buffer slot
+ * @return the work request id of a slot's send or receive
+ */
+uint64_t
+WrId(uint32_t peer, uint32_t lane, uint32_t slot)
+{
+    return (uint64_t(peer) << 32) | (uint64_t(lane) << 16) | slot;
+}
 } // namespace
 
 TypeId
@@ -70,7 +96,19 @@ CollectiveIbTransport::GetTypeId()
                 "RETRY_EXC_ERR (verbs retry_cnt, 7 at most).",
                 UintegerValue(7),
                 MakeUintegerAccessor(&CollectiveIbTransport::m_retryCnt),
-                MakeIbUintegerChecker<uint8_t>("CollectiveIbTransport", "RetryCount", 0, 7));
+                MakeIbUintegerChecker<uint8_t>("CollectiveIbTransport", "RetryCount", 0, 7))
+            .AddAttribute("QueuePairsPerPeer",
+                          "RC queue pairs between two ranks that talk: a message of stream k (the "
+                          "tag's low 4 bits, the communicator's channel) goes over queue pair "
+                          "k mod this, so that channels are separate connections, as NCCL's are "
+                          "(on RoCE each has its own UDP source port, a flow of its own for ECMP). "
+                          "Each queue pair has its own RecvSlots buffers.",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&CollectiveIbTransport::m_lanes),
+                          MakeIbUintegerChecker<uint32_t>("CollectiveIbTransport",
+                                                          "QueuePairsPerPeer",
+                                                          1,
+                                                          16));
     return tid;
 }
 
@@ -78,6 +116,7 @@ CollectiveIbTransport::CollectiveIbTransport()
     : m_slotSize(65536),
       m_recvSlots(16),
       m_sl(0),
+      m_lanes(1),
       m_dataMode(false)
 {
 }
@@ -101,6 +140,8 @@ CollectiveIbTransport::Setup(const std::vector<Ptr<IbHca>>& hcas, Ptr<IbSubnetMa
 {
     NS_LOG_FUNCTION(this << hcas.size());
     NS_ABORT_MSG_IF(hcas.empty(), "CollectiveIbTransport: no ranks");
+    NS_ABORT_MSG_IF(hcas.size() >= (1u << 28),
+                    "CollectiveIbTransport: " << hcas.size() << " ranks; at most 2^28 - 1");
     m_hcas = hcas;
     m_sm = sm;
     m_dataMode = hcas[0]->IsDataMode();
@@ -132,7 +173,7 @@ CollectiveIbTransport::IsDataMode() const
 Ptr<IbQueuePair>
 CollectiveIbTransport::GetQueuePair(uint32_t a, uint32_t b) const
 {
-    auto it = m_endpoints.find((uint64_t(a) << 32) | b);
+    auto it = m_endpoints.find(Key(a, b, 0));
     return it == m_endpoints.end() ? nullptr : it->second.qp;
 }
 
@@ -143,24 +184,25 @@ CollectiveIbTransport::GetNQueuePairs() const
 }
 
 CollectiveIbTransport::Endpoint&
-CollectiveIbTransport::GetEndpoint(uint32_t a, uint32_t b)
+CollectiveIbTransport::GetEndpoint(uint32_t a, uint32_t b, uint32_t lane)
 {
-    const uint64_t key = (uint64_t(a) << 32) | b;
+    const uint64_t key = Key(a, b, lane);
     auto it = m_endpoints.find(key);
     if (it != m_endpoints.end())
     {
         return it->second;
     }
-    NS_LOG_LOGIC("connecting ranks " << a << " and " << b);
+    NS_LOG_LOGIC("connecting ranks " << a << " and " << b << " (queue pair " << lane << ")");
     const uint32_t access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
     const uint64_t region = uint64_t(m_slotSize) * m_recvSlots;
     for (uint32_t side = 0; side < 2; ++side)
     {
         const uint32_t self = side == 0 ? a : b;
         const uint32_t peer = side == 0 ? b : a;
-        Endpoint& ep = m_endpoints[(uint64_t(self) << 32) | peer];
+        Endpoint& ep = m_endpoints[Key(self, peer, lane)];
         ep.self = self;
         ep.peer = peer;
+        ep.lane = lane;
         ep.qp = m_hcas[self]->CreateQp(IbQpType::RC,
                                        m_scq[self],
                                        m_rcq[self],
@@ -175,7 +217,7 @@ CollectiveIbTransport::GetEndpoint(uint32_t a, uint32_t b)
         }
     }
     Endpoint& ea = m_endpoints[key];
-    Endpoint& eb = m_endpoints[(uint64_t(b) << 32) | a];
+    Endpoint& eb = m_endpoints[Key(b, a, lane)];
     IbQpAttr base;
     base.sl = m_sl;
     base.timeout = m_timeout;
@@ -193,7 +235,7 @@ void
 CollectiveIbTransport::PostRecvSlot(Endpoint& ep, uint32_t slot)
 {
     IbRecvWr wr;
-    wr.wrId = (uint64_t(ep.peer) << 32) | slot;
+    wr.wrId = WrId(ep.peer, ep.lane, slot);
     wr.sge.addr = ep.recvMr->GetAddr() + uint64_t(slot) * m_slotSize;
     wr.sge.length = m_slotSize;
     wr.sge.lkey = ep.recvMr->GetLkey();
@@ -223,7 +265,7 @@ CollectiveIbTransport::Send(uint32_t src,
         m->hasData = true;
     }
     CountSent(bytes);
-    Endpoint& ep = GetEndpoint(src, dst);
+    Endpoint& ep = GetEndpoint(src, dst, (tag & STREAM_MASK) % m_lanes);
     ep.queue.push_back(m);
     Pump(ep);
 }
@@ -246,7 +288,7 @@ CollectiveIbTransport::Pump(Endpoint& ep)
             std::memcpy(ep.sendMr->GetPointer(addr), m->data.data() + off, len);
         }
         IbSendWr wr;
-        wr.wrId = (uint64_t(ep.peer) << 32) | slot;
+        wr.wrId = WrId(ep.peer, ep.lane, slot);
         wr.opcode = IbWrOpcode::SEND_WITH_IMM;
         wr.sge.addr = addr;
         wr.sge.length = len;
@@ -269,8 +311,9 @@ void
 CollectiveIbTransport::SendDone(uint32_t rank, const IbWorkCompletion& wc)
 {
     const uint32_t peer = static_cast<uint32_t>(wc.wrId >> 32);
-    const uint32_t slot = static_cast<uint32_t>(wc.wrId & 0xFFFFFFFFu);
-    Endpoint& ep = m_endpoints.at((uint64_t(rank) << 32) | peer);
+    const uint32_t lane = static_cast<uint32_t>((wc.wrId >> 16) & 0xFFFFu);
+    const uint32_t slot = static_cast<uint32_t>(wc.wrId & 0xFFFFu);
+    Endpoint& ep = m_endpoints.at(Key(rank, peer, lane));
     NS_ABORT_MSG_UNLESS(wc.status == IbWcStatus::SUCCESS,
                         "CollectiveIbTransport: a send from rank "
                             << rank << " to rank " << peer
@@ -300,8 +343,9 @@ CollectiveIbTransport::RecvDone(uint32_t rank, const IbWorkCompletion& wc)
                             << rank << ": " << IbWcStatusName(wc.status));
     NS_ABORT_MSG_UNLESS(wc.withImm, "CollectiveIbTransport: message without immediate data");
     const uint32_t peer = static_cast<uint32_t>(wc.wrId >> 32);
-    const uint32_t slot = static_cast<uint32_t>(wc.wrId & 0xFFFFFFFFu);
-    Endpoint& ep = m_endpoints.at((uint64_t(rank) << 32) | peer);
+    const uint32_t lane = static_cast<uint32_t>((wc.wrId >> 16) & 0xFFFFu);
+    const uint32_t slot = static_cast<uint32_t>(wc.wrId & 0xFFFFu);
+    Endpoint& ep = m_endpoints.at(Key(rank, peer, lane));
     if (m_dataMode && wc.byteLen > 0)
     {
         const uint64_t addr = ep.recvMr->GetAddr() + uint64_t(slot) * m_slotSize;

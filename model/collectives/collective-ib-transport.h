@@ -27,7 +27,8 @@ class IbSubnetManager;
 /**
  * @ingroup infiniband-collectives
  * @brief CollectiveTransport over the RDMA transport: one RC queue pair per pair of ranks
- * that talk (created and connected the first time they do), messages cut into fragments of
+ * that talk (created and connected the first time they do; QueuePairsPerPeer of them, one
+ * per message stream modulo that, for NCCL-style channels), messages cut into fragments of
  * at most SlotSize bytes, each sent as SEND_WITH_IMM into one of RecvSlots receive buffers
  * the receiver keeps posted (the immediate carries the tag and a last-fragment flag).
  *
@@ -69,10 +70,10 @@ class CollectiveIbTransport : public CollectiveTransport
     /**
      * @param a a rank
      * @param b another rank
-     * @return the queue pair of @p a towards @p b, or null if they never talked
+     * @return the (first) queue pair of @p a towards @p b, or null if they never talked
      */
     Ptr<IbQueuePair> GetQueuePair(uint32_t a, uint32_t b) const;
-    /// @return the number of queue pairs created (two per connected pair of ranks)
+    /// @return the number of queue pairs created (two per connected pair of ranks and lane)
     uint32_t GetNQueuePairs() const;
 
   protected:
@@ -100,6 +101,7 @@ class CollectiveIbTransport : public CollectiveTransport
     {
         uint32_t self{0};                             ///< local rank
         uint32_t peer{0};                             ///< remote rank
+        uint32_t lane{0};                             ///< which of the pair's queue pairs
         Ptr<IbQueuePair> qp;                          ///< the RC queue pair
         Ptr<IbMemoryRegion> sendMr;                   ///< send staging buffers
         Ptr<IbMemoryRegion> recvMr;                   ///< receive buffers
@@ -114,9 +116,10 @@ class CollectiveIbTransport : public CollectiveTransport
     /**
      * @param a a rank
      * @param b another rank
+     * @param lane which of their queue pairs (0 .. QueuePairsPerPeer - 1)
      * @return the endpoint of @p a towards @p b (creating and connecting both sides)
      */
-    Endpoint& GetEndpoint(uint32_t a, uint32_t b);
+    Endpoint& GetEndpoint(uint32_t a, uint32_t b, uint32_t lane);
     /**
      * Post as many fragments as the free slots allow.
      * @param ep the endpoint
@@ -146,12 +149,13 @@ class CollectiveIbTransport : public CollectiveTransport
     uint8_t m_sl;          //!< ServiceLevel attribute (without a subnet manager)
     uint8_t m_timeout{14}; //!< Timeout attribute
     uint8_t m_retryCnt{7}; //!< RetryCount attribute
+    uint32_t m_lanes;      //!< QueuePairsPerPeer attribute
 
     std::vector<Ptr<IbHca>> m_hcas;            //!< by rank
     Ptr<IbSubnetManager> m_sm;                 //!< for path records
     std::vector<Ptr<IbCompletionQueue>> m_scq; //!< send CQ by rank
     std::vector<Ptr<IbCompletionQueue>> m_rcq; //!< receive CQ by rank
-    std::map<uint64_t, Endpoint> m_endpoints;  //!< key (self << 32) | peer
+    std::map<uint64_t, Endpoint> m_endpoints;  //!< key (self << 36) | (peer << 4) | lane
     bool m_dataMode;                           //!< the HCAs' data mode
 };
 

@@ -4,7 +4,9 @@
 
 #include "collective-ring-algorithm.h"
 
+#include "ns3/ib-range-checker.h"
 #include "ns3/log.h"
+#include "ns3/uinteger.h"
 
 namespace ns3
 {
@@ -19,14 +21,27 @@ static const CollectiveAlgorithmName g_ringName("ring", "ns3::CollectiveRingAlgo
 TypeId
 CollectiveRingAlgorithm::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::CollectiveRingAlgorithm")
-                            .SetParent<CollectiveAlgorithm>()
-                            .SetGroupName("Infiniband")
-                            .AddConstructor<CollectiveRingAlgorithm>();
+    static TypeId tid =
+        TypeId("ns3::CollectiveRingAlgorithm")
+            .SetParent<CollectiveAlgorithm>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<CollectiveRingAlgorithm>()
+            .AddAttribute(
+                "Channels",
+                "Rings each operation is split over, each on its "
+                "own message stream (NCCL's channels; a transport "
+                "may carry each over its own connection, as "
+                "CollectiveIbTransport's QueuePairsPerPeer does).",
+                UintegerValue(1),
+                MakeUintegerAccessor(&CollectiveRingAlgorithm::m_channels),
+                MakeIbUintegerChecker<uint32_t>("CollectiveRingAlgorithm", "Channels", 1, 16));
     return tid;
 }
 
-CollectiveRingAlgorithm::CollectiveRingAlgorithm() = default;
+CollectiveRingAlgorithm::CollectiveRingAlgorithm()
+    : m_channels(1)
+{
+}
 
 CollectiveRingAlgorithm::~CollectiveRingAlgorithm() = default;
 
@@ -39,11 +54,57 @@ CollectiveRingAlgorithm::GetName() const
 void
 CollectiveRingAlgorithm::BuildAllReduce(const Ctx& c, uint64_t bytes) const
 {
-    std::vector<uint64_t> off;
-    std::vector<uint64_t> len;
-    Split(bytes, c.n, c.elem, off, len);
-    RingReduceScatter(c, off, len);
-    RingAllGather(c, off, len);
+    std::vector<uint64_t> chOff;
+    std::vector<uint64_t> chLen;
+    Split(bytes, m_channels, c.elem, chOff, chLen);
+    BuildOnChannels(c, m_channels, [&](const Ctx& sub, uint32_t k) {
+        std::vector<uint64_t> off;
+        std::vector<uint64_t> len;
+        Split(chLen[k], c.n, c.elem, off, len);
+        for (uint64_t& o : off)
+        {
+            o += chOff[k];
+        }
+        RingReduceScatter(sub, off, len);
+        RingAllGather(sub, off, len);
+    });
+}
+
+void
+CollectiveRingAlgorithm::BuildSegments(const Ctx& c, uint64_t segBytes, bool reduce) const
+{
+    // Channel k takes part k of every rank's segment.
+    std::vector<uint64_t> chOff;
+    std::vector<uint64_t> chLen;
+    Split(segBytes, m_channels, c.elem, chOff, chLen);
+    BuildOnChannels(c, m_channels, [&](const Ctx& sub, uint32_t k) {
+        std::vector<uint64_t> off(c.n);
+        std::vector<uint64_t> len(c.n, chLen[k]);
+        for (uint32_t r = 0; r < c.n; ++r)
+        {
+            off[r] = uint64_t(r) * segBytes + chOff[k];
+        }
+        if (reduce)
+        {
+            RingReduceScatter(sub, off, len);
+        }
+        else
+        {
+            RingAllGather(sub, off, len);
+        }
+    });
+}
+
+void
+CollectiveRingAlgorithm::BuildReduceScatter(const Ctx& c, uint64_t segBytes) const
+{
+    BuildSegments(c, segBytes, true);
+}
+
+void
+CollectiveRingAlgorithm::BuildAllGather(const Ctx& c, uint64_t segBytes) const
+{
+    BuildSegments(c, segBytes, false);
 }
 
 } // namespace ns3

@@ -57,7 +57,10 @@ class CollectiveTransport : public Object
      * Send a message.
      * @param src sending rank
      * @param dst receiving rank (not @p src)
-     * @param tag tag delivered with the message (31 bits)
+     * @param tag tag delivered with the message (31 bits); its low 4 bits name the
+     *        message stream: messages of one stream between two ranks arrive in the order
+     *        sent, messages of different streams need not (a transport may carry them over
+     *        separate connections)
      * @param bytes length (may be 0)
      * @param data the bytes (copied now), or nullptr for a virtual payload
      * @param sent called once the transport is done with the message (may be null)
