@@ -11,6 +11,7 @@
 #include "ns3/ib-helper.h"
 #include "ns3/ib-topology-builder.h"
 #include "ns3/llm-workload-builder.h"
+#include "ns3/resnet-workload-builder.h"
 #include "ns3/sharp-helper.h"
 #include "ns3/training-workload-file.h"
 #include "ns3/workload-training-helper.h"
@@ -687,4 +688,76 @@ TEST_F(WorkloadTest, GroupKindsGetTheirOwnCollectiveHelper)
     job->Start();
     Simulator::Run();
     EXPECT_TRUE(job->IsDone());
+}
+
+// The ResNet builder derives its layers from the architecture: torchvision's parameter
+// counts (weights and batch norms) and forward multiply-adds at 224 x 224 for every depth.
+TEST_F(WorkloadTest, TheResNetBuilderCountsTorchvisionsParametersAndMultiplyAdds)
+{
+    const struct
+    {
+        uint32_t depth;
+        uint64_t params;
+        uint64_t macs;
+    } nets[] = {{18, 11689512, 1814073344},
+                {34, 21797672, 3663761408},
+                {50, 25557032, 4089184256},
+                {101, 44549160, 7801405440},
+                {152, 60192808, 11513626624}};
+
+    for (const auto& net : nets)
+    {
+        Ptr<ResNetWorkloadBuilder> b = CreateObject<ResNetWorkloadBuilder>();
+        b->SetAttribute("Depth", UintegerValue(net.depth));
+        EXPECT_EQ(b->GetParameters(), net.params) << "ResNet-" << net.depth;
+        EXPECT_EQ(b->GetForwardMacs(), net.macs) << "ResNet-" << net.depth;
+    }
+}
+
+// ResNet-50 as a DATA workload: 53 convolutions and fc, compute shared by FLOPs so that
+// one GPU's iteration is BatchPerGpu / SamplesPerSecond (less conv1's input gradient,
+// which the DATA loop skips, as autograd does for the image), and the gradients in DDP
+// buckets of 25 MiB after a first of 1 MiB, every byte allreduced once.
+TEST_F(WorkloadTest, TheResNetBuilderWritesDdpBucketsAndTheMeasuredThroughput)
+{
+    Ptr<ResNetWorkloadBuilder> b = CreateObject<ResNetWorkloadBuilder>();
+    const W w = b->Build(8);
+    EXPECT_EQ(w.parallelism, W::Parallelism::DATA);
+    EXPECT_EQ(w.allGpus, 8u);
+    ASSERT_EQ(w.layers.size(), 54u);
+    EXPECT_EQ(w.layers.front().name, "conv1");
+    EXPECT_EQ(w.layers[4].name, "layer1.0.downsample");
+    EXPECT_EQ(w.layers.back().name, "fc");
+    uint64_t ticks = 0;
+    uint64_t reduced = 0;
+    std::vector<uint64_t> buckets; // in backward order
+    for (std::size_t i = w.layers.size(); i-- > 0;)
+    {
+        const W::Layer& l = w.layers[i];
+        EXPECT_EQ(l.pass[W::FORWARD].compute, l.pass[W::WEIGHT_GRAD].compute);
+        ticks += 3 * l.pass[W::FORWARD].compute;
+        if (l.pass[W::WEIGHT_GRAD].collective == W::Collective::ALLREDUCE)
+        {
+            buckets.push_back(l.pass[W::WEIGHT_GRAD].bytes);
+            reduced += l.pass[W::WEIGHT_GRAD].bytes;
+        }
+    }
+    EXPECT_NEAR(double(ticks), 256 / 2470.0 * 1e9, 3 * 54);
+    EXPECT_EQ(reduced, 4 * b->GetParameters());
+    ASSERT_GE(buckets.size(), 3u);
+    EXPECT_GE(buckets.front(), 1u << 20);
+    for (std::size_t k = 1; k + 1 < buckets.size(); ++k)
+    {
+        EXPECT_GE(buckets[k], 25u << 20) << "bucket " << k;
+    }
+    EXPECT_LE(buckets.size(), 2 + 4 * b->GetParameters() / (25u << 20));
+    // On one GPU the iteration is the compute.
+    Ptr<WorkloadTrainingJob> job = CreateObject<WorkloadTrainingJob>();
+    job->Setup(w, 1, "resnet50");
+    job->Start();
+    Simulator::Run();
+    ASSERT_TRUE(job->IsDone());
+    const WorkloadIterationRecord r = job->GetSlowest(0);
+    EXPECT_EQ(r.compute, NanoSeconds(ticks - w.layers[0].pass[W::INPUT_GRAD].compute));
+    EXPECT_EQ(r.GetDuration(), r.compute);
 }
