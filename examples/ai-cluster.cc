@@ -320,6 +320,7 @@ main(int argc, char* argv[])
     std::string plotName;
     std::string ethLb = "Ecmp";
     uint32_t channels = 1;
+    std::string topologyKind = "rail-optimized";
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("servers", "servers in the cluster", servers);
@@ -348,6 +349,10 @@ main(int argc, char* argv[])
     cmd.AddValue("schedule", "pipeline schedule: 1F1B or GPipe", schedule);
     cmd.AddValue("iterations", "iterations per job (the last one is reported)", iterations);
     cmd.AddValue("algo", "collective algorithm: hier, ring, tree, dbtree, hd, rd", algo);
+    cmd.AddValue("topology",
+                 "rail-optimized (spines join the rails) or rail-only (one network per rail, "
+                 "nothing between them: only hier's rail traffic runs)",
+                 topologyKind);
     cmd.AddValue("channels",
                  "--algo=hier or ring: channels per collective (NCCL's), each over its own "
                  "queue pair (on RoCE a flow of its own for ECMP)",
@@ -377,6 +382,12 @@ main(int argc, char* argv[])
                         "--eth-lb=" << ethLb << ": use Ecmp, Spray, Flowlet or Adaptive");
     NS_ABORT_MSG_UNLESS(background >= 0 && background <= 1,
                         "--background=" << background << ": a share of the link rate, 0 to 1");
+    NS_ABORT_MSG_UNLESS(topologyKind == "rail-optimized" || topologyKind == "rail-only",
+                        "--topology=" << topologyKind << ": use rail-optimized or rail-only");
+    NS_ABORT_MSG_IF(topologyKind == "rail-only" && algo != "hier",
+                    "--topology=rail-only with --algo=" << algo
+                                                        << ": only hier keeps the fabric traffic "
+                                                           "on the rails; use --algo=hier");
     NS_ABORT_MSG_UNLESS(channels >= 1 && channels <= 16,
                         "--channels=" << channels << ": use 1 to 16");
     NS_ABORT_MSG_UNLESS(channels == 1 || algo == "hier" || algo == "ring",
@@ -420,7 +431,9 @@ main(int argc, char* argv[])
     IbTopologyBuilder::SplitLeafPorts(radix, oversub, down, up);
     Scenario sc;
     sc.topology =
-        IbTopologyBuilder::RailOptimized2Level(radix, servers, gpusPerServer, oversub, s, 4);
+        topologyKind == "rail-only"
+            ? IbTopologyBuilder::RailOnly(radix, servers, gpusPerServer, oversub, s, 4)
+            : IbTopologyBuilder::RailOptimized2Level(radix, servers, gpusPerServer, oversub, s, 4);
     sc.gpusPerServer = gpusPerServer;
     sc.algo = algo;
     sc.schedule = schedule;
@@ -474,8 +487,8 @@ main(int argc, char* argv[])
         sc.traced.push_back(r);
     }
 
-    std::cout << "# cluster: " << servers << " servers x " << gpusPerServer
-              << " GPUs, rail-optimized fat tree radix " << radix << " (" << down
+    std::cout << "# cluster: " << servers << " servers x " << gpusPerServer << " GPUs, "
+              << topologyKind << " fabric radix " << radix << " (" << down
               << " servers per rail group, oversubscription " << oversub << "), " << speed
               << "; placement " << placement << "; collectives " << algo << " on " << channels
               << (channels == 1 ? " channel" : " channels") << "; Ethernet load balancing " << ethLb

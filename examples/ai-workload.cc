@@ -58,6 +58,7 @@ main(int argc, char* argv[])
     uint32_t zero = 0;
     uint32_t microBatches = 0;
     std::string schedule = "None";
+    std::string topologyKind = "rail-optimized";
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("workload",
@@ -73,6 +74,10 @@ main(int argc, char* argv[])
                  "collective algorithm of every group: hier, ring, tree, dbtree, hd, rd",
                  algo);
     cmd.AddValue("tick", "simulated time of one tick of the file", tick);
+    cmd.AddValue("topology",
+                 "rail-optimized (spines join the rails) or rail-only (one network per rail, "
+                 "nothing between them: --algo=hier only)",
+                 topologyKind);
     cmd.AddValue("iterations", "training iterations", iterations);
     cmd.AddValue("nvlink", "NVLink bandwidth per GPU and direction", nvlink);
     cmd.AddValue("model",
@@ -230,13 +235,21 @@ main(int argc, char* argv[])
                         "--gpus=" << n << ": no radix up to 254 holds " << servers << " servers of "
                                   << gpusPerServer << " GPUs in two levels");
     }
+    NS_ABORT_MSG_UNLESS(topologyKind == "rail-optimized" || topologyKind == "rail-only",
+                        "--topology=" << topologyKind << ": use rail-optimized or rail-only");
+    NS_ABORT_MSG_IF(topologyKind == "rail-only" && algo != "hier",
+                    "--topology=rail-only with --algo=" << algo
+                                                        << ": only hier keeps the fabric traffic "
+                                                           "on the rails; use --algo=hier");
     const IbTopology topology =
-        IbTopologyBuilder::RailOptimized2Level(radix, servers, gpusPerServer, 1.0, s, 4);
+        topologyKind == "rail-only"
+            ? IbTopologyBuilder::RailOnly(radix, servers, gpusPerServer, 1.0, s, 4)
+            : IbTopologyBuilder::RailOptimized2Level(radix, servers, gpusPerServer, 1.0, s, 4);
     std::cout << "# " << workload << ": " << TrainingWorkloadFile::ParallelismName(w.parallelism)
               << ", " << w.layers.size() << " layers, tensor parallel " << w.tp << ", ep " << w.ep
-              << ", pp " << w.pp << "; " << servers << " servers x " << gpusPerServer
-              << " GPUs, rail-optimized fat tree radix " << radix << ", " << speed
-              << ", collectives " << algo << ", pipeline schedule " << schedule << "\n";
+              << ", pp " << w.pp << "; " << servers << " servers x " << gpusPerServer << " GPUs, "
+              << topologyKind << " fabric radix " << radix << ", " << speed << ", collectives "
+              << algo << ", pipeline schedule " << schedule << "\n";
     std::printf("# %-8s %14s %12s %11s %11s %11s %11s %11s %11s %11s %8s\n",
                 "fabric",
                 "iteration us",

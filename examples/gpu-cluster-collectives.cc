@@ -180,6 +180,7 @@ main(int argc, char* argv[])
     std::string nvlink = "3600Gbps";
     bool check = false;
     double skew = 1.0;
+    std::string topologyKind = "rail-optimized";
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("servers", "GPU servers", servers);
@@ -197,6 +198,10 @@ main(int argc, char* argv[])
     cmd.AddValue("iters", "timed operations per size", iters);
     cmd.AddValue("nvlink", "NVLink bandwidth per GPU and direction (450 GB/s: H100)", nvlink);
     cmd.AddValue("check", "carry real bytes and verify the results (slower)", check);
+    cmd.AddValue("topology",
+                 "rail-optimized (spines join the rails) or rail-only (one network per rail, "
+                 "nothing between them: the hierarchical variants only)",
+                 topologyKind);
     cmd.AddValue("skew",
                  "alltoallv: receiver j's share of every sender's bytes goes as 1 / (j + 1)^skew "
                  "(0: even)",
@@ -205,6 +210,8 @@ main(int argc, char* argv[])
 
     NS_ABORT_MSG_UNLESS(coll == "allreduce" || coll == "alltoall" || coll == "alltoallv",
                         "--coll=" << coll << ": use allreduce, alltoall or alltoallv");
+    NS_ABORT_MSG_UNLESS(topologyKind == "rail-optimized" || topologyKind == "rail-only",
+                        "--topology=" << topologyKind << ": use rail-optimized or rail-only");
     NS_ABORT_MSG_UNLESS(skew >= 0 && skew <= 10,
                         "--skew=" << skew << ": give an exponent from 0 (even) to 10");
     NS_ABORT_MSG_UNLESS(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
@@ -225,8 +232,11 @@ main(int argc, char* argv[])
     const uint64_t smallest = ParseSize("b", minBytes);
     const uint64_t largest = ParseSize("e", maxBytes);
     NS_ABORT_MSG_IF(smallest > largest, "-b=" << minBytes << " is larger than -e=" << maxBytes);
+    const bool railOnly = topologyKind == "rail-only";
     const IbTopology topology =
-        IbTopologyBuilder::RailOptimized2Level(radix, servers, gpus, oversubscription, s, 4);
+        railOnly
+            ? IbTopologyBuilder::RailOnly(radix, servers, gpus, oversubscription, s, 4)
+            : IbTopologyBuilder::RailOptimized2Level(radix, servers, gpus, oversubscription, s, 4);
     const uint32_t n = servers * gpus;
 
     std::vector<Variant> variants;
@@ -239,6 +249,11 @@ main(int argc, char* argv[])
         variants = {{"pairwise", "ring", true},
                     {"hier straight", "hier", false},
                     {"hier rails", "hier", true}};
+    }
+    if (railOnly)
+    {
+        // Only what keeps the fabric traffic on the rails: the others cross them.
+        variants = {variants.back()};
     }
     const std::vector<std::string> kinds = fabricArg == "all"
                                                ? std::vector<std::string>{"ib", "roce", "tcp-eth"}
@@ -284,7 +299,8 @@ main(int argc, char* argv[])
                                              : h.InstallTcp(ethFabric.hosts));
         }
         std::cout << "# " << coll << ", " << servers << " servers x " << gpus << " GPUs ("
-                  << nvRate.GetBitRate() / 8e9 << " GB/s NVLink each), rail-optimized fat tree "
+                  << nvRate.GetBitRate() / 8e9 << " GB/s NVLink each), " << topologyKind
+                  << " fabric "
                   << "radix " << radix << " oversubscription " << oversubscription << ", "
                   << (kind == "ib"     ? "InfiniBand RDMA"
                       : kind == "roce" ? "RoCEv2 RDMA on Ethernet switches"

@@ -368,6 +368,13 @@ EthFabricHelper::Build(const IbTopology& topology) const
                 {
                     continue;
                 }
+                if (dist[u] == UINT32_MAX && topology.HasSeparateSubnets())
+                {
+                    // another subnet (rail): no route, and a frame for it says so
+                    f.ethSwitches[switchOf[u]]->AddForeignHost(hostAddr[h][hp],
+                                                               topology.GetNode(src).name);
+                    continue;
+                }
                 NS_ABORT_MSG_IF(dist[u] == UINT32_MAX,
                                 "EthFabricHelper::Build: switch "
                                     << topology.GetNode(u).name << " (node " << u

@@ -13,6 +13,8 @@
 #include "ns3/collective-ib-transport.h"
 #include "ns3/collective-nvlink-transport.h"
 #include "ns3/core-module.h"
+#include "ns3/eth-fabric-helper.h"
+#include "ns3/eth-switch.h"
 #include "ns3/gpu-cluster-scheduler.h"
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-hca.h"
@@ -217,6 +219,134 @@ TEST_F(GpuClusterTest, ARailOptimizedFabricTooLargeForItsSpinesIsRefusedWithTheL
                  "needs 3 groups of 4 servers, 12 leaves, but a spine has only 8 ports; the "
                  "largest server count that fits is 8");
     EXPECT_DEATH(IbTopologyBuilder::RailOptimized2Level(8, 2, 9), "gpusPerServer=9: give 1..8");
+}
+
+// Rail-only: each rail is its own network, one switch when the servers fit its radix,
+// else a two-level tree of its own; no cable joins two rails, and the fabric is one
+// subnet per rail. A rail too large for its spines is refused with the largest that fits.
+TEST_F(GpuClusterTest, RailOnlyFabricIsOneNetworkPerRailWithNothingBetween)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    const IbTopology flat = IbTopologyBuilder::RailOnly(8, 4, 4);
+    std::string err;
+    ASSERT_TRUE(flat.Validate(&err)) << err;
+    EXPECT_TRUE(flat.HasSeparateSubnets());
+    EXPECT_EQ(flat.GetCas().size(), 16u);
+    EXPECT_EQ(flat.GetSwitches().size(), 4u);
+    uint32_t components = 0;
+    std::vector<uint32_t> comp = flat.GetComponents(&components);
+    EXPECT_EQ(components, 4u);
+    for (uint32_t h = 0; h < 16; ++h)
+    {
+        const IbTopology::Port& p = flat.GetNode(h).ports.at(1);
+        EXPECT_EQ(flat.GetNode(p.peerNode).name, "rail-" + std::to_string(h % 4) + "-switch");
+        EXPECT_EQ(p.peerPort, h / 4 + 1);
+        EXPECT_EQ(comp[h], comp[h % 4]) << "host " << h << " is on rail " << h % 4;
+    }
+    // 6 servers on radix 4: leaves of 2 servers, 2 spines per rail.
+    const IbTopology tall = IbTopologyBuilder::RailOnly(4, 6, 2);
+    ASSERT_TRUE(tall.Validate(&err)) << err;
+    EXPECT_EQ(tall.GetSwitches().size(), 2u * (3 + 2));
+    comp = tall.GetComponents(&components);
+    EXPECT_EQ(components, 2u);
+    for (uint32_t sw : tall.GetSwitches())
+    {
+        const IbTopology::Node& node = tall.GetNode(sw);
+        const std::string rail = node.name.substr(0, 6); // "rail-k"
+        for (uint32_t port = 1; port < node.ports.size(); ++port)
+        {
+            const int32_t peer = node.ports[port].peerNode;
+            if (peer >= 0 && tall.GetNode(peer).type == IbTopology::SWITCH)
+            {
+                EXPECT_EQ(tall.GetNode(peer).name.substr(0, 6), rail) << node.name;
+            }
+        }
+    }
+    EXPECT_DEATH(IbTopologyBuilder::RailOnly(4, 9, 2),
+                 "a rail needs 5 leaves of 2 servers, but a spine has only 4 ports; the "
+                 "largest server count that fits is 8");
+    // Without the flag, a fabric in pieces is still a cabling mistake.
+    IbTopology pieces = flat;
+    pieces.SetSeparateSubnets(false);
+    EXPECT_FALSE(pieces.Validate(&err));
+    EXPECT_NE(err.find("not connected to the rest of the fabric"), std::string::npos) << err;
+}
+
+// On 2 servers x 8 GPUs the hierarchical allreduce and the all-to-all through the rails
+// keep the fabric traffic on the rails: a rail-only fabric (a switch per rail, each its
+// own subnet with its own routes) takes exactly as long as a rail-optimized one whose
+// spines they never use, over InfiniBand and over RoCE. A ring, which crosses rails, is
+// refused with the ranks, the subnets and what to do.
+TEST_F(GpuClusterTest, RailOnlyFabricRunsRailTrafficAsFastAndRefusesCrossRailTraffic)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    CollectiveOpSpec ar;
+    ar.count = 4 << 20; // 16 MiB of floats
+    ar.type = CollectiveDataType::FLOAT32;
+    CollectiveOpSpec a2a;
+    a2a.kind = CollectiveKind::ALLTOALL;
+    a2a.type = CollectiveDataType::INT8;
+    a2a.count = 256 << 10;
+    auto run = [&](bool railOnly, bool roce) {
+        IbHelper::ResetLidAllocation();
+        const IbTopology topo =
+            railOnly ? IbTopologyBuilder::RailOnly(16, 2, 8, 1.0, IbLinkRate::HDR)
+                     : IbTopologyBuilder::RailOptimized2Level(16, 2, 8, 1.0, IbLinkRate::HDR);
+        CollectiveHelper h;
+        h.SetGpusPerServer(8);
+        h.SetAlgorithm("hier");
+        Ptr<CollectiveCommunicator> comm;
+        IbFabric ib;
+        EthFabric eth;
+        if (roce)
+        {
+            eth = EthFabricHelper().Build(topo);
+            comm = h.InstallRoce(eth);
+        }
+        else
+        {
+            ib = IbFabricHelper().Build(topo);
+            comm = h.InstallIb(ib);
+        }
+        CollectiveHelper::Run(comm, ar); // warm-up: connects the queue pairs
+        const std::pair<Time, Time> t{CollectiveHelper::Run(comm, ar),
+                                      CollectiveHelper::Run(comm, a2a)};
+        Simulator::Destroy();
+        return t;
+    };
+    for (bool roce : {false, true})
+    {
+        const auto optimized = run(false, roce);
+        const auto only = run(true, roce);
+        ASSERT_NE(only.first, Time::Max());
+        ASSERT_NE(only.second, Time::Max());
+        EXPECT_EQ(only.first, optimized.first) << (roce ? "RoCE" : "IB") << " allreduce";
+        EXPECT_EQ(only.second, optimized.second) << (roce ? "RoCE" : "IB") << " all-to-all";
+    }
+    auto ring = [](bool roce) {
+        IbHelper::ResetLidAllocation();
+        const IbTopology topo = IbTopologyBuilder::RailOnly(16, 2, 8, 1.0, IbLinkRate::HDR);
+        CollectiveHelper h;
+        h.SetGpusPerServer(8);
+        h.SetAlgorithm("ring");
+        CollectiveOpSpec spec;
+        spec.count = 1024;
+        if (roce)
+        {
+            EthFabric eth = EthFabricHelper().Build(topo);
+            CollectiveHelper::Run(h.InstallRoce(eth), spec);
+        }
+        else
+        {
+            IbFabric ib = IbFabricHelper().Build(topo);
+            CollectiveHelper::Run(h.InstallIb(ib), spec);
+        }
+    };
+    // The ring's server crossing goes from GPU 7 of server 0 to GPU 0 of server 1.
+    EXPECT_DEATH(ring(false),
+                 "ranks 7 and 8 \\(nodes [0-9]+ and [0-9]+\\) are in subnets 7 and 0 of the "
+                 "fabric, which nothing joins");
+    EXPECT_DEATH(ring(true), "for host-8 \\([0-9.]+\\), a host of another subnet");
 }
 
 // The hierarchical allreduce gives every operator on every type the reference result,

@@ -9,6 +9,7 @@
 #include "ns3/ib-connection-manager.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-memory-region.h"
+#include "ns3/ib-net-device.h"
 #include "ns3/ib-queue-pair.h"
 #include "ns3/ib-range-checker.h"
 #include "ns3/ib-subnet-manager.h"
@@ -193,6 +194,21 @@ CollectiveIbTransport::GetEndpoint(uint32_t a, uint32_t b, uint32_t lane)
         return it->second;
     }
     NS_LOG_LOGIC("connecting ranks " << a << " and " << b << " (queue pair " << lane << ")");
+    if (m_sm && m_sm->GetTopology().HasSeparateSubnets())
+    {
+        const uint32_t sa = m_sm->GetSubnet(m_hcas[a]->GetPort(1)->GetNode());
+        const uint32_t sb = m_sm->GetSubnet(m_hcas[b]->GetPort(1)->GetNode());
+        NS_ABORT_MSG_IF(sa != sb,
+                        "CollectiveIbTransport: ranks "
+                            << a << " and " << b << " (nodes "
+                            << m_hcas[a]->GetPort(1)->GetNode()->GetId() << " and "
+                            << m_hcas[b]->GetPort(1)->GetNode()->GetId() << ") are in subnets "
+                            << sa << " and " << sb
+                            << " of the fabric, which nothing joins (the rails of a rail-only "
+                               "fabric). Keep fabric traffic on a rail (collectives \"hier\", "
+                               "with RailAwareAllToAll for all-to-all) or build the fabric "
+                               "with spines (RailOptimized2Level)");
+    }
     const uint32_t access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
     const uint64_t region = uint64_t(m_slotSize) * m_recvSlots;
     for (uint32_t side = 0; side < 2; ++side)

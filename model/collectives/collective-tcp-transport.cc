@@ -165,24 +165,42 @@ CollectiveTcpTransport::OpenSockets()
                              MakeCallback(&CollectiveTcpTransport::Accepted, this, r));
         m_listeners.push_back(l);
     }
-    for (uint32_t a = 0; a < n; ++a)
+    m_open = true;
+    for (const auto& [a, b] : m_toDial)
     {
-        for (uint32_t b = a + 1; b < n; ++b)
-        {
-            Endpoint* ep = m_eps.at((uint64_t(a) << 32) | b).get();
-            Ptr<Socket> s = Socket::CreateSocket(m_nodes[a], TcpSocketFactory::GetTypeId());
-            configure(s);
-            s->Bind();
-            ep->socket = s;
-            s->SetConnectCallback(MakeCallback(&CollectiveTcpTransport::Connected, this, ep),
-                                  MakeCallback(&CollectiveTcpTransport::ConnectFailed, this, ep));
-            s->SetRecvCallback(MakeCallback(&CollectiveTcpTransport::HandleRead, this, ep));
-            s->SetSendCallback(MakeCallback(&CollectiveTcpTransport::HandleSend, this, ep));
-            s->SetCloseCallbacks(MakeCallback(&CollectiveTcpTransport::Closed, this, ep, false),
-                                 MakeCallback(&CollectiveTcpTransport::Closed, this, ep, true));
-            s->Connect(InetSocketAddress(m_addresses[b], m_port));
-        }
+        Dial(a, b);
     }
+    m_toDial.clear();
+}
+
+void
+CollectiveTcpTransport::Dial(uint32_t a, uint32_t b)
+{
+    Endpoint* ep = m_eps.at((uint64_t(a) << 32) | b).get();
+    if (ep->dialed)
+    {
+        return;
+    }
+    ep->dialed = true;
+    if (!m_open)
+    {
+        ep->dialed = false;
+        m_toDial.emplace_back(a, b); // before the listeners exist: once they do
+        return;
+    }
+    Ptr<Socket> s = Socket::CreateSocket(m_nodes[a], TcpSocketFactory::GetTypeId());
+    s->SetAttribute("SegmentSize", UintegerValue(m_segmentSize));
+    s->SetAttribute("SndBufSize", UintegerValue(m_bufSize));
+    s->SetAttribute("RcvBufSize", UintegerValue(m_bufSize));
+    s->Bind();
+    ep->socket = s;
+    s->SetConnectCallback(MakeCallback(&CollectiveTcpTransport::Connected, this, ep),
+                          MakeCallback(&CollectiveTcpTransport::ConnectFailed, this, ep));
+    s->SetRecvCallback(MakeCallback(&CollectiveTcpTransport::HandleRead, this, ep));
+    s->SetSendCallback(MakeCallback(&CollectiveTcpTransport::HandleSend, this, ep));
+    s->SetCloseCallbacks(MakeCallback(&CollectiveTcpTransport::Closed, this, ep, false),
+                         MakeCallback(&CollectiveTcpTransport::Closed, this, ep, true));
+    s->Connect(InetSocketAddress(m_addresses[b], m_port));
 }
 
 void
@@ -365,6 +383,7 @@ CollectiveTcpTransport::Send(uint32_t src,
     f.sent = sent;
     CountSent(bytes);
     ep->tx.push_back(std::move(f));
+    Dial(std::min(src, dst), std::max(src, dst));
     Pump(ep);
 }
 

@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -26,9 +27,11 @@ class Address;
 /**
  * @ingroup infiniband-collectives
  * @brief CollectiveTransport over ns-3 TCP sockets, for any IPv4 fabric (Ethernet,
- * point-to-point, ...): one connection per pair of ranks, opened by Setup (the lower rank
- * connects to the higher one's listening socket and first sends its rank), so that the
- * first messages also pay for the handshake. Messages are framed with a 12-byte header
+ * point-to-point, ...): one connection per pair of ranks that talk, opened when either
+ * first sends to the other (the lower rank connects to the higher one's listening socket
+ * and first sends its rank), so that the first messages also pay for the handshake, and
+ * ranks that never talk (n^2 pairs on a large communicator, or ranks on rails that
+ * nothing joins) open none. Messages are framed with a 12-byte header
  * (tag with a has-data flag, 64-bit length) so their boundaries survive the byte stream;
  * real bytes are carried when Send is given data, zero-filled virtual bytes otherwise.
  * The @p sent callback fires when the message's last byte has been accepted by the
@@ -87,6 +90,7 @@ class CollectiveTcpTransport : public CollectiveTransport
         uint32_t peer{0};            ///< remote rank (when known)
         Ptr<Socket> socket;          ///< the connected socket (null until connected)
         bool connected{false};       ///< may write
+        bool dialed{false};          ///< lower rank's end: its connect was started
         std::deque<OutFrame> tx;     ///< frames to write
         std::vector<uint8_t> hdr;    ///< header bytes being collected
         bool helloDone{false};       ///< accepting side: peer rank known
@@ -100,6 +104,12 @@ class CollectiveTcpTransport : public CollectiveTransport
 
     /// Create the listening sockets and connect every pair (an event at Setup time).
     void OpenSockets();
+    /**
+     * Open the connection between two ranks (the lower one connects), unless done.
+     * @param a a rank
+     * @param b another rank
+     */
+    void Dial(uint32_t a, uint32_t b);
     /**
      * Write queued frames into the socket while it has room.
      * @param ep an endpoint
@@ -172,6 +182,8 @@ class CollectiveTcpTransport : public CollectiveTransport
     std::vector<Ptr<Node>> m_nodes;                         //!< by rank
     std::vector<Ipv4Address> m_addresses;                   //!< by rank
     std::vector<Ptr<Socket>> m_listeners;                   //!< by rank
+    bool m_open{false};                                     //!< the listeners exist
+    std::vector<std::pair<uint32_t, uint32_t>> m_toDial;    //!< pairs to dial once they do
     std::map<uint64_t, std::unique_ptr<Endpoint>> m_eps;    //!< (self << 32) | peer
     std::vector<std::unique_ptr<Endpoint>> m_pendingAccept; //!< accepted, hello not read
     uint32_t m_connected;                                   //!< established ends

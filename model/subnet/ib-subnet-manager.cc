@@ -421,6 +421,7 @@ IbSubnetManager::Configure(const IbTopology& topology, const std::vector<Ptr<Nod
         mine.guid = theirs.guid;
         mine.level = theirs.level;
     }
+    m_topology.SetSeparateSubnets(topology.HasSeparateSubnets());
     BringUp();
 }
 
@@ -441,12 +442,14 @@ IbSubnetManager::BringUp()
     m_problem = IbLidAssigner::Assign(m_topology, m_lmc, numVls);
     Ptr<IbRoutingEngine> engine = CreateEngine();
     m_tables = IbRoutingTables();
-    NS_ABORT_MSG_UNLESS(engine->Route(m_problem, m_tables, &error),
+    std::string unreachable;
+    NS_ABORT_MSG_UNLESS(RouteSubnets(false, m_tables, &error, &unreachable),
                         "IbSubnetManager: routing engine '"
                             << engine->GetName() << "' cannot route this fabric: " << error);
-    NS_ABORT_MSG_UNLESS(IbDeadlockChecker::CheckReachability(m_problem, m_tables, &error),
+    NS_ABORT_MSG_UNLESS(unreachable.empty(),
                         "IbSubnetManager: routing engine '"
-                            << engine->GetName() << "' left a destination unreachable: " << error);
+                            << engine->GetName()
+                            << "' left a destination unreachable: " << unreachable);
     NS_ABORT_MSG_IF(m_tables.vlsUsed > numVls,
                     "IbSubnetManager: routing engine '"
                         << engine->GetName() << "' needs " << unsigned(m_tables.vlsUsed)
@@ -474,6 +477,146 @@ IbSubnetManager::BringUp()
     m_configured = true;
     NS_LOG_INFO("subnet up: " << m_topology.GetNNodes() << " nodes, " << m_problem.MaxLid()
                               << " LIDs, engine " << engine->GetName());
+}
+
+uint32_t
+IbSubnetManager::GetSubnet(Ptr<Node> node) const
+{
+    for (uint32_t i = 0; i < m_nodes.size(); ++i)
+    {
+        if (m_nodes[i] == node)
+        {
+            if (!m_topology.HasSeparateSubnets())
+            {
+                return 0;
+            }
+            return m_topology.GetComponents()[i];
+        }
+    }
+    return UINT32_MAX;
+}
+
+bool
+IbSubnetManager::RouteSubnets(bool fallback,
+                              IbRoutingTables& tables,
+                              std::string* error,
+                              std::string* unreachable) const
+{
+    auto make = [this, fallback]() {
+        return fallback ? CreateRoutingEngine(m_fallbackEngineName,
+                                              "IbSubnetManager attribute RerouteFallbackEngine")
+                        : CreateEngine();
+    };
+    uint32_t count = 1;
+    std::vector<uint32_t> comp;
+    if (m_topology.HasSeparateSubnets())
+    {
+        comp = m_topology.GetComponents(&count);
+    }
+    unreachable->clear();
+    if (count <= 1)
+    {
+        if (!make()->Route(m_problem, tables, error))
+        {
+            return false;
+        }
+        IbDeadlockChecker::CheckReachability(m_problem, tables, unreachable);
+        return true;
+    }
+    // One subnet per component, as if each had a subnet manager of its own (with LIDs
+    // that do not overlap): a sub-fabric of the component's nodes, its LIDs, routed alone.
+    const uint32_t n = m_topology.GetNNodes();
+    tables = IbRoutingTables();
+    tables.lft.assign(n, {});
+    for (uint32_t c = 0; c < count; ++c)
+    {
+        std::vector<uint32_t> members;
+        std::vector<int32_t> local(n, -1);
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            if (comp[i] == c)
+            {
+                local[i] = static_cast<int32_t>(members.size());
+                members.push_back(i);
+            }
+        }
+        IbTopology sub;
+        for (uint32_t i : members)
+        {
+            const IbTopology::Node& node = m_topology.GetNode(i);
+            const uint32_t ports = static_cast<uint32_t>(node.ports.size()) - 1;
+            const uint32_t j = node.type == IbTopology::SWITCH
+                                   ? sub.AddSwitch(ports, node.name, node.guid)
+                                   : sub.AddCa(ports, node.name, node.guid);
+            sub.GetNodeMutable(j).level = node.level;
+        }
+        for (uint32_t i : members)
+        {
+            const IbTopology::Node& node = m_topology.GetNode(i);
+            for (uint32_t p = 1; p < node.ports.size(); ++p)
+            {
+                const IbTopology::Port& port = node.ports[p];
+                const auto peer = static_cast<uint32_t>(port.peerNode);
+                if (port.peerNode >= 0 && (peer > i || (peer == i && port.peerPort > p)))
+                {
+                    sub.Connect(local[i],
+                                static_cast<uint8_t>(p),
+                                local[peer],
+                                port.peerPort,
+                                port.speed,
+                                port.width);
+                }
+            }
+        }
+        IbRoutingProblem sp;
+        sp.topology = &sub;
+        sp.lmc = m_problem.lmc;
+        sp.numDataVls = m_problem.numDataVls;
+        sp.baseLid.resize(members.size());
+        for (uint32_t j = 0; j < members.size(); ++j)
+        {
+            sp.baseLid[j] = m_problem.baseLid[members[j]];
+        }
+        sp.lidOwner.assign(m_problem.lidOwner.size(), {-1, 0});
+        for (uint32_t lid = 0; lid < m_problem.lidOwner.size(); ++lid)
+        {
+            const auto& [node, port] = m_problem.lidOwner[lid];
+            if (node >= 0 && comp[node] == c)
+            {
+                sp.lidOwner[lid] = {local[node], port};
+            }
+        }
+        IbRoutingTables st;
+        std::string why;
+        if (!make()->Route(sp, st, &why))
+        {
+            *error = "the subnet of '" + m_topology.GetNode(members.front()).name + "': " + why;
+            return false;
+        }
+        if (unreachable->empty())
+        {
+            IbDeadlockChecker::CheckReachability(sp, st, unreachable);
+        }
+        for (uint32_t j = 0; j < members.size(); ++j)
+        {
+            if (j < st.lft.size())
+            {
+                tables.lft[members[j]] = std::move(st.lft[j]);
+                if (m_topology.GetNode(members[j]).type == IbTopology::SWITCH)
+                {
+                    tables.lft[members[j]].resize(m_problem.lidOwner.size(),
+                                                  IbRoutingTables::NO_ROUTE);
+                }
+            }
+            if (j < st.sl.size() && !st.sl[j].empty())
+            {
+                tables.sl.resize(n);
+                tables.sl[members[j]] = std::move(st.sl[j]);
+            }
+        }
+        tables.vlsUsed = std::max(tables.vlsUsed, st.vlsUsed);
+    }
+    return true;
 }
 
 void
@@ -650,8 +793,9 @@ IbSubnetManager::Reroute()
     m_topology = live; // m_problem points at it
     IbRoutingTables tables;
     std::string error;
+    std::string unreachable;
     Ptr<IbRoutingEngine> engine = CreateEngine();
-    if (!engine->Route(m_problem, tables, &error))
+    if (!RouteSubnets(false, tables, &error, &unreachable))
     {
         NS_LOG_WARN("sweep " << m_sweeps << ": engine " << engine->GetName()
                              << " refuses the fabric (" << error << "); falling back to "
@@ -660,15 +804,15 @@ IbSubnetManager::Reroute()
                                      "IbSubnetManager attribute RerouteFallbackEngine");
         tables = IbRoutingTables();
         std::string again;
-        NS_ABORT_MSG_UNLESS(engine->Route(m_problem, tables, &again),
+        NS_ABORT_MSG_UNLESS(RouteSubnets(true, tables, &again, &unreachable),
                             "IbSubnetManager: after a link change, routing engine '"
                                 << m_engineName << "' refuses the fabric (" << error
                                 << ") and the fallback '" << engine->GetName() << "' too (" << again
                                 << "); choose another RerouteFallbackEngine");
     }
-    if (!IbDeadlockChecker::CheckReachability(m_problem, tables, &error))
+    if (!unreachable.empty())
     {
-        NS_LOG_WARN("sweep " << m_sweeps << ": " << error
+        NS_LOG_WARN("sweep " << m_sweeps << ": " << unreachable
                              << " (a port cut off by the failure stays unreachable)");
     }
     NS_ABORT_MSG_IF(tables.vlsUsed > m_problem.numDataVls,

@@ -151,6 +151,13 @@ class IbSubnetManager : public Object
      */
     Ptr<Node> GetNode(uint32_t topologyIndex) const;
     /**
+     * @param node a node of the fabric
+     * @return its subnet: the connected component it is in when the fabric is one subnet
+     *         per component (IbTopology::SetSeparateSubnets), else 0; UINT32_MAX for a
+     *         node this subnet manager does not know
+     */
+    uint32_t GetSubnet(Ptr<Node> node) const;
+    /**
      * @param topologyIndex index of a CA in GetTopology()
      * @param port its port number (1..)
      * @return the port device
@@ -170,6 +177,22 @@ class IbSubnetManager : public Object
     void BringUp();
     /// Create the engine named by m_engineName.
     Ptr<IbRoutingEngine> CreateEngine() const;
+    /**
+     * Route m_problem with the routing engine (RerouteFallbackEngine with @p fallback);
+     * when the topology is one subnet per connected component
+     * (IbTopology::SetSeparateSubnets), each component on its own, the tables merged (no
+     * switch routes another subnet's LIDs).
+     * @param fallback use RerouteFallbackEngine
+     * @param [out] tables the routes
+     * @param [out] error why the engine refused (when false is returned)
+     * @param [out] unreachable the first destination left unreachable within a subnet,
+     *        or empty
+     * @return true if every subnet was routed
+     */
+    bool RouteSubnets(bool fallback,
+                      IbRoutingTables& tables,
+                      std::string* error,
+                      std::string* unreachable) const;
     /// Push LIDs, LFTs and SL-to-VL tables into the devices and switches.
     void Program();
     /// Learn of every port's state changes (once, at the first Configure).

@@ -276,6 +276,76 @@ IbTopologyBuilder::RailOptimized2Level(uint32_t radix,
 }
 
 IbTopology
+IbTopologyBuilder::RailOnly(uint32_t radix,
+                            uint32_t servers,
+                            uint32_t gpusPerServer,
+                            double oversubscription,
+                            IbLinkRate::Speed speed,
+                            uint8_t width)
+{
+    NS_LOG_FUNCTION(radix << servers << gpusPerServer << oversubscription << speed << +width);
+    CheckRadix("RailOnly", radix);
+    NS_ABORT_MSG_IF(servers == 0, "IbTopologyBuilder::RailOnly: servers must be >= 1");
+    NS_ABORT_MSG_IF(gpusPerServer == 0 || gpusPerServer > 1024,
+                    "IbTopologyBuilder::RailOnly: gpusPerServer=" << gpusPerServer
+                                                                  << ": give 1..1024 (one "
+                                                                     "rail per GPU)");
+    const bool flat = servers <= radix;
+    uint32_t down = radix;
+    uint32_t up = 0;
+    if (!flat)
+    {
+        SplitLeafPorts(radix, oversubscription, down, up);
+    }
+    const uint32_t leaves = flat ? 1 : (servers + down - 1) / down;
+    NS_ABORT_MSG_IF(leaves > radix,
+                    "IbTopologyBuilder::RailOnly(radix="
+                        << radix << ", servers=" << servers
+                        << ", oversubscription=" << oversubscription << "): a rail needs " << leaves
+                        << " leaves of " << down << " servers, but a spine has only " << radix
+                        << " ports; the largest server count that fits is "
+                        << static_cast<uint64_t>(radix) * down);
+    const uint32_t hosts = servers * gpusPerServer;
+    CheckLidSpace("RailOnly(radix=" + std::to_string(radix) +
+                      ", servers=" + std::to_string(servers) +
+                      ", gpusPerServer=" + std::to_string(gpusPerServer) + ")",
+                  uint64_t{gpusPerServer} * (leaves + up),
+                  hosts);
+
+    IbTopology t;
+    AddHosts(t, hosts);
+    for (uint32_t k = 0; k < gpusPerServer; ++k)
+    {
+        const std::string rail = "rail-" + std::to_string(k);
+        std::vector<uint32_t> leaf(leaves);
+        for (uint32_t g = 0; g < leaves; ++g)
+        {
+            leaf[g] =
+                t.AddSwitch(radix, flat ? rail + "-switch" : rail + "-leaf-" + std::to_string(g));
+            t.GetNodeMutable(leaf[g]).level = 0;
+        }
+        for (uint32_t s = 0; s < servers; ++s)
+        {
+            Cable(t, s * gpusPerServer + k, 1, leaf[s / down], s % down + 1, speed, width);
+        }
+        for (uint32_t j = 0; j < up; ++j)
+        {
+            const uint32_t spine = t.AddSwitch(radix, rail + "-spine-" + std::to_string(j));
+            t.GetNodeMutable(spine).level = 1;
+            for (uint32_t g = 0; g < leaves; ++g)
+            {
+                Cable(t, leaf[g], down + 1 + j, spine, g + 1, speed, width);
+            }
+        }
+    }
+    t.SetSeparateSubnets(gpusPerServer > 1);
+    NS_LOG_INFO("RailOnly: " << servers << " servers x " << gpusPerServer << " GPUs, "
+                             << gpusPerServer << " rails of " << leaves << " leaves and " << up
+                             << " spines");
+    return t;
+}
+
+IbTopology
 IbTopologyBuilder::FatTree3Level(uint32_t radix,
                                  uint32_t numHosts,
                                  double oversubscription,

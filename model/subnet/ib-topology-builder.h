@@ -123,6 +123,37 @@ class IbTopologyBuilder
                                           uint8_t width = 4);
 
     /**
+     * Rail-only fabric of GPU servers (Wang et al., "Rail-only: a low-cost
+     * high-performance network for training LLMs with trillion parameters", 2023): NIC k
+     * of every server is on rail k's network, and no switch joins two rails, so traffic
+     * between GPUs of different indices must cross NVLink first (NCCL's PXN; the
+     * hierarchical algorithms do). The fabric is one subnet per rail
+     * (IbTopology::SetSeparateSubnets).
+     *
+     * A rail is one switch, "rail-<k>-switch", when the servers fit its radix; else a
+     * two-level fat tree of its own: groups of `down` servers (SplitLeafPorts) on leaves
+     * "rail-<k>-leaf-<g>" (server s on port s % down + 1 of leaf s / down), and `up`
+     * spines "rail-<k>-spine-<j>" with one cable from every leaf of the rail (leaf g port
+     * down+1+j to spine j port g+1). At most radix leaves per rail: radix x down servers.
+     *
+     * Names "host-<n>" (n = s * gpusPerServer + k); levels 0 (switches with hosts) and 1.
+     *
+     * @param radix ports per switch (2..254)
+     * @param servers number of servers (>= 1)
+     * @param gpusPerServer GPUs (NICs, rails) per server (>= 1)
+     * @param oversubscription host ports : uplinks per leaf, for rails of two levels
+     * @param speed link speed of every cable
+     * @param width link width of every cable
+     * @return the fabric
+     */
+    static IbTopology RailOnly(uint32_t radix,
+                               uint32_t servers,
+                               uint32_t gpusPerServer,
+                               double oversubscription = 1.0,
+                               IbLinkRate::Speed speed = IbLinkRate::NDR,
+                               uint8_t width = 4);
+
+    /**
      * Three-level folded Clos: the k-ary fat tree (k = @p radix) generalised to any host
      * count and a leaf oversubscription.
      *

@@ -260,32 +260,35 @@ IbTopology::Validate(std::string* error) const
     // One connected component. When there are several, the largest is taken for the
     // fabric and the others are named: an isolated host must not make the whole rest of
     // the fabric look like the stray part.
-    std::vector<int32_t> component(m_nodes.size(), -1);
-    std::vector<uint32_t> sizes;
-    for (uint32_t start = 0; start < m_nodes.size(); ++start)
+    uint32_t nComponents = 0;
+    const std::vector<uint32_t> component = GetComponents(&nComponents);
+    std::vector<uint32_t> sizes(nComponents, 0);
+    for (uint32_t c : component)
     {
-        if (component[start] >= 0)
+        ++sizes[c];
+    }
+    if (m_separateSubnets && nComponents > 1)
+    {
+        // One subnet per component: each needs a switch to route it and a CA to address.
+        std::vector<uint32_t> switches(nComponents, 0);
+        std::vector<uint32_t> cas(nComponents, 0);
+        for (uint32_t i = 0; i < m_nodes.size(); ++i)
         {
-            continue;
+            ++(m_nodes[i].type == SWITCH ? switches : cas)[component[i]];
         }
-        const auto c = static_cast<int32_t>(sizes.size());
-        sizes.push_back(0);
-        std::vector<uint32_t> stack{start};
-        component[start] = c;
-        while (!stack.empty())
+        for (uint32_t i = 0; i < m_nodes.size(); ++i)
         {
-            const uint32_t n = stack.back();
-            stack.pop_back();
-            ++sizes[c];
-            for (const Port& port : m_nodes[n].ports)
+            const uint32_t c = component[i];
+            if (switches[c] == 0 || cas[c] == 0)
             {
-                if (port.peerNode >= 0 && component[port.peerNode] < 0)
-                {
-                    component[port.peerNode] = c;
-                    stack.push_back(port.peerNode);
-                }
+                return fail("the subnet of '" + m_nodes[i].name + "' (" + std::to_string(sizes[c]) +
+                            " nodes) has " +
+                            (switches[c] == 0 ? "no switch" : "no channel adapter") +
+                            "; every separate subnet needs both: cable it to one, or leave it "
+                            "out");
             }
         }
+        return true;
     }
     if (m_nodes.size() == 1 && std::none_of(m_nodes[0].ports.begin(),
                                             m_nodes[0].ports.end(),
@@ -297,7 +300,7 @@ IbTopology::Validate(std::string* error) const
     if (sizes.size() > 1)
     {
         const auto largest =
-            static_cast<int32_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
+            static_cast<uint32_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
         std::string outside;
         uint32_t count = 0;
         for (uint32_t i = 0; i < m_nodes.size(); ++i)
@@ -313,6 +316,53 @@ IbTopology::Validate(std::string* error) const
                     "; cable them to it, or leave them out");
     }
     return true;
+}
+
+void
+IbTopology::SetSeparateSubnets(bool separate)
+{
+    m_separateSubnets = separate;
+}
+
+bool
+IbTopology::HasSeparateSubnets() const
+{
+    return m_separateSubnets;
+}
+
+std::vector<uint32_t>
+IbTopology::GetComponents(uint32_t* count) const
+{
+    std::vector<uint32_t> component(m_nodes.size(), UINT32_MAX);
+    uint32_t next = 0;
+    for (uint32_t start = 0; start < m_nodes.size(); ++start)
+    {
+        if (component[start] != UINT32_MAX)
+        {
+            continue;
+        }
+        const uint32_t c = next++;
+        std::vector<uint32_t> stack{start};
+        component[start] = c;
+        while (!stack.empty())
+        {
+            const uint32_t n = stack.back();
+            stack.pop_back();
+            for (const Port& port : m_nodes[n].ports)
+            {
+                if (port.peerNode >= 0 && component[port.peerNode] == UINT32_MAX)
+                {
+                    component[port.peerNode] = c;
+                    stack.push_back(port.peerNode);
+                }
+            }
+        }
+    }
+    if (count != nullptr)
+    {
+        *count = next;
+    }
+    return component;
 }
 
 } // namespace ns3

@@ -134,16 +134,34 @@ class IbTopology
 
     /**
      * Check the description is usable: every cable is symmetric, and the fabric is one
-     * connected component with at least one CA.
+     * connected component with at least one CA (with SetSeparateSubnets: every
+     * component has a switch and a CA).
      * @param [out] error what is wrong
      * @return true if valid
      */
     bool Validate(std::string* error) const;
 
+    /**
+     * Mean the fabric to be several subnets, one per connected component, that nothing
+     * joins (the rails of a rail-only cluster): Validate accepts several components, the
+     * subnet manager routes each on its own and the Ethernet fabric helper routes within
+     * each. Default false: a fabric in pieces is a cabling mistake.
+     * @param separate true for one subnet per component
+     */
+    void SetSeparateSubnets(bool separate);
+    /// @return whether the fabric is meant as one subnet per connected component
+    bool HasSeparateSubnets() const;
+    /**
+     * @param [out] count the number of connected components
+     * @return each node's component, numbered in the order of their lowest node index
+     */
+    std::vector<uint32_t> GetComponents(uint32_t* count = nullptr) const;
+
   private:
-    std::vector<Node> m_nodes; //!< all nodes
-    uint32_t m_links;          //!< number of cables
-    uint64_t m_nextGuid;       //!< next generated GUID
+    std::vector<Node> m_nodes;     //!< all nodes
+    uint32_t m_links;              //!< number of cables
+    bool m_separateSubnets{false}; //!< SetSeparateSubnets
+    uint64_t m_nextGuid;           //!< next generated GUID
 };
 
 } // namespace ns3

@@ -452,6 +452,12 @@ EthSwitch::AddRoute(Ipv4Address dest, Ipv4Mask mask, std::vector<uint8_t> ports)
 }
 
 void
+EthSwitch::AddForeignHost(Ipv4Address address, const std::string& name)
+{
+    m_foreign[address.Get()] = name;
+}
+
+void
 EthSwitch::ClearRoutes()
 {
     m_routes.clear();
@@ -743,6 +749,14 @@ EthSwitch::Forward(uint8_t inPort, Ptr<Packet> frame, uint8_t prio)
     const int32_t gi = Lookup(EthFrame::PeekDstIp(header));
     if (gi < 0)
     {
+        const auto foreign = m_foreign.find(EthFrame::PeekDstIp(header));
+        NS_ABORT_MSG_IF(foreign != m_foreign.end(),
+                        Name() << ": a frame from port " << unsigned(inPort) << " for "
+                               << foreign->second << " (" << Ipv4Address(foreign->first)
+                               << "), a host of another subnet: a rail-only fabric joins no "
+                                  "two rails. Keep fabric traffic on a rail (collectives "
+                                  "\"hier\", with RailAwareAllToAll for all-to-all) or "
+                                  "build the fabric with spines (RailOptimized2Level)");
         Drop(NO_ROUTE, inPort, frame);
         return;
     }
