@@ -56,6 +56,13 @@ cpp_examples = [
         "False",
     ),
     ("ai-workload --gpus=16", "True", "False"),
+    ("ai-workload --model=resnet50 --gpus=16 --fabric=all", "True", "False"),
+    (
+        "gpu-cluster-collectives --coll=alltoallv --topology=rail-only --fabric=all --servers=2 "
+        "--gpus=4 --radix=8 --b=64K --e=256K --check=true",
+        "True",
+        "False",
+    ),
     (
         "ai-workload --model=moe --gpus=32 --layers=2 --pp=2 --microbatches=2 --hidden=1024 "
         "--seq=256 --zero=1",
@@ -66,6 +73,12 @@ cpp_examples = [
         "ai-cluster --servers=4 --gpus-per-server=2 --tp=2 --gpus=4 --others=1 --other-gpus=4 "
         "--layers=2 --hidden=1024 --seq=256 --fabric=ib,ib-sharp,roce --pp=2 --microbatches=2 "
         "--background=0.1",
+        "True",
+        "False",
+    ),
+    (
+        "ai-cluster --servers=4 --gpus-per-server=2 --tp=2 --gpus=4 --others=1 --other-gpus=4 "
+        "--layers=1 --hidden=1024 --seq=256 --topology=rail-only --channels=2",
         "True",
         "False",
     ),
