@@ -65,7 +65,7 @@ IbLinkFailureHelper::FindCable(Ptr<Node> node, uint8_t port)
 void
 IbLinkFailureHelper::Schedule(Ptr<IbChannel> cable, Time down, Time up)
 {
-    NS_ABORT_MSG_IF(down.IsNegative(),
+    NS_ABORT_MSG_IF(down.IsStrictlyNegative(),
                     "IbLinkFailureHelper::Schedule: the failure time " << down.As(Time::MS)
                                                                        << " is negative");
     NS_ABORT_MSG_UNLESS(up > down,

@@ -816,8 +816,8 @@ IbSwitch::CongestionDeparture(uint16_t key, uint32_t q, InEntry& e)
         CongestionRunFromHead(q); // the next packets of that input wait for their output now
     }
     const uint8_t o = key / 16;
-    const bool victim =
-        !m_ccStallAt[key].IsNegative() && Simulator::Now() - m_ccStallAt[key] < m_ccVictimWindow[o];
+    const bool victim = !m_ccStallAt[key].IsStrictlyNegative() &&
+                        Simulator::Now() - m_ccStallAt[key] < m_ccVictimWindow[o];
     if (backlog < m_ccThreshold[o] || (victim && !m_cc.victimMask) || e.bytes < m_cc.packetSize)
     {
         return;
