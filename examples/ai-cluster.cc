@@ -14,6 +14,7 @@
  *   ./ai-cluster --model=moe --background=0.3       the first job a MoE model; every GPU's
  *                                                   NIC also streams at 30 % of its link
  *   ./ai-cluster --pp=2 --microbatches=4 --plot=cluster
+ *   ./ai-cluster --iterations=4 --arrivals=0,20ms,40ms   jobs arrive one after another
  *
  * --plot=NAME writes NAME-bars.plt (iteration time per fabric and job, alone and shared)
  * and NAME-timeline.plt (the first job's ranks, one per server and pipeline stage, on the
@@ -43,6 +44,7 @@ struct JobSpec
     bool moe{false};        ///< a MoE model (else dense)
     uint32_t gpus{0};       ///< GPUs
     TrainingWorkloadFile w; ///< its workload
+    Time arrival;           ///< when it starts in the shared run
 };
 
 /// One job's results on one fabric.
@@ -205,9 +207,11 @@ RunJobs(const Scenario& sc,
         }
         bg->Start();
     }
-    for (auto& job : running)
+    for (std::size_t i = 0; i < running.size(); ++i)
     {
-        job->Start();
+        // Alone a job starts at once; together each at its arrival.
+        const Time at = which.size() > 1 ? jobs[which[i]].arrival : Time(0);
+        Simulator::Schedule(at, &WorkloadTrainingJob::Start, running[i]);
     }
     // Stop the background when the last job is done (else the run would not end): checked
     // after each rank's iteration, once the job has counted it.
@@ -320,6 +324,7 @@ main(int argc, char* argv[])
     std::string plotName;
     std::string ethLb = "Ecmp";
     uint32_t channels = 1;
+    std::string arrivals;
     std::string topologyKind = "rail-optimized";
 
     CommandLine cmd(__FILE__);
@@ -348,6 +353,10 @@ main(int argc, char* argv[])
     cmd.AddValue("microbatches", "micro-batches per iteration", microBatches);
     cmd.AddValue("schedule", "pipeline schedule: 1F1B or GPipe", schedule);
     cmd.AddValue("iterations", "iterations per job (the last one is reported)", iterations);
+    cmd.AddValue("arrivals",
+                 "comma-separated start times of the jobs in the shared run, e.g. 0,2ms,5ms "
+                 "(jobs not named start at 0)",
+                 arrivals);
     cmd.AddValue("algo", "collective algorithm: hier, ring, tree, dbtree, hd, rd", algo);
     cmd.AddValue("topology",
                  "rail-optimized (spines join the rails) or rail-only (one network per rail, "
@@ -468,6 +477,26 @@ main(int argc, char* argv[])
         js.w = b->Build(js.gpus);
         jobs.push_back(js);
     }
+    {
+        std::istringstream in(arrivals);
+        std::string t;
+        for (uint32_t j = 0; std::getline(in, t, ','); ++j)
+        {
+            NS_ABORT_MSG_UNLESS(j < jobs.size(),
+                                "--arrivals=" << arrivals << ": " << j + 1 << " times for "
+                                              << jobs.size() << " jobs");
+            TimeValue v;
+            if (t.find_first_not_of("0123456789.") == std::string::npos)
+            {
+                t += "s"; // a bare number: seconds, as ns-3 reads a Time
+            }
+            NS_ABORT_MSG_UNLESS(v.DeserializeFromString(t, MakeTimeChecker()) &&
+                                    !v.Get().IsStrictlyNegative(),
+                                "--arrivals: '" << t << "' (job " << j
+                                                << ") is not a time from 0 on; e.g. 0,2ms,5ms");
+            jobs[j].arrival = v.Get();
+        }
+    }
     GpuClusterScheduler scheduler(servers, gpusPerServer, down);
     for (const JobSpec& j : jobs)
     {
@@ -501,7 +530,12 @@ main(int argc, char* argv[])
     for (uint32_t j = 0; j < jobs.size(); ++j)
     {
         std::cout << "#   " << jobs[j].name << ": " << jobs[j].gpus << " GPUs on "
-                  << scheduler.Describe(j) << "\n";
+                  << scheduler.Describe(j)
+                  << (jobs[j].arrival.IsZero()
+                          ? std::string()
+                          : ", arrives at " + std::to_string(jobs[j].arrival.GetMicroSeconds()) +
+                                " us")
+                  << "\n";
     }
     std::printf("# %-8s %-12s %13s %13s %9s %11s %10s %10s %10s %10s %10s %8s\n",
                 "fabric",
