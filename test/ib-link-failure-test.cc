@@ -524,9 +524,14 @@ TEST_F(IbLinkFailureTest, BadFailureSpecificationsAreRefusedWithTheEntry)
     EXPECT_DEATH(lf.ScheduleFromSpec(fab, leaf + ":5@2ms-1ms", "--failLink"), "after it fails");
     EXPECT_DEATH(lf.ScheduleFromSpec(fab, leaf + "-5", "--failLink"), "NODE:PORT@DOWN");
     lf.ScheduleFromSpec(fab, leaf + ":5@1ms-2ms", "--failLink");
+    // A cable may fail at the very start (0 is not negative: it used to be refused so).
+    Ptr<IbChannel> early = IbLinkFailureHelper::FindCable(fab.nodeOf[LeafOf(fab, 0)], 6);
+    lf.Schedule(early, Time(0), MilliSeconds(3));
+    Simulator::Schedule(NanoSeconds(1), [early]() { EXPECT_TRUE(early->IsLinkDown()); });
     Simulator::Stop(MilliSeconds(4));
     Simulator::Run();
-    EXPECT_EQ(fab.subnetManager->GetSweeps(), 2u);
+    EXPECT_FALSE(early->IsLinkDown());
+    EXPECT_GE(fab.subnetManager->GetSweeps(), 2u);
 }
 
 // A multicast group's tree is rebuilt by the sweep: no switch lists the failed cable's
