@@ -315,6 +315,7 @@ main(int argc, char* argv[])
     uint32_t experts = 8;
     uint32_t ep = 2;
     uint32_t pp = 1;
+    uint32_t vpp = 1;
     uint32_t zero = 0;
     uint32_t microBatches = 1;
     std::string schedule = "1F1B";
@@ -350,6 +351,10 @@ main(int argc, char* argv[])
     cmd.AddValue("ep", "--model=moe: expert-parallel size", ep);
     cmd.AddValue("zero", "ZeRO stage of the data parallelism: 0 (allreduce), 1, 2 or 3", zero);
     cmd.AddValue("pp", "pipeline stages of every job", pp);
+    cmd.AddValue("vpp",
+                 "model chunks per pipeline stage (interleaved 1F1B; --layers a multiple of "
+                 "pp x vpp, --microbatches of pp)",
+                 vpp);
     cmd.AddValue("microbatches", "micro-batches per iteration", microBatches);
     cmd.AddValue("schedule", "pipeline schedule: 1F1B or GPipe", schedule);
     cmd.AddValue("iterations", "iterations per job (the last one is reported)", iterations);
@@ -467,6 +472,7 @@ main(int argc, char* argv[])
         b->SetAttribute("SequenceLength", UintegerValue(seq));
         b->SetAttribute("TensorParallel", UintegerValue(tp));
         b->SetAttribute("PipelineParallel", UintegerValue(pp));
+        b->SetAttribute("VirtualStages", UintegerValue(vpp));
         b->SetAttribute("ZeroStage", UintegerValue(zero));
         b->SetAttribute("MicroBatches", UintegerValue(microBatches));
         if (js.moe)

@@ -55,6 +55,7 @@ main(int argc, char* argv[])
     uint32_t topK = 2;
     uint32_t ep = 2;
     uint32_t pp = 1;
+    uint32_t vpp = 1;
     uint32_t zero = 0;
     uint32_t microBatches = 0;
     std::string schedule = "None";
@@ -96,6 +97,10 @@ main(int argc, char* argv[])
     cmd.AddValue("ep", "--model=moe: expert-parallel size", ep);
     cmd.AddValue("zero", "ZeRO stage of the data parallelism: 0 (allreduce), 1, 2 or 3", zero);
     cmd.AddValue("pp", "--model: pipeline stages (runs them with --schedule, default 1F1B)", pp);
+    cmd.AddValue("vpp",
+                 "--model: model chunks per pipeline stage (interleaved 1F1B; --layers a "
+                 "multiple of pp x vpp, --microbatches of pp)",
+                 vpp);
     cmd.AddValue("microbatches",
                  "micro-batches per iteration with a pipeline schedule (0: the file's ga)",
                  microBatches);
@@ -196,6 +201,7 @@ main(int argc, char* argv[])
         b->SetAttribute("SequenceLength", UintegerValue(seq));
         b->SetAttribute("TensorParallel", UintegerValue(tp));
         b->SetAttribute("PipelineParallel", UintegerValue(pp));
+        b->SetAttribute("VirtualStages", UintegerValue(vpp));
         b->SetAttribute("ZeroStage", UintegerValue(zero));
         b->SetAttribute("MicroBatches", UintegerValue(std::max(1u, microBatches)));
         if (model == "moe")

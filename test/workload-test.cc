@@ -418,17 +418,19 @@ namespace
  * @param pp stages
  * @param ga micro-batches
  * @param ppComm bytes sent between stages
- * @return a workload of pp equal layers: forward 100 ticks, input gradient 120, weight
+ * @param layers layers (0: pp)
+ * @return a workload of equal layers: forward 100 ticks, input gradient 120, weight
  *         gradient 80, no collectives
  */
 W
-PipelineWorkload(uint32_t pp, uint32_t ga, uint64_t ppComm)
+PipelineWorkload(uint32_t pp, uint32_t ga, uint64_t ppComm, uint32_t layers = 0)
 {
+    layers = layers > 0 ? layers : pp;
     std::ostringstream text;
     text << "HYBRID_TRANSFORMER model_parallel_NPU_group: 1 pp: " << pp << " ga: " << ga
          << " pp_comm: " << ppComm << "\n"
-         << pp << "\n";
-    for (uint32_t l = 0; l < pp; ++l)
+         << layers << "\n";
+    for (uint32_t l = 0; l < layers; ++l)
     {
         text << "layer" << l << " -1 100 NONE 0 120 NONE 0 80 NONE 0 0\n";
     }
@@ -500,6 +502,57 @@ TEST_F(WorkloadTest, APipelineOfEqualStagesHasTheTextbookBubble)
                          double(P - 1) / (M + P - 1));
         Simulator::Destroy();
     }
+}
+
+// Interleaved 1F1B (Megatron-LM): P stages of v model chunks each, one layer per chunk
+// (tf = 100 us, tb = 200 us), M a multiple of P, transfers that take no time. Every
+// later iteration takes M v (tf + tb) of compute plus the bubble (P - 1)(tf + tb), the
+// textbook (P - 1)(Tf + Tb) / v of stages that hold v chunks; the last chunk hands over
+// to the first stage, so there are 2 M (P v - 1) transfers per iteration.
+TEST_F(WorkloadTest, InterleavedStagesCutTheBubbleByTheirChunks)
+{
+    const uint32_t P = 4;
+    const uint32_t M = 8;
+    const Time tf = MicroSeconds(100);
+    const Time tb = MicroSeconds(200);
+    for (uint32_t v : {2u, 3u})
+    {
+        Ptr<WorkloadTrainingJob> job = CreateObject<WorkloadTrainingJob>();
+        job->SetAttribute("TickTime", TimeValue(MicroSeconds(1)));
+        job->SetAttribute("Iterations", UintegerValue(2));
+        job->SetAttribute("PipelineSchedule", StringValue("1F1B"));
+        job->SetAttribute("VirtualStages", UintegerValue(v));
+        job->Setup(PipelineWorkload(P, M, 0, P * v), P, "pipeline.txt");
+        job->Start();
+        Simulator::Run();
+        ASSERT_TRUE(job->IsDone()) << v;
+        EXPECT_EQ(job->GetCollectives(), 2u * 2 * M * (P * v - 1)) << v;
+        const Time T = M * v * (tf + tb) + (P - 1) * (tf + tb);
+        for (const WorkloadIterationRecord& r : job->GetRecords())
+        {
+            EXPECT_EQ(r.compute, M * v * (tf + tb));
+            if (r.iteration == 1)
+            {
+                EXPECT_EQ(r.GetDuration(), T) << "v " << v << " stage " << r.rank;
+                EXPECT_EQ(r.bubble, (P - 1) * (tf + tb)) << "v " << v << " stage " << r.rank;
+            }
+        }
+        Simulator::Destroy();
+    }
+    // The interleaved schedule needs whole rounds of P micro-batches, and 1F1B.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    Ptr<WorkloadTrainingJob> odd = CreateObject<WorkloadTrainingJob>();
+    odd->SetAttribute("PipelineSchedule", StringValue("1F1B"));
+    odd->SetAttribute("VirtualStages", UintegerValue(2));
+    EXPECT_DEATH(odd->Setup(PipelineWorkload(P, 6, 0, 8), P, "pipeline.txt"),
+                 "6 micro-batches with 2 virtual stages: the interleaved schedule needs a "
+                 "multiple of pp 4");
+    odd->SetAttribute("PipelineSchedule", StringValue("GPipe"));
+    EXPECT_DEATH(odd->Setup(PipelineWorkload(P, 8, 0, 8), P, "pipeline.txt"),
+                 "2 virtual stages need PipelineSchedule 1F1B");
+    odd->SetAttribute("PipelineSchedule", StringValue("1F1B"));
+    EXPECT_DEATH(odd->Setup(PipelineWorkload(P, 8, 0, 6), P, "pipeline.txt"),
+                 "6 layers cannot be cut into pp x vpp = 8 model chunks");
 }
 
 // With one micro-batch the pipeline is a chain: P forward and P backward passes and

@@ -110,6 +110,16 @@ LlmWorkloadBuilder::GetTypeId()
                 UintegerValue(1),
                 MakeUintegerAccessor(&LlmWorkloadBuilder::m_pp),
                 MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "PipelineParallel", 1, 65536))
+            .AddAttribute("VirtualStages",
+                          "Model chunks per pipeline stage (written as vpp; Layers must be a "
+                          "multiple of PipelineParallel x VirtualStages): each layer's stage "
+                          "is its chunk, for WorkloadTrainingJob's interleaved 1F1B.",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&LlmWorkloadBuilder::m_vpp),
+                          MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder",
+                                                          "VirtualStages",
+                                                          1,
+                                                          1024))
             .AddAttribute("ZeroStage",
                           "ZeRO / distributed-optimizer stage of the data parallelism: 0 "
                           "allreduces the gradients; 1 and 2 reduce-scatter them and "
@@ -158,6 +168,7 @@ LlmWorkloadBuilder::LlmWorkloadBuilder()
       m_tp(8),
       m_ep(1),
       m_pp(1),
+      m_vpp(1),
       m_microBatches(1),
       m_zero(0),
       m_sequenceParallel(true),
@@ -209,6 +220,10 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
     NS_ABORT_MSG_IF(m_experts == 0 && m_ep > 1,
                     "LlmWorkloadBuilder: ExpertParallel " << m_ep
                                                           << " needs a MoE model (Experts > 0)");
+    NS_ABORT_MSG_IF(m_vpp > 1 && m_layers % (m_pp * m_vpp) != 0,
+                    "LlmWorkloadBuilder: Layers " << m_layers << " is not a multiple of "
+                                                  << "PipelineParallel x VirtualStages "
+                                                  << m_pp * m_vpp << "; the chunks must be equal");
     NS_ABORT_MSG_IF(m_layers % m_pp != 0,
                     "LlmWorkloadBuilder: Layers "
                         << m_layers << " is not a multiple of PipelineParallel " << m_pp
@@ -231,6 +246,7 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
     w.tp = m_tp;
     w.ep = m_ep;
     w.pp = m_pp;
+    w.vpp = m_vpp;
     w.ga = m_microBatches;
     // Between stages: a micro-batch's activations (its gradient back), split over the
     // tensor-parallel ranks with sequence parallelism.
@@ -383,7 +399,7 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
         {
             layer = std::stoul(name.substr(us + 1));
         }
-        w.layers[i].stage = layer / (m_layers / m_pp);
+        w.layers[i].stage = layer / (m_layers / (m_pp * m_vpp)); // its model chunk
     }
     return w;
 }

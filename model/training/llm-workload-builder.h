@@ -37,7 +37,8 @@ namespace ns3
  * - Pipeline parallelism: Layers / PipelineParallel transformer layers per stage (the
  *   embedding with the first, the logits with the last), each layer's stage set; between
  *   stages a micro-batch's activations b s h bytes-per-element (over t with
- *   SequenceParallel) as pp_comm, MicroBatches as ga. The tied embedding's allreduce
+ *   SequenceParallel) as pp_comm, MicroBatches as ga; with VirtualStages v, layer
+ *   stages are model chunks of Layers / (PipelineParallel v) layers (interleaved 1F1B). The tied embedding's allreduce
  *   between the first and the last stage is not modelled.
  * - ZeroStage 1 or 2: each layer's gradients are reduce-scattered in the data-parallel
  *   group (DP_EP for experts) and its updated parameters allgathered before its next
@@ -87,6 +88,7 @@ class LlmWorkloadBuilder : public Object
     uint32_t m_tp;           //!< TensorParallel
     uint32_t m_ep;           //!< ExpertParallel
     uint32_t m_pp;           //!< PipelineParallel
+    uint32_t m_vpp;          //!< VirtualStages
     uint32_t m_microBatches; //!< MicroBatches
     uint32_t m_zero;         //!< ZeroStage
     bool m_sequenceParallel; //!< SequenceParallel

@@ -65,6 +65,15 @@ WorkloadTrainingJob::GetTypeId()
                 UintegerValue(0),
                 MakeUintegerAccessor(&WorkloadTrainingJob::m_microBatches),
                 MakeIbUintegerChecker<uint32_t>("WorkloadTrainingJob", "MicroBatches", 0, 1000000))
+            .AddAttribute(
+                "VirtualStages",
+                "Model chunks per pipeline stage under 1F1B (0: the file's vpp): with v > 1 "
+                "the layers are cut into pp x v chunks, stage s holds chunks s, s + pp, ..., "
+                "and the stages run Megatron-LM's interleaved 1F1B schedule (micro-batches "
+                "a multiple of pp), which cuts the bubble by v.",
+                UintegerValue(0),
+                MakeUintegerAccessor(&WorkloadTrainingJob::m_virtualStages),
+                MakeIbUintegerChecker<uint32_t>("WorkloadTrainingJob", "VirtualStages", 0, 1024))
             .AddTraceSource("IterationDone",
                             "A rank finished an iteration: its WorkloadIterationRecord.",
                             MakeTraceSourceAccessor(&WorkloadTrainingJob::m_iterationDone),
@@ -82,7 +91,8 @@ WorkloadTrainingJob::WorkloadTrainingJob()
     : m_tick(NanoSeconds(1)),
       m_iterations(1),
       m_schedule(PIPELINE_NONE),
-      m_microBatches(0)
+      m_microBatches(0),
+      m_virtualStages(0)
 {
 }
 
@@ -203,30 +213,43 @@ WorkloadTrainingJob::Setup(const TrainingWorkloadFile& workload,
                                                     << " layers cannot be split into pp " << pp
                                                     << " pipeline stages; lower pp in the file");
         m_stages = pp;
+        m_vpp = m_virtualStages > 0 ? m_virtualStages : std::max<uint32_t>(1, workload.vpp);
+        NS_ABORT_MSG_IF(m_vpp > 1 && m_schedule != PIPELINE_1F1B,
+                        "WorkloadTrainingJob: " << source << ": " << m_vpp
+                                                << " virtual stages need PipelineSchedule "
+                                                   "1F1B (the interleaved schedule); set "
+                                                   "VirtualStages to 1 for GPipe");
+        NS_ABORT_MSG_UNLESS(workload.layers.size() >= pp * m_vpp,
+                            "WorkloadTrainingJob: "
+                                << source << ": " << workload.layers.size()
+                                << " layers cannot be cut into pp x vpp = " << pp * m_vpp
+                                << " model chunks; lower vpp (VirtualStages) or pp");
+        // Model chunks: chunk c is on stage c mod pp (one chunk per stage without vpp).
+        const uint32_t chunks = pp * m_vpp;
         const auto& layers = workload.layers;
         const uint32_t n = layers.size();
-        m_stageFirst.assign(pp + 1, n);
+        m_stageFirst.assign(chunks + 1, n);
         const bool given = std::all_of(layers.begin(), layers.end(), [](const auto& l) {
             return l.stage != UINT32_MAX;
         });
-        for (uint32_t st = 0; st < pp; ++st)
+        for (uint32_t st = 0; st < chunks; ++st)
         {
-            m_stageFirst[st] = st * (n / pp) + std::min(st, n % pp);
+            m_stageFirst[st] = st * (n / chunks) + std::min(st, n % chunks);
         }
         if (given)
         {
             for (uint32_t l = 0; l < n; ++l)
             {
                 NS_ABORT_MSG_UNLESS(
-                    layers[l].stage < pp &&
+                    layers[l].stage < chunks &&
                         (l == 0 ? layers[l].stage == 0 : layers[l].stage >= layers[l - 1].stage),
                     "WorkloadTrainingJob: " << source << ": layer " << l << " has stage "
                                             << layers[l].stage
                                             << "; stages must start at 0, not "
-                                               "decrease and stay below pp "
-                                            << pp);
+                                               "decrease and stay below pp x vpp "
+                                            << chunks);
             }
-            for (uint32_t st = pp; st-- > 0;)
+            for (uint32_t st = chunks; st-- > 0;)
             {
                 m_stageFirst[st] = m_stageFirst[st + 1];
                 for (uint32_t l = 0; l < n; ++l)
@@ -245,17 +268,29 @@ WorkloadTrainingJob::Setup(const TrainingWorkloadFile& workload,
                                                     << ": ga is 0 and MicroBatches is 0; set "
                                                        "MicroBatches to the micro-batches per "
                                                        "iteration");
+        NS_ABORT_MSG_IF(m_vpp > 1 && m_mb % pp != 0,
+                        "WorkloadTrainingJob: " << source << ": " << m_mb << " micro-batches with "
+                                                << m_vpp
+                                                << " virtual stages: the interleaved schedule "
+                                                   "needs a multiple of pp "
+                                                << pp << " (MicroBatches or the file's ga)");
         for (uint32_t r = 0; r < ranks; ++r)
         {
             m_stageOf[r] = (r / tp) % pp;
             m_pipelineOf[r] = (r / (tp * pp)) * tp + r % tp;
         }
+        // Pairs of neighbouring stages; with virtual stages also the last and the first
+        // (the last stage's chunk j hands over to the first stage's chunk j + 1).
         for (uint32_t pi = 0; pi < ranks / pp; ++pi)
         {
             const uint32_t base = (pi / tp) * tp * pp + pi % tp;
             for (uint32_t st = 0; st + 1 < pp; ++st)
             {
                 m_groups[PP].push_back({base + st * tp, base + (st + 1) * tp});
+            }
+            if (m_vpp > 1)
+            {
+                m_groups[PP].push_back({base + (pp - 1) * tp, base});
             }
         }
         m_uses[PP] = pp > 1 && workload.ppComm > 0;
@@ -480,19 +515,23 @@ WorkloadTrainingJob::BuildPipelineStage(uint32_t stage)
     using W = TrainingWorkloadFile;
     const auto& layers = m_workload.layers;
     const uint32_t n = layers.size();
-    const uint32_t lo = m_stageFirst[stage];
-    const uint32_t hi = m_stageFirst[stage + 1];
-    const bool first = stage == 0;
-    const bool last = stage + 1 == m_stages;
+    const uint32_t P = m_stages;
+    const uint32_t v = m_vpp;
     m_steps.clear();
     std::vector<std::vector<uint32_t>> waitSteps(n);
     std::vector<uint32_t> wgStep(n, UINT32_MAX);
-    auto forward = [&](uint32_t m) {
-        if (!first)
+    // Model chunk j of this stage is chunk stage + j P of the pipeline: its layers, and
+    // whether it is the pipeline's first or last.
+    auto lo = [&](uint32_t j) { return m_stageFirst[stage + j * P]; };
+    auto hi = [&](uint32_t j) { return m_stageFirst[stage + j * P + 1]; };
+    auto isFirst = [&](uint32_t j) { return stage == 0 && j == 0; };
+    auto isLast = [&](uint32_t j) { return stage + 1 == P && j + 1 == v; };
+    auto forward = [&](uint32_t j, uint32_t m) {
+        if (!isFirst(j))
         {
             AddTransfer(true, false);
         }
-        for (uint32_t l = lo; l < hi; ++l)
+        for (uint32_t l = lo(j); l < hi(j); ++l)
         {
             if (m == 0)
             {
@@ -506,20 +545,20 @@ WorkloadTrainingJob::BuildPipelineStage(uint32_t stage)
                           TransformerGroup(W::FORWARD, layer.pass[W::FORWARD].group),
                           true);
         }
-        if (!last)
+        if (!isLast(j))
         {
             AddTransfer(true, true);
         }
     };
-    auto backward = [&](uint32_t m) {
-        if (!last)
+    auto backward = [&](uint32_t j, uint32_t m) {
+        if (!isLast(j))
         {
             AddTransfer(false, false);
         }
-        for (uint32_t l = hi; l-- > lo;)
+        for (uint32_t l = hi(j); l-- > lo(j);)
         {
             const W::Layer& layer = layers[l];
-            AddRecompute(l, lo);
+            AddRecompute(l, lo(j));
             AddCompute(layer.pass[W::INPUT_GRAD].compute);
             AddCollective(layer,
                           W::INPUT_GRAD,
@@ -535,7 +574,7 @@ WorkloadTrainingJob::BuildPipelineStage(uint32_t stage)
                     false);
             }
         }
-        if (!first)
+        if (!isFirst(j))
         {
             AddTransfer(false, true);
         }
@@ -544,33 +583,57 @@ WorkloadTrainingJob::BuildPipelineStage(uint32_t stage)
     {
         for (uint32_t m = 0; m < m_mb; ++m)
         {
-            forward(m);
+            forward(0, m);
         }
         for (uint32_t m = 0; m < m_mb; ++m)
         {
-            backward(m);
+            backward(0, m);
+        }
+    }
+    else if (v == 1)
+    {
+        const uint32_t warm = std::min(P - stage - 1, m_mb);
+        for (uint32_t m = 0; m < warm; ++m)
+        {
+            forward(0, m);
+        }
+        for (uint32_t i = 0; i + warm < m_mb; ++i)
+        {
+            forward(0, warm + i);
+            backward(0, i);
+        }
+        for (uint32_t i = m_mb - warm; i < m_mb; ++i)
+        {
+            backward(0, i);
         }
     }
     else
     {
-        const uint32_t warm = std::min(m_stages - stage - 1, m_mb);
-        for (uint32_t m = 0; m < warm; ++m)
+        // Megatron-LM's interleaved 1F1B: the k-th forward of a stage is micro-batch
+        // (k / (P v)) P + k mod P of chunk (k / P) mod v (backward: of chunk
+        // v - 1 - (k / P) mod v), after 2 (P - stage - 1) + (v - 1) P warm-up forwards.
+        const uint32_t total = m_mb * v;
+        const uint32_t warm = std::min(2 * (P - stage - 1) + (v - 1) * P, total);
+        auto mb = [P, v](uint32_t k) { return (k / (P * v)) * P + k % P; };
+        auto fwd = [&](uint32_t k) { forward((k / P) % v, mb(k)); };
+        auto bwd = [&](uint32_t k) { backward(v - 1 - (k / P) % v, mb(k)); };
+        for (uint32_t k = 0; k < warm; ++k)
         {
-            forward(m);
+            fwd(k);
         }
-        for (uint32_t i = 0; i + warm < m_mb; ++i)
+        for (uint32_t i = 0; i + warm < total; ++i)
         {
-            forward(warm + i);
-            backward(i);
+            fwd(warm + i);
+            bwd(i);
         }
-        for (uint32_t i = m_mb - warm; i < m_mb; ++i)
+        for (uint32_t i = total - warm; i < total; ++i)
         {
-            backward(i);
+            bwd(i);
         }
     }
     PatchWaits(waitSteps, wgStep);
-    NS_LOG_INFO(m_source << ": stage " << stage << " (layers " << lo << ".." << hi - 1
-                         << "): " << m_steps.size() << " steps per iteration");
+    NS_LOG_INFO(m_source << ": stage " << stage << " (" << v << " model chunks, layers from "
+                         << lo(0) << "): " << m_steps.size() << " steps per iteration");
     m_stageSteps.push_back(std::move(m_steps));
 }
 
@@ -825,9 +888,11 @@ WorkloadTrainingJob::ArriveTransfer(uint32_t r, uint32_t step)
     const Step& s = StepsOf(r)[step];
     const bool send = !s.blocking;
     const uint32_t stage = m_stageOf[r];
-    // The pair of stages: (stage, stage + 1) for a send down or a receive from below.
-    const uint32_t low = s.down == send ? stage : stage - 1;
-    const uint32_t g = m_pipelineOf[r] * (m_stages - 1) + low;
+    // The pair of stages: (stage, stage + 1) for a send down or a receive from below (with
+    // virtual stages, (last, first) is a pair too).
+    const uint32_t pairs = m_vpp > 1 ? m_stages : m_stages - 1;
+    const uint32_t low = s.down == send ? stage : (stage + m_stages - 1) % m_stages;
+    const uint32_t g = m_pipelineOf[r] * pairs + low;
     // The n-th transfer in a direction between two stages is the sender's n-th send and the
     // receiver's n-th receive in that direction.
     const uint64_t number = rs.p2p[(s.down ? 2 : 0) + (send ? 1 : 0)]++ * 2 + (s.down ? 1 : 0);

@@ -379,6 +379,8 @@ class WorkloadTrainingJob : public Object
     uint32_t m_iterations;       //!< Iterations attribute
     PipelineSchedule m_schedule; //!< PipelineSchedule attribute
     uint32_t m_microBatches;     //!< MicroBatches attribute (0: the file's ga)
+    uint32_t m_virtualStages;    //!< VirtualStages attribute (0: the file's vpp)
+    uint32_t m_vpp{1};           //!< model chunks per stage in use
 
     TrainingWorkloadFile m_workload;             //!< what runs
     std::string m_source;                        //!< its name
@@ -388,7 +390,7 @@ class WorkloadTrainingJob : public Object
     std::vector<uint32_t> m_stageOf;             //!< per rank: its stage
     std::vector<uint32_t> m_pipelineOf;          //!< per rank: its pipeline
     uint32_t m_stages{1};                        //!< pipeline stages (1: none)
-    std::vector<uint32_t> m_stageFirst;          //!< per stage and one more: its first layer
+    std::vector<uint32_t> m_stageFirst;          //!< per model chunk and one more: its first layer
     uint32_t m_mb{1};                            //!< micro-batches per iteration
     std::array<std::vector<std::vector<uint32_t>>, N_GROUP_KINDS> m_groups; //!< per kind
     std::array<std::vector<uint32_t>, N_GROUP_KINDS> m_groupOf;     //!< per kind: rank's group
