@@ -578,21 +578,21 @@ main(int argc, char* argv[])
             JobResult& r = results[f][j];
             r.shared = shared.slowest[j];
             const auto& x = r.shared.exposed;
-            std::printf("  %-8s %-12s %13.1f %13.1f %9.3f %11.1f %10.1f %10.1f %10.1f %10.1f "
-                        "%10.1f %8.1f\n",
-                        kinds[f].c_str(),
-                        jobs[j].name.c_str(),
-                        r.alone.GetDuration().GetSeconds() * 1e6,
-                        r.shared.GetDuration().GetSeconds() * 1e6,
-                        r.shared.GetDuration().GetSeconds() / r.alone.GetDuration().GetSeconds(),
-                        r.shared.compute.GetSeconds() * 1e6,
-                        x[WorkloadTrainingJob::TP].GetSeconds() * 1e6,
-                        x[WorkloadTrainingJob::DP].GetSeconds() * 1e6,
-                        (x[WorkloadTrainingJob::EP] + x[WorkloadTrainingJob::DP_EP]).GetSeconds() *
-                            1e6,
-                        x[WorkloadTrainingJob::PP].GetSeconds() * 1e6,
-                        r.shared.bubble.GetSeconds() * 1e6,
-                        j + 1 == jobs.size() ? wall : 0.0);
+            std::printf(
+                "  %-8s %-12s %13.1f %13.1f %9.3f %11.1f %10.1f %10.1f %10.1f %10.1f "
+                "%10.1f %8.1f\n",
+                kinds[f].c_str(),
+                jobs[j].name.c_str(),
+                r.alone.GetDuration().GetSeconds() * 1e6,
+                r.shared.GetDuration().GetSeconds() * 1e6,
+                r.shared.GetDuration().GetSeconds() / r.alone.GetDuration().GetSeconds(),
+                r.shared.compute.GetSeconds() * 1e6,
+                x[WorkloadTrainingJob::TP].GetSeconds() * 1e6,
+                (x[WorkloadTrainingJob::DP] + x[WorkloadTrainingJob::EMB]).GetSeconds() * 1e6,
+                (x[WorkloadTrainingJob::EP] + x[WorkloadTrainingJob::DP_EP]).GetSeconds() * 1e6,
+                x[WorkloadTrainingJob::PP].GetSeconds() * 1e6,
+                r.shared.bubble.GetSeconds() * 1e6,
+                j + 1 == jobs.size() ? wall : 0.0);
         }
         if (kinds[f] != "ib" && kinds[f] != "ib-sharp")
         {
@@ -611,8 +611,8 @@ main(int argc, char* argv[])
     }
     std::cout << "# each job's slowest GPU in its last iteration; alone: the job by itself on "
                  "the same servers; the columns after slowdown are the shared run's (waits "
-                 "per group, PP: pipeline transfers under way, bubble: waiting for a pipeline "
-                 "neighbour)\n";
+                 "per group, DP with the tied embedding's, PP: pipeline transfers under way, "
+                 "bubble: waiting for a pipeline neighbour)\n";
 
     if (plotName.empty())
     {

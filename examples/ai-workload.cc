@@ -318,7 +318,8 @@ main(int argc, char* argv[])
                         r.GetDuration().GetSeconds() * 1e6,
                         r.compute.GetSeconds() * 1e6,
                         r.exposed[WorkloadTrainingJob::TP].GetSeconds() * 1e6,
-                        (r.exposed[WorkloadTrainingJob::DP] + r.exposed[WorkloadTrainingJob::ALL])
+                        (r.exposed[WorkloadTrainingJob::DP] + r.exposed[WorkloadTrainingJob::ALL] +
+                         r.exposed[WorkloadTrainingJob::EMB])
                                 .GetSeconds() *
                             1e6,
                         r.exposed[WorkloadTrainingJob::EP].GetSeconds() * 1e6,
@@ -333,7 +334,8 @@ main(int argc, char* argv[])
     }
     std::cout << "# wait: time the slowest GPU stood still for collectives of that group "
                  "(and their update delays; DP: also a DATA workload's collectives among all "
-                 "ranks), PP: for pipeline transfers under way, bubble: for a pipeline "
+                 "ranks and the tied embedding's between first and last stage), PP: for pipeline "
+                 "transfers under way, bubble: for a pipeline "
                  "neighbour; iteration = compute + waits + bubble\n";
     return 0;
 }

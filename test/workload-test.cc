@@ -625,21 +625,43 @@ TEST_F(WorkloadTest, TheLlmBuilderSplitsTheModelIntoEqualStages)
     EXPECT_EQ(w.pp, 2u);
     EXPECT_EQ(w.ga, 6u);
     EXPECT_EQ(w.ppComm, 2048ull * 4096 * 2 / 8);
-    ASSERT_EQ(w.layers.size(), 2u + 4 * 4);
+    // embedding, its tie, 4 x 4 layer entries, the logits' tie, the logits
+    ASSERT_EQ(w.layers.size(), 2u + 4 * 4 + 2);
     for (uint32_t i = 0; i < w.layers.size(); ++i)
     {
-        const uint32_t expect = i == 0 ? 0 : (i + 1 == w.layers.size() ? 1 : (i - 1) / 8);
+        const uint32_t expect = i < 2 ? 0 : (i + 2 >= w.layers.size() ? 1 : (i - 2) / 8);
         EXPECT_EQ(w.layers[i].stage, expect) << w.layers[i].name;
     }
+    // The tied embedding: V h / t bf16 between first and last stage, and the last stage's
+    // copy in its data-parallel group.
+    const uint64_t emb = 50257ull * 4096 / 8 * 2;
+    for (uint32_t i : {1u, 18u})
+    {
+        const W::PassSpec& wg = w.layers[i].pass[W::WEIGHT_GRAD];
+        EXPECT_EQ(wg.collective, W::Collective::ALLREDUCE) << w.layers[i].name;
+        EXPECT_EQ(wg.group, W::Group::EMB) << w.layers[i].name;
+        EXPECT_EQ(wg.bytes, emb) << w.layers[i].name;
+    }
+    EXPECT_EQ(w.layers[1].name, "embedding_tied_0");
+    EXPECT_EQ(w.layers[18].name, "logits_tied_3");
+    EXPECT_EQ(w.layers[19].pass[W::WEIGHT_GRAD].bytes, emb);
+    EXPECT_EQ(w.layers[19].pass[W::WEIGHT_GRAD].group, W::Group::DEFAULT);
     Ptr<WorkloadTrainingJob> job = CreateObject<WorkloadTrainingJob>();
     job->SetAttribute("PipelineSchedule", StringValue("1F1B"));
     job->Setup(w, 32, "built");
     EXPECT_TRUE(job->Uses(WorkloadTrainingJob::PP));
-    // 2 data-parallel replicas x 8 tensor-parallel ranks: 16 pipelines of one hop each.
+    EXPECT_TRUE(job->Uses(WorkloadTrainingJob::EMB));
+    // 2 data-parallel replicas x 8 tensor-parallel ranks: 16 pipelines of one hop each,
+    // and the same 16 first-and-last pairs for the embedding.
     const auto& pairs = job->GetGroups(WorkloadTrainingJob::PP);
     ASSERT_EQ(pairs.size(), 16u);
     EXPECT_EQ(pairs[0], (std::vector<uint32_t>{0, 8}));
     EXPECT_EQ(pairs[9], (std::vector<uint32_t>{17, 25}));
+    EXPECT_EQ(job->GetGroups(WorkloadTrainingJob::EMB), pairs);
+    // Without stages (SimAI's mode) the ties have no group and do nothing.
+    Ptr<WorkloadTrainingJob> flat = CreateObject<WorkloadTrainingJob>();
+    flat->Setup(w, 32, "built");
+    EXPECT_FALSE(flat->Uses(WorkloadTrainingJob::EMB));
 }
 
 // ZeRO: stage 1 moves each layer's gradient reduction into a zero_shard entry before the

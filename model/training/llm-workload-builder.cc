@@ -110,16 +110,14 @@ LlmWorkloadBuilder::GetTypeId()
                 UintegerValue(1),
                 MakeUintegerAccessor(&LlmWorkloadBuilder::m_pp),
                 MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "PipelineParallel", 1, 65536))
-            .AddAttribute("VirtualStages",
-                          "Model chunks per pipeline stage (written as vpp; Layers must be a "
-                          "multiple of PipelineParallel x VirtualStages): each layer's stage "
-                          "is its chunk, for WorkloadTrainingJob's interleaved 1F1B.",
-                          UintegerValue(1),
-                          MakeUintegerAccessor(&LlmWorkloadBuilder::m_vpp),
-                          MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder",
-                                                          "VirtualStages",
-                                                          1,
-                                                          1024))
+            .AddAttribute(
+                "VirtualStages",
+                "Model chunks per pipeline stage (written as vpp; Layers must be a "
+                "multiple of PipelineParallel x VirtualStages): each layer's stage "
+                "is its chunk, for WorkloadTrainingJob's interleaved 1F1B.",
+                UintegerValue(1),
+                MakeUintegerAccessor(&LlmWorkloadBuilder::m_vpp),
+                MakeIbUintegerChecker<uint32_t>("LlmWorkloadBuilder", "VirtualStages", 1, 1024))
             .AddAttribute("ZeroStage",
                           "ZeRO / distributed-optimizer stage of the data parallelism: 0 "
                           "allreduces the gradients; 1 and 2 reduce-scatter them and "
@@ -280,10 +278,21 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
 
     // The embedding: its gradient (V h / t) is reduced at the end of the backward pass.
     const double logits = 2 * b * s * h * m_vocab / m_tp;
+    const uint64_t embBytes = uint64_t(m_vocab) * m_hidden / m_tp * m_bytes;
     add("embedding_layer",
         pass(0, NONE, D, 0),
         pass(0, NONE, D, 0),
-        pass(0, W::Collective::ALLREDUCE, D, uint64_t(m_vocab) * m_hidden / m_tp * m_bytes));
+        pass(0, W::Collective::ALLREDUCE, D, embBytes));
+    // Pipelines tie the output layer to the embedding (Megatron-LM's default): the last
+    // stage keeps a copy, whose gradient is reduced in its data-parallel group, and the
+    // first and last stage then allreduce the embedding's gradient between them.
+    if (m_pp > 1)
+    {
+        add("embedding_tied_0",
+            pass(0, NONE, D, 0),
+            pass(0, NONE, D, 0),
+            pass(0, W::Collective::ALLREDUCE, W::Group::EMB, embBytes));
+    }
     const double attnFlops = AttentionFlops();
     const double mlpFlops = MlpFlops();
     const uint64_t attnParams = 4ull * m_hidden * m_hidden / m_tp * m_bytes;
@@ -383,10 +392,17 @@ LlmWorkloadBuilder::Build(uint32_t gpus) const
             pass(0, NONE, D, 0));
         shard(first, n);
     }
+    if (m_pp > 1)
+    {
+        add("logits_tied_" + std::to_string(m_layers - 1),
+            pass(0, NONE, D, 0),
+            pass(0, NONE, D, 0),
+            pass(0, W::Collective::ALLREDUCE, W::Group::EMB, embBytes));
+    }
     add("logits",
         pass(ns(logits), NONE, D, 0),
         pass(ns(logits), NONE, D, 0),
-        pass(ns(logits), NONE, D, 0));
+        pass(ns(logits), W::Collective::ALLREDUCE, D, m_pp > 1 ? embBytes : 0));
     // Stages: the embedding with the first layers, the logits with the last; a layer's
     // entries are those whose names end in its number.
     uint32_t layer = 0;

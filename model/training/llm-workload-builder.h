@@ -38,8 +38,10 @@ namespace ns3
  *   embedding with the first, the logits with the last), each layer's stage set; between
  *   stages a micro-batch's activations b s h bytes-per-element (over t with
  *   SequenceParallel) as pp_comm, MicroBatches as ga; with VirtualStages v, layer
- *   stages are model chunks of Layers / (PipelineParallel v) layers (interleaved 1F1B). The tied embedding's allreduce
- *   between the first and the last stage is not modelled.
+ *   stages are model chunks of Layers / (PipelineParallel v) layers (interleaved 1F1B).
+ *   The output layer is tied to the embedding: the last stage's copy (V h / t) is
+ *   allreduced in its data-parallel group, then first and last stage allreduce it
+ *   between them (EMB group; entries embedding_tied_0 and logits_tied_N).
  * - ZeroStage 1 or 2: each layer's gradients are reduce-scattered in the data-parallel
  *   group (DP_EP for experts) and its updated parameters allgathered before its next
  *   forward pass (entries zero_shard_N before the layer's); 3 also allgathers them

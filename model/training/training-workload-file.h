@@ -73,7 +73,8 @@ class TrainingWorkloadFile
         DEFAULT, ///< the pass's group for the parallelism kind (no suffix)
         EP,      ///< expert-parallel group (suffix _EP)
         DP_EP,   ///< data-parallel group across expert groups (suffix _DP_EP)
-        DP       ///< data-parallel group in any pass (set by builders: no file suffix)
+        DP,      ///< data-parallel group in any pass (set by builders: no file suffix)
+        EMB      ///< first and last pipeline stage: the tied embedding (set by builders)
     };
 
     /// The passes of a layer.

@@ -111,7 +111,7 @@ WorkloadTrainingJob::DoDispose()
 std::string
 WorkloadTrainingJob::GroupKindName(GroupKind k)
 {
-    static const char* const names[] = {"TP", "DP", "EP", "DP_EP", "ALL", "PP"};
+    static const char* const names[] = {"TP", "DP", "EP", "DP_EP", "ALL", "PP", "EMB"};
     return names[k];
 }
 
@@ -292,6 +292,10 @@ WorkloadTrainingJob::Setup(const TrainingWorkloadFile& workload,
             {
                 m_groups[PP].push_back({base + (pp - 1) * tp, base});
             }
+            if (pp > 1)
+            {
+                m_groups[EMB].push_back({base, base + (pp - 1) * tp});
+            }
         }
         m_uses[PP] = pp > 1 && workload.ppComm > 0;
     }
@@ -325,6 +329,8 @@ WorkloadTrainingJob::TransformerGroup(TrainingWorkloadFile::Pass p, TrainingWork
         return DP_EP;
     case TrainingWorkloadFile::Group::DP:
         return DP;
+    case TrainingWorkloadFile::Group::EMB:
+        return EMB;
     default:
         return p == TrainingWorkloadFile::WEIGHT_GRAD ? DP : TP;
     }
@@ -338,8 +344,9 @@ WorkloadTrainingJob::AddCollective(const TrainingWorkloadFile::Layer& layer,
 {
     const TrainingWorkloadFile::PassSpec& ps = layer.pass[pass];
     // Nothing to do among one rank (SimAI drops a collective whose group is one GPU).
+    // (Without pipeline stages there are no EMB groups: first and last stage are one.)
     if (ps.collective == TrainingWorkloadFile::Collective::NONE || ps.bytes == 0 ||
-        m_groups[group].front().size() < 2)
+        m_groups[group].empty() || m_groups[group].front().size() < 2)
     {
         return UINT32_MAX;
     }

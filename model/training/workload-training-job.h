@@ -36,7 +36,7 @@ struct WorkloadIterationRecord
     /// it took its steps, and after its last step for its last asynchronous collectives (to
     /// the kind of the last of them to end); PP: waiting for a pipeline transfer that had
     /// started
-    std::array<Time, 6> exposed;
+    std::array<Time, 7> exposed;
     /// pipeline bubble: time the rank waited for a pipeline neighbour that had not yet sent
     /// what it needed (PipelineSchedule 1F1B or GPipe)
     Time bubble;
@@ -135,11 +135,12 @@ class WorkloadTrainingJob : public Object
         EP = 2,    ///< expert parallel
         DP_EP = 3, ///< data parallel across expert groups
         ALL = 4,   ///< every rank
-        PP = 5     ///< two neighbouring stages of a pipeline (send/receive between them)
+        PP = 5,    ///< two neighbouring stages of a pipeline (send/receive between them)
+        EMB = 6    ///< a pipeline's first and last stage (the tied embedding's gradient)
     };
 
     /// Number of group kinds.
-    static constexpr uint32_t N_GROUP_KINDS = 6;
+    static constexpr uint32_t N_GROUP_KINDS = 7;
 
     /// How the micro-batches of a pipeline-parallel workload are scheduled.
     enum PipelineSchedule : uint8_t
