@@ -66,7 +66,10 @@ main(int argc, char* argv[])
                  "workload file (ASTRA-sim 1.0 / SimAI text format); default: "
                  "examples/workloads/gpt-4layer-tp8.txt of the source tree",
                  workload);
-    cmd.AddValue("fabric", "ib, roce, tcp-eth, or all (each in turn)", fabricArg);
+    cmd.AddValue("fabric",
+                 "ib, roce, tcp-eth, ib-flow (the IB fabric at flow level: no packets), or all "
+                 "(ib, roce and tcp-eth in turn)",
+                 fabricArg);
     cmd.AddValue("speed", "link speed (4x): SDR..NDR; RoCE and TCP get the same data rate", speed);
     cmd.AddValue("gpus", "GPUs (0: the file's all_gpus)", gpus);
     cmd.AddValue("gpus-per-server", "GPUs (and NICs) per server", gpusPerServer);
@@ -221,8 +224,8 @@ main(int argc, char* argv[])
         gpusPerServer >= 1 && n % gpusPerServer == 0,
         "--gpus=" << n << " is not whole servers of --gpus-per-server=" << gpusPerServer);
     NS_ABORT_MSG_UNLESS(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
-                            fabricArg == "all",
-                        "--fabric=" << fabricArg << ": use ib, roce, tcp-eth or all");
+                            fabricArg == "ib-flow" || fabricArg == "all",
+                        "--fabric=" << fabricArg << ": use ib, roce, tcp-eth, ib-flow or all");
     IbLinkRate::Speed s;
     NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
                         "--speed=" << speed << " is unknown; use one of "
@@ -287,12 +290,20 @@ main(int argc, char* argv[])
         Ptr<WorkloadTrainingJob> job;
         IbFabric ibFabric;
         EthFabric ethFabric;
+        IbFlowFabric flowFabric;
         if (kind == "ib")
         {
             IbFabricHelper fh;
             fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
             ibFabric = fh.Build(topology);
             job = wh.InstallIb(w, workload, ibFabric);
+        }
+        else if (kind == "ib-flow")
+        {
+            IbFlowFabricHelper fh;
+            fh.SetRoutingEngine("ftree");
+            flowFabric = fh.Build(topology);
+            job = wh.InstallFlow(w, workload, flowFabric);
         }
         else
         {

@@ -5,6 +5,7 @@
 #include "collective-helper.h"
 
 #include "ns3/abort.h"
+#include "ns3/collective-flow-transport.h"
 #include "ns3/collective-halving-doubling-algorithm.h"
 #include "ns3/collective-ib-transport.h"
 #include "ns3/collective-nvlink-transport.h"
@@ -52,6 +53,7 @@ CollectiveHelper::CollectiveHelper()
     m_comm.SetTypeId("ns3::CollectiveCommunicator");
     m_ib.SetTypeId("ns3::CollectiveIbTransport");
     m_tcp.SetTypeId("ns3::CollectiveTcpTransport");
+    m_flow.SetTypeId("ns3::CollectiveFlowTransport");
     m_nvlink.SetTypeId("ns3::CollectiveNvlinkTransport");
 }
 
@@ -230,6 +232,43 @@ CollectiveHelper::InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts)
         sharp->Setup(m_sharp, hcas);
     }
     Attach(comm, t, algo, hosts);
+    return comm;
+}
+
+void
+CollectiveHelper::SetFlowTransportAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_flow.Set(name, value);
+}
+
+Ptr<CollectiveCommunicator>
+CollectiveHelper::InstallFlow(const IbFlowFabric& fabric, std::vector<uint32_t> hosts)
+{
+    if (hosts.empty())
+    {
+        for (uint32_t i = 0; i < fabric.GetNHosts(); ++i)
+        {
+            hosts.push_back(i);
+        }
+    }
+    for (uint32_t h : hosts)
+    {
+        NS_ABORT_MSG_UNLESS(h < fabric.GetNHosts(),
+                            "CollectiveHelper::InstallFlow: no host " << h << " (the fabric has "
+                                                                      << fabric.GetNHosts() << ")");
+    }
+    Ptr<CollectiveFlowTransport> t = m_flow.Create<CollectiveFlowTransport>();
+    t->Setup(
+        hosts.size(),
+        fabric.GetNetwork(),
+        CollectiveFlowTransport::RouteCallback([fabric, hosts](uint32_t a, uint32_t b, uint32_t) {
+            return fabric.GetRoute(hosts[a], hosts[b]);
+        }));
+    Ptr<CollectiveCommunicator> comm = m_comm.Create<CollectiveCommunicator>();
+    NS_ABORT_MSG_IF(m_algorithm == "sharp",
+                    "CollectiveHelper::InstallFlow: sharp aggregates in the switches, which the "
+                    "flow-level model does not have; choose ring, tree, hd, rd, dbtree or hier");
+    Attach(comm, t, NewAlgorithm(), hosts);
     return comm;
 }
 

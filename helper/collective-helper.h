@@ -7,6 +7,7 @@
 
 #include "eth-fabric-helper.h"
 #include "ib-fabric-helper.h"
+#include "ib-flow-fabric-helper.h"
 #include "ib-hca-helper.h"
 
 #include "ns3/collective-algorithm.h"
@@ -102,6 +103,22 @@ class CollectiveHelper
      */
     Ptr<CollectiveCommunicator> InstallIb(const IbFabric& fabric, std::vector<uint32_t> hosts = {});
     /**
+     * A communicator at flow level (CollectiveFlowTransport): rank i is host @p hosts[i]
+     * of the flow fabric, its messages flows over the routing engine's paths. Timing only
+     * (no data mode); the NVLink domain as with InstallIb. Algorithm sharp is refused.
+     * @param fabric the fabric (IbFlowFabricHelper::Build)
+     * @param hosts host indices, in rank order (empty: all hosts)
+     * @return the communicator
+     */
+    Ptr<CollectiveCommunicator> InstallFlow(const IbFlowFabric& fabric,
+                                            std::vector<uint32_t> hosts = {});
+    /**
+     * @param name an attribute of ns3::CollectiveFlowTransport
+     * @param value its value
+     */
+    void SetFlowTransportAttribute(const std::string& name, const AttributeValue& value);
+
+    /**
      * A communicator over RoCEv2: the same RDMA transport (CollectiveIbTransport, RC queue
      * pairs) on the hosts' RoCE ports; rank i is host @p hosts[i] of the Ethernet fabric.
      * Algorithm sharp needs InfiniBand switches and is refused.
@@ -192,6 +209,7 @@ class CollectiveHelper
     ObjectFactory m_comm;        //!< communicator factory
     ObjectFactory m_ib;          //!< IB transport factory
     ObjectFactory m_tcp;         //!< TCP transport factory
+    ObjectFactory m_flow;        //!< flow-level transport factory
     ObjectFactory m_nvlink;      //!< NVLink transport factory
     uint32_t m_gpusPerServer{0}; //!< SetGpusPerServer (0: no NVLink domain)
     IbHcaHelper m_hcaHelper;     //!< HCAs for hosts without one

@@ -99,6 +99,20 @@ WorkloadTrainingHelper::InstallIb(const TrainingWorkloadFile& workload,
 }
 
 Ptr<WorkloadTrainingJob>
+WorkloadTrainingHelper::InstallFlow(const TrainingWorkloadFile& workload,
+                                    const std::string& source,
+                                    const IbFlowFabric& fabric,
+                                    std::vector<uint32_t> hosts)
+{
+    return Install(workload,
+                   source,
+                   AllIfEmpty(hosts, fabric.GetNHosts()),
+                   [&fabric](CollectiveHelper& h, const std::vector<uint32_t>& members) {
+                       return h.InstallFlow(fabric, members);
+                   });
+}
+
+Ptr<WorkloadTrainingJob>
 WorkloadTrainingHelper::InstallRoce(const TrainingWorkloadFile& workload,
                                     const std::string& source,
                                     const EthFabric& fabric,

@@ -61,6 +61,18 @@ class WorkloadTrainingHelper
                                        const IbFabric& fabric,
                                        std::vector<uint32_t> hosts = {});
     /**
+     * The same at flow level (CollectiveHelper::InstallFlow): timing only.
+     * @param workload the workload
+     * @param source its name, for messages
+     * @param fabric the flow-level fabric
+     * @param hosts the ranks' hosts (empty: all hosts)
+     * @return the job (not started)
+     */
+    Ptr<WorkloadTrainingJob> InstallFlow(const TrainingWorkloadFile& workload,
+                                         const std::string& source,
+                                         const IbFlowFabric& fabric,
+                                         std::vector<uint32_t> hosts = {});
+    /**
      * @param workload the workload
      * @param source its name for messages
      * @param fabric an Ethernet fabric with RoCE NICs

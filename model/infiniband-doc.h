@@ -76,6 +76,13 @@
  */
 
 /**
+ * @defgroup infiniband-flow Flow-level model
+ * @ingroup infiniband
+ * A fluid network of links shared max-min fairly by flows, for the flow-level transport
+ * of the collectives (no packets, credits or pauses).
+ */
+
+/**
  * @defgroup infiniband-ipoib IP over InfiniBand
  * @ingroup infiniband
  * IPoIB datagram mode as an ns-3 NetDevice over UD queue pairs.

@@ -39,6 +39,7 @@ LayerRanks()
         {"switch", 3},
         {"subnet", 4},
         {"transport", 5},
+        {"flow", 5},
         {"ipoib", 6},
         {"collectives", 6},
         {"sharp", 7},
