@@ -246,6 +246,12 @@ main(int argc, char* argv[])
     }
     NS_ABORT_MSG_UNLESS(topologyKind == "rail-optimized" || topologyKind == "rail-only",
                         "--topology=" << topologyKind << ": use rail-optimized or rail-only");
+    NS_ABORT_MSG_IF(topologyKind == "rail-only" && pp > 1 && tp % gpusPerServer != 0,
+                    "--topology=rail-only with --pp=" << pp << " and --tp=" << tp
+                                                      << ": pipeline neighbours (GPU k and "
+                                                         "k + tp) would sit on different rails "
+                                                         "of different servers; give --tp a "
+                                                         "multiple of the GPUs per server");
     NS_ABORT_MSG_IF(topologyKind == "rail-only" && algo != "hier",
                     "--topology=rail-only with --algo=" << algo
                                                         << ": only hier keeps the fabric traffic "

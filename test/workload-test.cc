@@ -553,6 +553,17 @@ TEST_F(WorkloadTest, InterleavedStagesCutTheBubbleByTheirChunks)
     odd->SetAttribute("PipelineSchedule", StringValue("1F1B"));
     EXPECT_DEATH(odd->Setup(PipelineWorkload(P, 8, 0, 6), P, "pipeline.txt"),
                  "6 layers cannot be cut into pp x vpp = 8 model chunks");
+    EXPECT_DEATH(odd->Setup(PipelineWorkload(1, 8, 0, 8), 1, "pipeline.txt"),
+                 "2 virtual stages with pp 1: interleaving needs at least 2 stages");
+    // A builder's stages are its chunks: built for one chunk per stage, run with two.
+    Ptr<LlmWorkloadBuilder> b = CreateObject<LlmWorkloadBuilder>();
+    b->SetAttribute("Layers", UintegerValue(4));
+    b->SetAttribute("TensorParallel", UintegerValue(1));
+    b->SetAttribute("Heads", UintegerValue(8));
+    b->SetAttribute("PipelineParallel", UintegerValue(2));
+    b->SetAttribute("MicroBatches", UintegerValue(2));
+    EXPECT_DEATH(odd->Setup(b->Build(2), 2, "built"),
+                 "the layers' stages end at 1 but pp x vpp is 4 model chunks");
 }
 
 // With one micro-batch the pipeline is a chain: P forward and P backward passes and

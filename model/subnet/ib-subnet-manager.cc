@@ -276,6 +276,7 @@ IbSubnetManager::Discover(NodeContainer nodes)
 {
     m_topology = IbTopology();
     m_nodes.clear();
+    m_indexOfNode.clear();
     m_portDevices.clear();
     std::map<uint32_t, uint32_t> indexOfNode; // ns-3 node id -> topology index
     auto portsOf = [](Ptr<Node> node) {
@@ -317,6 +318,7 @@ IbSubnetManager::Discover(NodeContainer nodes)
                                       : m_topology.AddCa(ports.size(), name);
         indexOfNode[node->GetId()] = idx;
         m_nodes.push_back(node);
+        m_indexOfNode[node->GetId()] = idx;
         std::vector<Ptr<IbNetDevice>> byPort(1);
         byPort.insert(byPort.end(), ports.begin(), ports.end());
         m_portDevices.push_back(byPort);
@@ -440,6 +442,9 @@ IbSubnetManager::BringUp()
         }
     }
     m_problem = IbLidAssigner::Assign(m_topology, m_lmc, numVls);
+    // The subnets as cabled (a failure later does not make a rail of its own).
+    m_subnetOf = m_topology.HasSeparateSubnets() ? m_topology.GetComponents()
+                                                 : std::vector<uint32_t>(m_nodes.size(), 0);
     Ptr<IbRoutingEngine> engine = CreateEngine();
     m_tables = IbRoutingTables();
     std::string unreachable;
@@ -482,18 +487,12 @@ IbSubnetManager::BringUp()
 uint32_t
 IbSubnetManager::GetSubnet(Ptr<Node> node) const
 {
-    for (uint32_t i = 0; i < m_nodes.size(); ++i)
+    const auto it = m_indexOfNode.find(node->GetId());
+    if (it == m_indexOfNode.end())
     {
-        if (m_nodes[i] == node)
-        {
-            if (!m_topology.HasSeparateSubnets())
-            {
-                return 0;
-            }
-            return m_topology.GetComponents()[i];
-        }
+        return UINT32_MAX;
     }
-    return UINT32_MAX;
+    return it->second < m_subnetOf.size() ? m_subnetOf[it->second] : 0;
 }
 
 bool

@@ -237,6 +237,8 @@ class IbSubnetManager : public Object
     IbRoutingProblem m_problem;                               //!< topology + LIDs
     IbRoutingTables m_tables;                                 //!< routes
     std::vector<Ptr<Node>> m_nodes;                           //!< topology index -> ns-3 node
+    std::map<uint32_t, uint32_t> m_indexOfNode;               //!< ns-3 node id -> index
+    std::vector<uint32_t> m_subnetOf;                         //!< index -> subnet (BringUp)
     std::vector<std::vector<Ptr<IbNetDevice>>> m_portDevices; //!< [index][port] -> device
     bool m_configured;                                        //!< Configure() ran
     IbTopology m_cabled;              //!< the fabric as cabled at Configure (all links up)

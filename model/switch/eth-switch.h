@@ -499,40 +499,39 @@ class EthSwitch : public Object, public EthPortOwner
     std::string Name() const;
 
     // The frame path's data first.
-    bool m_dirty{true};                        //!< Compile() before the next frame
-    std::map<uint32_t, std::string> m_foreign; //!< AddForeignHost: address -> name
-    bool m_cutThrough{true};                   //!< CutThrough attribute
-    LoadBalancing m_lb{ECMP};                  //!< LoadBalancing attribute
-    HashFunction m_hash{CRC32};                //!< HashFunction attribute
-    uint32_t m_seed{0};                        //!< HashSeed attribute
-    uint32_t m_directBase{0};                  //!< first address of m_direct
-    std::vector<uint16_t> m_direct;            //!< [dst - base] -> group, 0xFFFF none
-    std::vector<Group> m_groups;               //!< ECMP groups
-    std::vector<uint8_t> m_groupPorts;         //!< their ports
-    std::vector<PortInfo> m_info;              //!< [port]
-    std::vector<IngressPg> m_ingress;          //!< [port * 8 + prio]
-    std::vector<uint32_t> m_egress;            //!< [port * 8 + prio] queued bytes
-    std::vector<uint32_t> m_egressLossy;       //!< [port * 8 + prio] lossy bytes (shared pool)
-    uint64_t m_sharedUsed{0};                  //!< bytes in the shared pool
-    uint64_t m_sharedSize{0};                  //!< the shared pool
-    double m_pfcAlpha{1.0};                    //!< PfcAlpha attribute
-    double m_lossyAlpha{1.0};                  //!< LossyAlpha attribute
-    uint32_t m_reserved{0};                    //!< ReservedBytes attribute
-    bool m_ecn{true};                          //!< EcnEnabled attribute
-    bool m_orderArrivals{false};               //!< OrderSimultaneousArrivals attribute
-    std::vector<Arrival> m_arrivals;           //!< this instant's arrivals, when ordered
-    std::vector<Arrival> m_draining;           //!< the arrivals DrainArrivals is forwarding
-    uint32_t m_kmin{0};                        //!< EcnKmin attribute
-    uint32_t m_kmax{0};                        //!< EcnKmax attribute
-    double m_pmax{0};                          //!< EcnPmax attribute
-    Ptr<UniformRandomVariable> m_uniform;      //!< ECN marking
-    std::vector<Flowlet> m_flowlets;           //!< flowlet table
-    Time m_flowletTimeout;                     //!< FlowletTimeout attribute
-    uint32_t m_flowletTableSize{0};            //!< FlowletTableSize attribute
-    uint64_t m_forwarded{0};                   //!< frames forwarded
-    uint64_t m_ecnMarks{0};                    //!< CE marks
-    uint64_t m_xoffs{0};                       //!< XOFF requests
-    uint64_t m_xons{0};                        //!< XON requests
+    bool m_dirty{true};                   //!< Compile() before the next frame
+    bool m_cutThrough{true};              //!< CutThrough attribute
+    LoadBalancing m_lb{ECMP};             //!< LoadBalancing attribute
+    HashFunction m_hash{CRC32};           //!< HashFunction attribute
+    uint32_t m_seed{0};                   //!< HashSeed attribute
+    uint32_t m_directBase{0};             //!< first address of m_direct
+    std::vector<uint16_t> m_direct;       //!< [dst - base] -> group, 0xFFFF none
+    std::vector<Group> m_groups;          //!< ECMP groups
+    std::vector<uint8_t> m_groupPorts;    //!< their ports
+    std::vector<PortInfo> m_info;         //!< [port]
+    std::vector<IngressPg> m_ingress;     //!< [port * 8 + prio]
+    std::vector<uint32_t> m_egress;       //!< [port * 8 + prio] queued bytes
+    std::vector<uint32_t> m_egressLossy;  //!< [port * 8 + prio] lossy bytes (shared pool)
+    uint64_t m_sharedUsed{0};             //!< bytes in the shared pool
+    uint64_t m_sharedSize{0};             //!< the shared pool
+    double m_pfcAlpha{1.0};               //!< PfcAlpha attribute
+    double m_lossyAlpha{1.0};             //!< LossyAlpha attribute
+    uint32_t m_reserved{0};               //!< ReservedBytes attribute
+    bool m_ecn{true};                     //!< EcnEnabled attribute
+    bool m_orderArrivals{false};          //!< OrderSimultaneousArrivals attribute
+    std::vector<Arrival> m_arrivals;      //!< this instant's arrivals, when ordered
+    std::vector<Arrival> m_draining;      //!< the arrivals DrainArrivals is forwarding
+    uint32_t m_kmin{0};                   //!< EcnKmin attribute
+    uint32_t m_kmax{0};                   //!< EcnKmax attribute
+    double m_pmax{0};                     //!< EcnPmax attribute
+    Ptr<UniformRandomVariable> m_uniform; //!< ECN marking
+    std::vector<Flowlet> m_flowlets;      //!< flowlet table
+    Time m_flowletTimeout;                //!< FlowletTimeout attribute
+    uint32_t m_flowletTableSize{0};       //!< FlowletTableSize attribute
+    uint64_t m_forwarded{0};              //!< frames forwarded
+    uint64_t m_ecnMarks{0};               //!< CE marks
+    uint64_t m_xoffs{0};                  //!< XOFF requests
+    uint64_t m_xons{0};                   //!< XON requests
     std::vector<std::array<uint64_t, N_DROP_REASONS>> m_drops; //!< [port][reason]
 
     std::vector<Ptr<EthNetDevice>> m_ports; //!< index = port number; [0] unused
@@ -550,6 +549,7 @@ class EthSwitch : public Object, public EthPortOwner
     TracedCallback<uint8_t, uint8_t> m_xonTrace;                                   //!< PfcXon
     TracedCallback<uint8_t, uint8_t, uint32_t> m_egressTrace;                      //!< EgressQueue
     TracedCallback<uint8_t, uint8_t, uint32_t, uint32_t, uint32_t> m_ingressTrace; //!< Ingress
+    std::map<uint32_t, std::string> m_foreign; //!< AddForeignHost: address -> name (cold)
 };
 
 } // namespace ns3

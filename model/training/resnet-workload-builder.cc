@@ -73,13 +73,19 @@ ResNetWorkloadBuilder::GetTypeId()
                           "allreduce per layer.",
                           UintegerValue(25 << 20),
                           MakeUintegerAccessor(&ResNetWorkloadBuilder::m_bucketBytes),
-                          MakeUintegerChecker<uint64_t>())
+                          MakeIbUintegerChecker<uint64_t>("ResNetWorkloadBuilder",
+                                                          "BucketBytes",
+                                                          0,
+                                                          uint64_t(1) << 40))
             .AddAttribute("FirstBucketBytes",
                           "Size of the first bucket, the last layers' gradients (PyTorch: "
                           "1 MiB).",
                           UintegerValue(1 << 20),
                           MakeUintegerAccessor(&ResNetWorkloadBuilder::m_firstBucketBytes),
-                          MakeUintegerChecker<uint64_t>());
+                          MakeIbUintegerChecker<uint64_t>("ResNetWorkloadBuilder",
+                                                          "FirstBucketBytes",
+                                                          0,
+                                                          uint64_t(1) << 40));
     return tid;
 }
 

@@ -214,6 +214,11 @@ WorkloadTrainingJob::Setup(const TrainingWorkloadFile& workload,
                                                     << " pipeline stages; lower pp in the file");
         m_stages = pp;
         m_vpp = m_virtualStages > 0 ? m_virtualStages : std::max<uint32_t>(1, workload.vpp);
+        NS_ABORT_MSG_IF(m_vpp > 1 && pp < 2,
+                        "WorkloadTrainingJob: " << source << ": " << m_vpp
+                                                << " virtual stages with pp " << pp
+                                                << ": interleaving needs at least 2 stages; set "
+                                                   "VirtualStages (or the file's vpp) to 1");
         NS_ABORT_MSG_IF(m_vpp > 1 && m_schedule != PIPELINE_1F1B,
                         "WorkloadTrainingJob: " << source << ": " << m_vpp
                                                 << " virtual stages need PipelineSchedule "
@@ -249,6 +254,14 @@ WorkloadTrainingJob::Setup(const TrainingWorkloadFile& workload,
                                                "decrease and stay below pp x vpp "
                                             << chunks);
             }
+            NS_ABORT_MSG_UNLESS(layers.back().stage + 1 == chunks,
+                                "WorkloadTrainingJob: "
+                                    << source << ": the layers' stages end at "
+                                    << layers.back().stage << " but pp x vpp is " << chunks
+                                    << " model chunks (0.." << chunks - 1
+                                    << "); build the workload with the same vpp "
+                                       "(LlmWorkloadBuilder VirtualStages) as the job's "
+                                       "VirtualStages");
             for (uint32_t st = chunks; st-- > 0;)
             {
                 m_stageFirst[st] = m_stageFirst[st + 1];
@@ -260,6 +273,14 @@ WorkloadTrainingJob::Setup(const TrainingWorkloadFile& workload,
                         break;
                     }
                 }
+            }
+            for (uint32_t st = 0; st < chunks; ++st)
+            {
+                NS_ABORT_MSG_UNLESS(m_stageFirst[st] < m_stageFirst[st + 1],
+                                    "WorkloadTrainingJob: " << source << ": no layer has stage "
+                                                            << st << " of the " << chunks
+                                                            << " model chunks (pp x vpp); "
+                                                               "give every chunk a layer");
             }
         }
         m_mb = m_microBatches > 0 ? m_microBatches : workload.ga;
