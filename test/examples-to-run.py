@@ -57,6 +57,7 @@ cpp_examples = [
     ),
     ("ai-workload --gpus=16", "True", "False"),
     ("ai-workload --model=resnet50 --gpus=16 --fabric=all", "True", "False"),
+    ("ai-workload --gpus=32 --fabric=ib-flow", "True", "False"),
     (
         "gpu-cluster-collectives --coll=alltoallv --topology=rail-only --fabric=all --servers=2 "
         "--gpus=4 --radix=8 --b=64K --e=256K --check=true",
