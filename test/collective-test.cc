@@ -17,6 +17,7 @@
 #include "ns3/collective-helper.h"
 #include "ns3/collective-ib-transport.h"
 #include "ns3/collective-reduction.h"
+#include "ns3/collective-tcp-transport.h"
 #include "ns3/core-module.h"
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-hca.h"
@@ -653,6 +654,33 @@ TEST_F(CollectiveTest, ReduceScatterAllGatherBroadcastBarrier)
         EXPECT_EQ(comm->GetMessages(id), n * 3u); // 3 rounds for 6 ranks
         EXPECT_GT(comm->GetDuration(id), NanoSeconds(3 * 500));
     }
+}
+
+// TCP connects a pair when it first talks: a ring of 4 opens its 4 neighbour connections
+// (8 ends), not the 6 of the full mesh; a broadcast from the highest rank, which sends
+// before any lower rank, still connects (the lower rank dials) and delivers.
+TEST_F(CollectiveTest, TcpConnectsOnlyThePairsThatTalk)
+{
+    const IbTopology topo = IbTopologyBuilder::FatTree2Level(4, 4);
+    NodeContainer hosts =
+        CollectiveHelper::BuildIpFabric(topo, DataRate("10Gbps"), MicroSeconds(1));
+    CollectiveHelper h;
+    h.SetAlgorithm("ring");
+    Ptr<CollectiveCommunicator> ring = h.InstallTcp(hosts);
+    CollectiveOpSpec spec;
+    spec.count = 4096;
+    ASSERT_NE(CollectiveHelper::Run(ring, spec), Time::Max());
+    EXPECT_EQ(DynamicCast<CollectiveTcpTransport>(ring->GetTransport())->GetNConnected(), 8u);
+    CollectiveHelper t;
+    t.SetAlgorithm("tree");
+    Ptr<CollectiveCommunicator> tree = t.InstallTcp(hosts);
+    CollectiveOpSpec bcast;
+    bcast.kind = CollectiveKind::BROADCAST;
+    bcast.count = 4096;
+    bcast.root = 3;
+    ASSERT_NE(CollectiveHelper::Run(tree, bcast), Time::Max());
+    // A binomial tree from rank 3 talks over 3 pairs.
+    EXPECT_EQ(DynamicCast<CollectiveTcpTransport>(tree->GetTransport())->GetNConnected(), 6u);
 }
 
 TEST_F(CollectiveTest, TcpOverPointToPointAndIbGiveIdenticalResults)

@@ -566,6 +566,45 @@ TEST_F(WorkloadTest, InterleavedStagesCutTheBubbleByTheirChunks)
                  "the layers' stages end at 1 but pp x vpp is 4 model chunks");
 }
 
+// Interleaved stages over a fabric: 2 stages of 2 chunks, 2 micro-batches, 1 MiB between
+// chunks. Every hand-over is a broadcast on its pair's communicator, the last stage's
+// chunk 0 to the first stage's chunk 1 on the pair (stage 1, stage 0); each stage's
+// time is its compute, bubble and waits, to the nanosecond.
+TEST_F(WorkloadTest, InterleavedHandOversCrossTheFabricIncludingLastToFirst)
+{
+    const uint32_t P = 2;
+    const uint32_t M = 2;
+    IbFabricHelper fh;
+    IbFabric fabric = fh.Build(IbTopologyBuilder::FatTree2Level(4, 4));
+    CollectiveHelper ch;
+    WorkloadTrainingHelper wh(ch);
+    wh.SetJobAttribute("TickTime", TimeValue(MicroSeconds(1)));
+    wh.SetJobAttribute("PipelineSchedule", StringValue("1F1B"));
+    wh.SetJobAttribute("VirtualStages", UintegerValue(2));
+    Ptr<WorkloadTrainingJob> job =
+        wh.InstallIb(PipelineWorkload(P, M, 1 << 20, 4), "vpp", fabric, {0, 2});
+    ASSERT_EQ(job->GetGroups(WorkloadTrainingJob::PP),
+              (std::vector<std::vector<uint32_t>>{{0, 1}, {1, 0}}));
+    job->Start();
+    Simulator::Run();
+    ASSERT_TRUE(job->IsDone());
+    EXPECT_EQ(job->GetCollectives(), 2u * M * (P * 2 - 1));
+    // The wrap pair carried the hand-overs from the last chunk of stage 1 to stage 0.
+    const uint64_t wrapped =
+        job->GetCommunicator(WorkloadTrainingJob::PP, 1)->GetTransport()->GetBytesSent();
+    EXPECT_EQ(wrapped, 2u * M * (1 << 20)) << "M forward and M backward hand-overs";
+    for (const WorkloadIterationRecord& r : job->GetRecords())
+    {
+        Time sum = r.compute + r.bubble;
+        for (const Time& e : r.exposed)
+        {
+            sum += e;
+        }
+        EXPECT_EQ(sum, r.GetDuration()) << "stage " << r.rank;
+        EXPECT_GT(r.exposed[WorkloadTrainingJob::PP], Time(0)) << "stage " << r.rank;
+    }
+}
+
 // With one micro-batch the pipeline is a chain: P forward and P backward passes and
 // 2 (P - 1) transfers one after the other, each taking what a two-rank broadcast of
 // pp_comm bytes takes alone on the same fabric; the receivers' wait for a transfer
