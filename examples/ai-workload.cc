@@ -117,6 +117,12 @@ main(int argc, char* argv[])
                         "--model=" << model << ": use dense, moe, resnet50 or bert-large");
     NS_ABORT_MSG_IF((model == "resnet50" || model == "bert-large") && (pp > 1 || zero > 0),
                     "--model=" << model << " is data parallel: no --pp or --zero");
+    NS_ABORT_MSG_IF((model == "resnet50" || model == "bert-large") &&
+                        (layers != 4 || hidden != 4096 || seq != 2048 || tp != 8 || vpp != 1),
+                    "--model=" << model
+                               << " has its own shape and recipe (ai-training-fabrics'): "
+                                  "--layers, --hidden, --seq, --tp and --vpp are for dense and "
+                                  "moe; leave them out");
     NS_ABORT_MSG_IF(!model.empty() && !workload.empty(),
                     "--model and --workload: give one of them");
     NS_ABORT_MSG_IF(!model.empty() && gpus == 0, "--model: say how many GPUs (--gpus)");

@@ -174,8 +174,15 @@ CollectiveIbTransport::IsDataMode() const
 Ptr<IbQueuePair>
 CollectiveIbTransport::GetQueuePair(uint32_t a, uint32_t b) const
 {
-    auto it = m_endpoints.find(Key(a, b, 0));
-    return it == m_endpoints.end() ? nullptr : it->second.qp;
+    for (uint32_t lane = 0; lane < m_lanes; ++lane)
+    {
+        auto it = m_endpoints.find(Key(a, b, lane));
+        if (it != m_endpoints.end())
+        {
+            return it->second.qp;
+        }
+    }
+    return nullptr;
 }
 
 uint32_t

@@ -70,7 +70,8 @@ class CollectiveIbTransport : public CollectiveTransport
     /**
      * @param a a rank
      * @param b another rank
-     * @return the (first) queue pair of @p a towards @p b, or null if they never talked
+     * @return the queue pair of @p a towards @p b of the lowest lane they used, or null
+     *         if they never talked
      */
     Ptr<IbQueuePair> GetQueuePair(uint32_t a, uint32_t b) const;
     /// @return the number of queue pairs created (two per connected pair of ranks and lane)
