@@ -111,13 +111,22 @@ RunJobs(const Scenario& sc,
         ch.SetAlgorithmAttribute("Channels", UintegerValue(sc.channels));
     }
     ch.SetIbTransportAttribute("QueuePairsPerPeer", UintegerValue(sc.channels));
+    ch.SetFlowTransportAttribute("QueuePairsPerPeer", UintegerValue(sc.channels));
     WorkloadTrainingHelper wh(ch);
     wh.SetJobAttribute("Iterations", UintegerValue(sc.iterations));
     wh.SetJobAttribute("PipelineSchedule", StringValue(sc.schedule));
     IbFabric ibFabric;
     EthFabric ethFabric;
+    IbFlowFabric flowFabric;
     const bool ib = kind == "ib" || kind == "ib-sharp";
-    if (ib)
+    const bool flow = kind == "ib-flow";
+    if (flow)
+    {
+        IbFlowFabricHelper fh;
+        fh.SetRoutingEngine("ftree");
+        flowFabric = fh.Build(sc.topology);
+    }
+    else if (ib)
     {
         IbFabricHelper fh;
         fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
@@ -145,6 +154,10 @@ RunJobs(const Scenario& sc,
         ethFabric = fh.Build(sc.topology);
     }
     auto install = [&](const JobSpec& j, const std::vector<uint32_t>& h) {
+        if (flow)
+        {
+            return wh.InstallFlow(j.w, j.name, flowFabric, h);
+        }
         if (ib)
         {
             return wh.InstallIb(j.w, j.name, ibFabric, h);
@@ -161,6 +174,10 @@ RunJobs(const Scenario& sc,
         return wh.InstallTcp(j.w, j.name, nodes);
     };
     auto pair = [&](uint32_t a, uint32_t b) {
+        if (flow)
+        {
+            return ch.InstallFlow(flowFabric, {a, b});
+        }
         if (ib)
         {
             return ch.InstallIb(ibFabric, {a, b});
@@ -198,7 +215,8 @@ RunJobs(const Scenario& sc,
         bg = CreateObject<BackgroundTraffic>();
         bg->SetAttribute("Load", DoubleValue(sc.background));
         bg->SetAttribute("LineRate", DataRateValue(sc.lineRate));
-        const uint32_t n = ibFabric.hosts.GetN() + ethFabric.hosts.GetN();
+        const uint32_t n =
+            ibFabric.hosts.GetN() + ethFabric.hosts.GetN() + (flow ? flowFabric.GetNHosts() : 0);
         const uint32_t servers = n / sc.gpusPerServer;
         for (uint32_t h = 0; h < n; ++h)
         {
@@ -336,7 +354,8 @@ main(int argc, char* argv[])
     cmd.AddValue("speed", "link speed (4x): SDR..NDR; Ethernet gets the same data rate", speed);
     cmd.AddValue("fabric",
                  "comma-separated: ib, ib-sharp (data-parallel groups aggregate in the "
-                 "switches), roce, tcp-eth; or all",
+                 "switches), roce, tcp-eth, ib-flow (the IB fabric at flow level); or all "
+                 "(the first four)",
                  fabricArg);
     cmd.AddValue("placement", "packed, fragmented or random (RngRun picks the order)", placement);
     cmd.AddValue("model", "the first job's model: dense or moe", model);
@@ -430,8 +449,9 @@ main(int argc, char* argv[])
         std::string k;
         while (std::getline(in, k, ','))
         {
-            NS_ABORT_MSG_UNLESS(k == "ib" || k == "ib-sharp" || k == "roce" || k == "tcp-eth",
-                                "--fabric: " << k << " is not ib, ib-sharp, roce or tcp-eth");
+            NS_ABORT_MSG_UNLESS(
+                k == "ib" || k == "ib-sharp" || k == "roce" || k == "tcp-eth" || k == "ib-flow",
+                "--fabric: " << k << " is not ib, ib-sharp, roce, tcp-eth or ib-flow");
             kinds.push_back(k);
         }
         NS_ABORT_MSG_IF(kinds.empty(), "--fabric: name at least one fabric");
@@ -600,7 +620,7 @@ main(int argc, char* argv[])
                 r.shared.bubble.GetSeconds() * 1e6,
                 j + 1 == jobs.size() ? wall : 0.0);
         }
-        if (kinds[f] != "ib" && kinds[f] != "ib-sharp")
+        if (kinds[f] == "roce" || kinds[f] == "tcp-eth")
         {
             std::printf("  %-8s shared run: %llu ECN marks, %llu CNPs, %llu PFC frames\n",
                         kinds[f].c_str(),

@@ -58,6 +58,7 @@ cpp_examples = [
     ("ai-workload --gpus=16", "True", "False"),
     ("ai-workload --model=resnet50 --gpus=16 --fabric=all", "True", "False"),
     ("ai-workload --gpus=32 --fabric=ib-flow", "True", "False"),
+    ("ai-cluster --fabric=ib,ib-flow --layers=1 --hidden=1024 --seq=512", "True", "False"),
     (
         "gpu-cluster-collectives --coll=alltoallv --topology=rail-only --fabric=all --servers=2 "
         "--gpus=4 --radix=8 --b=64K --e=256K --check=true",
