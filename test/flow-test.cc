@@ -82,6 +82,7 @@ TEST_F(FlowTest, MaxMinSharesAndExactDrainTimes)
 TEST_F(FlowTest, CollectivesAtFlowLevelAreWithinFivePercentOfPacketLevel)
 {
     const IbTopology topo = IbTopologyBuilder::FatTree2Level(8, 16, 1.0, IbLinkRate::EDR);
+
     struct Case
     {
         const char* algo;
@@ -89,6 +90,7 @@ TEST_F(FlowTest, CollectivesAtFlowLevelAreWithinFivePercentOfPacketLevel)
         uint64_t bytes;
         double tolerance;
     };
+
     const Case cases[] = {{"ring", CollectiveKind::ALLREDUCE, 1 << 20, 0.05},
                           {"ring", CollectiveKind::ALLREDUCE, 16 << 20, 0.05},
                           {"ring", CollectiveKind::ALLTOALL, 256 << 10, 0.05},
@@ -119,8 +121,8 @@ TEST_F(FlowTest, CollectivesAtFlowLevelAreWithinFivePercentOfPacketLevel)
         ASSERT_NE(tf, Time::Max());
         const double err = tf.GetSeconds() / tp.GetSeconds() - 1;
         std::cout << c.algo << " " << CollectiveAlgorithm::KindName(c.kind) << " " << c.bytes
-                  << " B: packets " << tp.GetMicroSeconds() << " us, flows "
-                  << tf.GetMicroSeconds() << " us (" << err * 100 << " %)\n";
+                  << " B: packets " << tp.GetMicroSeconds() << " us, flows " << tf.GetMicroSeconds()
+                  << " us (" << err * 100 << " %)\n";
         EXPECT_LT(std::fabs(err), c.tolerance) << c.algo << " " << c.bytes;
     }
 }

@@ -531,7 +531,8 @@ TEST_F(IbLinkFailureTest, BadFailureSpecificationsAreRefusedWithTheEntry)
     Simulator::Stop(MilliSeconds(4));
     Simulator::Run();
     EXPECT_FALSE(early->IsLinkDown());
-    EXPECT_EQ(fab.subnetManager->GetSweeps(), 4u); // one per change: down at 0 and 1 ms, up at 2 and 3 ms
+    EXPECT_EQ(fab.subnetManager->GetSweeps(),
+              4u); // one per change: down at 0 and 1 ms, up at 2 and 3 ms
 }
 
 // A multicast group's tree is rebuilt by the sweep: no switch lists the failed cable's

@@ -362,25 +362,38 @@ CollectiveAlgorithm::RingAllGather(const Ctx& c,
 void
 CollectiveAlgorithm::BuildReduceScatter(const Ctx& c, uint64_t segBytes) const
 {
-    std::vector<uint64_t> off(c.n);
-    std::vector<uint64_t> len(c.n, segBytes);
-    for (uint32_t i = 0; i < c.n; ++i)
-    {
-        off[i] = i * segBytes;
-    }
-    RingReduceScatter(c, off, len);
+    RingSegments(c, segBytes, 1, true);
 }
 
 void
 CollectiveAlgorithm::BuildAllGather(const Ctx& c, uint64_t segBytes) const
 {
-    std::vector<uint64_t> off(c.n);
-    std::vector<uint64_t> len(c.n, segBytes);
-    for (uint32_t i = 0; i < c.n; ++i)
-    {
-        off[i] = i * segBytes;
-    }
-    RingAllGather(c, off, len);
+    RingSegments(c, segBytes, 1, false);
+}
+
+void
+CollectiveAlgorithm::RingSegments(const Ctx& c, uint64_t segBytes, uint32_t channels, bool reduce)
+{
+    // Channel k takes part k of every rank's segment.
+    std::vector<uint64_t> chOff;
+    std::vector<uint64_t> chLen;
+    Split(segBytes, channels, c.elem, chOff, chLen);
+    BuildOnChannels(c, channels, [&](const Ctx& sub, uint32_t k) {
+        std::vector<uint64_t> off(c.n);
+        std::vector<uint64_t> len(c.n, chLen[k]);
+        for (uint32_t r = 0; r < c.n; ++r)
+        {
+            off[r] = uint64_t(r) * segBytes + chOff[k];
+        }
+        if (reduce)
+        {
+            RingReduceScatter(sub, off, len);
+        }
+        else
+        {
+            RingAllGather(sub, off, len);
+        }
+    });
 }
 
 namespace

@@ -306,6 +306,15 @@ class CollectiveAlgorithm : public Object
                       std::vector<uint64_t>& offsets,
                       std::vector<uint64_t>& sizes);
     /**
+     * Ring reduce-scatter or allgather of segments of @p segBytes (rank r's at r x
+     * segBytes) on @p channels rings, ring k taking part k of every segment.
+     * @param c context
+     * @param segBytes bytes per segment
+     * @param channels rings (1..16)
+     * @param reduce reduce-scatter (else allgather)
+     */
+    static void RingSegments(const Ctx& c, uint64_t segBytes, uint32_t channels, bool reduce);
+    /**
      * Ring reduce-scatter over arbitrary segments: n - 1 steps, rank r ends with the
      * reduction of segment r.
      * @param c context

@@ -112,7 +112,7 @@ CollectiveFlowTransport::Send(uint32_t src,
     NS_LOG_FUNCTION(this << src << dst << tag << bytes);
     NS_ABORT_MSG_IF(src == dst || src >= m_ranks || dst >= m_ranks,
                     "CollectiveFlowTransport: bad ranks " << src << " -> " << dst);
-    const uint32_t lane = (tag & 0xFu) % m_lanes;
+    const uint32_t lane = StreamOf(tag) % m_lanes;
     const uint64_t key = (uint64_t(src) << 36) | (uint64_t(dst) << 4) | lane;
     auto it = m_conns.find(key);
     if (it == m_conns.end())
@@ -122,6 +122,8 @@ CollectiveFlowTransport::Send(uint32_t src,
         c.dst = dst;
         c.route = m_route(src, dst, lane);
         it = m_conns.emplace(key, std::move(c)).first;
+        // (map nodes do not move: the callback can hold the connection's address)
+        it->second.drained = MakeCallback(&CollectiveFlowTransport::Drained, this, &it->second);
     }
     Connection& c = it->second;
     CountSent(bytes);
@@ -139,9 +141,7 @@ CollectiveFlowTransport::StartNext(Connection* c)
     const Message& m = c->queue.front();
     const uint64_t packets = m.bytes == 0 ? 1 : (m.bytes + m_mtu - 1) / m_mtu;
     const double wire = double(m.bytes) + double(packets) * m_overhead;
-    m_network->StartFlow(c->route.links,
-                         wire,
-                         MakeCallback(&CollectiveFlowTransport::Drained, this, c));
+    m_network->StartFlow(c->route.links, wire, c->drained);
 }
 
 void

@@ -96,6 +96,7 @@ class CollectiveFlowTransport : public CollectiveTransport
         Route route;               ///< its route
         std::deque<Message> queue; ///< front: the one under way (when busy)
         bool busy{false};          ///< a message is under way
+        Callback<void> drained;    ///< Drained for this connection
     };
 
     /**

@@ -30,8 +30,6 @@ namespace
 {
 /// Immediate-data bit marking the last fragment of a message.
 constexpr uint32_t LAST_FRAGMENT = 0x80000000u;
-/// The low tag bits that name a message stream (CollectiveTransport::Send).
-constexpr uint32_t STREAM_MASK = 0xFu;
 
 /**
  * @param self local rank
@@ -288,7 +286,7 @@ CollectiveIbTransport::Send(uint32_t src,
         m->hasData = true;
     }
     CountSent(bytes);
-    Endpoint& ep = GetEndpoint(src, dst, (tag & STREAM_MASK) % m_lanes);
+    Endpoint& ep = GetEndpoint(src, dst, StreamOf(tag) % m_lanes);
     ep.queue.push_back(m);
     Pump(ep);
 }

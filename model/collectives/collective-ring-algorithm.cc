@@ -71,40 +71,15 @@ CollectiveRingAlgorithm::BuildAllReduce(const Ctx& c, uint64_t bytes) const
 }
 
 void
-CollectiveRingAlgorithm::BuildSegments(const Ctx& c, uint64_t segBytes, bool reduce) const
-{
-    // Channel k takes part k of every rank's segment.
-    std::vector<uint64_t> chOff;
-    std::vector<uint64_t> chLen;
-    Split(segBytes, m_channels, c.elem, chOff, chLen);
-    BuildOnChannels(c, m_channels, [&](const Ctx& sub, uint32_t k) {
-        std::vector<uint64_t> off(c.n);
-        std::vector<uint64_t> len(c.n, chLen[k]);
-        for (uint32_t r = 0; r < c.n; ++r)
-        {
-            off[r] = uint64_t(r) * segBytes + chOff[k];
-        }
-        if (reduce)
-        {
-            RingReduceScatter(sub, off, len);
-        }
-        else
-        {
-            RingAllGather(sub, off, len);
-        }
-    });
-}
-
-void
 CollectiveRingAlgorithm::BuildReduceScatter(const Ctx& c, uint64_t segBytes) const
 {
-    BuildSegments(c, segBytes, true);
+    RingSegments(c, segBytes, m_channels, true);
 }
 
 void
 CollectiveRingAlgorithm::BuildAllGather(const Ctx& c, uint64_t segBytes) const
 {
-    BuildSegments(c, segBytes, false);
+    RingSegments(c, segBytes, m_channels, false);
 }
 
 } // namespace ns3

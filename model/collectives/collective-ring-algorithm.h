@@ -41,14 +41,6 @@ class CollectiveRingAlgorithm : public CollectiveAlgorithm
     void BuildAllGather(const Ctx& c, uint64_t segBytes) const override;
 
   private:
-    /**
-     * Reduce-scatter or allgather over Channels rings.
-     * @param c context
-     * @param segBytes bytes per rank's segment
-     * @param reduce reduce-scatter (else allgather)
-     */
-    void BuildSegments(const Ctx& c, uint64_t segBytes, bool reduce) const;
-
     uint32_t m_channels; //!< Channels attribute
 };
 

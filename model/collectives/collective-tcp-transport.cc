@@ -144,19 +144,22 @@ CollectiveTcpTransport::Setup(const std::vector<Ptr<Node>>& nodes,
     Simulator::ScheduleNow(&CollectiveTcpTransport::OpenSockets, this);
 }
 
+Ptr<Socket>
+CollectiveTcpTransport::NewSocket(uint32_t rank) const
+{
+    Ptr<Socket> s = Socket::CreateSocket(m_nodes[rank], TcpSocketFactory::GetTypeId());
+    s->SetAttribute("SegmentSize", UintegerValue(m_segmentSize));
+    s->SetAttribute("SndBufSize", UintegerValue(m_bufSize));
+    s->SetAttribute("RcvBufSize", UintegerValue(m_bufSize));
+    return s;
+}
+
 void
 CollectiveTcpTransport::OpenSockets()
 {
-    const uint32_t n = m_nodes.size();
-    auto configure = [this](Ptr<Socket> s) {
-        s->SetAttribute("SegmentSize", UintegerValue(m_segmentSize));
-        s->SetAttribute("SndBufSize", UintegerValue(m_bufSize));
-        s->SetAttribute("RcvBufSize", UintegerValue(m_bufSize));
-    };
-    for (uint32_t r = 0; r < n; ++r)
+    for (uint32_t r = 0; r < m_nodes.size(); ++r)
     {
-        Ptr<Socket> l = Socket::CreateSocket(m_nodes[r], TcpSocketFactory::GetTypeId());
-        configure(l);
+        Ptr<Socket> l = NewSocket(r);
         NS_ABORT_MSG_UNLESS(l->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_port)) == 0,
                             "CollectiveTcpTransport: cannot bind port " << m_port << " on rank "
                                                                         << r);
@@ -168,7 +171,7 @@ CollectiveTcpTransport::OpenSockets()
     m_open = true;
     for (const auto& [a, b] : m_toDial)
     {
-        Dial(a, b);
+        Connect(a, b);
     }
     m_toDial.clear();
 }
@@ -182,16 +185,21 @@ CollectiveTcpTransport::Dial(uint32_t a, uint32_t b)
         return;
     }
     ep->dialed = true;
-    if (!m_open)
+    if (m_open)
     {
-        ep->dialed = false;
-        m_toDial.emplace_back(a, b); // before the listeners exist: once they do
-        return;
+        Connect(a, b);
     }
-    Ptr<Socket> s = Socket::CreateSocket(m_nodes[a], TcpSocketFactory::GetTypeId());
-    s->SetAttribute("SegmentSize", UintegerValue(m_segmentSize));
-    s->SetAttribute("SndBufSize", UintegerValue(m_bufSize));
-    s->SetAttribute("RcvBufSize", UintegerValue(m_bufSize));
+    else
+    {
+        m_toDial.emplace_back(a, b); // before the listeners exist: once they do
+    }
+}
+
+void
+CollectiveTcpTransport::Connect(uint32_t a, uint32_t b)
+{
+    Endpoint* ep = m_eps.at((uint64_t(a) << 32) | b).get();
+    Ptr<Socket> s = NewSocket(a);
     s->Bind();
     ep->socket = s;
     s->SetConnectCallback(MakeCallback(&CollectiveTcpTransport::Connected, this, ep),

@@ -90,7 +90,7 @@ class CollectiveTcpTransport : public CollectiveTransport
         uint32_t peer{0};            ///< remote rank (when known)
         Ptr<Socket> socket;          ///< the connected socket (null until connected)
         bool connected{false};       ///< may write
-        bool dialed{false};          ///< lower rank's end: its connect was started
+        bool dialed{false};          ///< lower rank's end: its connect started or queued
         std::deque<OutFrame> tx;     ///< frames to write
         std::vector<uint8_t> hdr;    ///< header bytes being collected
         bool helloDone{false};       ///< accepting side: peer rank known
@@ -105,11 +105,23 @@ class CollectiveTcpTransport : public CollectiveTransport
     /// Create the listening sockets and connect every pair (an event at Setup time).
     void OpenSockets();
     /**
-     * Open the connection between two ranks (the lower one connects), unless done.
+     * Open the connection between two ranks (the lower one connects), unless done; before
+     * the listeners exist, once they do.
      * @param a a rank
-     * @param b another rank
+     * @param b a higher rank
      */
     void Dial(uint32_t a, uint32_t b);
+    /**
+     * Connect rank @p a's socket to rank @p b's listener.
+     * @param a a rank
+     * @param b a higher rank
+     */
+    void Connect(uint32_t a, uint32_t b);
+    /**
+     * @param rank a rank
+     * @return a new TCP socket on its node, with the transport's segment and buffer sizes
+     */
+    Ptr<Socket> NewSocket(uint32_t rank) const;
     /**
      * Write queued frames into the socket while it has room.
      * @param ep an endpoint

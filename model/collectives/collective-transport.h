@@ -72,6 +72,15 @@ class CollectiveTransport : public Object
                       const uint8_t* data,
                       Callback<void> sent) = 0;
 
+    /**
+     * @param tag a message's tag
+     * @return its message stream (the tag's low 4 bits, Send)
+     */
+    static uint32_t StreamOf(uint32_t tag)
+    {
+        return tag & 0xFu;
+    }
+
     /// @return messages sent so far
     uint64_t GetMessagesSent() const;
     /// @return payload bytes sent so far

@@ -131,7 +131,6 @@ FlowNetwork::StartFlow(const std::vector<uint32_t>& links, double bytes, Callbac
     f.remaining = bytes;
     f.rate = 0;
     f.drained = drained;
-    f.position = m_active.size();
     m_active.push_back(slot);
     Touch();
 }
@@ -267,9 +266,7 @@ FlowNetwork::NextEnd()
             f.drained = Callback<void>();
             f.links.clear();
             // swap-remove from the active list
-            const uint32_t last = m_active.back();
-            m_active[i] = last;
-            m_flows[last].position = i;
+            m_active[i] = m_active.back();
             m_active.pop_back();
             m_free.push_back(slot);
             continue;

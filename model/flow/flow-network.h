@@ -91,7 +91,6 @@ class FlowNetwork : public Object
         double remaining{0};         ///< bytes not yet sent
         double rate{0};              ///< bytes per second
         Callback<void> drained;      ///< when done
-        uint32_t position{0};        ///< index in m_active
     };
 
     /// Drain every flow at its rate up to now.

@@ -24,6 +24,7 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -506,12 +507,10 @@ IbSubnetManager::RouteSubnets(bool fallback,
                                               "IbSubnetManager attribute RerouteFallbackEngine")
                         : CreateEngine();
     };
-    uint32_t count = 1;
-    std::vector<uint32_t> comp;
-    if (m_topology.HasSeparateSubnets())
-    {
-        comp = m_topology.GetComponents(&count);
-    }
+    // The subnets as cabled (BringUp): after a failure a cut-off host stays in its own
+    // rail's sub-fabric, unreachable there as in a single subnet, not a subnet of its own.
+    const std::vector<uint32_t>& comp = m_subnetOf;
+    const uint32_t count = comp.empty() ? 1 : *std::max_element(comp.begin(), comp.end()) + 1;
     unreachable->clear();
     if (count <= 1)
     {
