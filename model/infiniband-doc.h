@@ -37,6 +37,13 @@
  */
 
 /**
+ * @defgroup infiniband-host Host interface
+ * @ingroup infiniband
+ * The PCI Express link between host and adapter (PcieLink): rates, TLP overheads, DMA
+ * and MMIO latencies, which the HCA's host-side stages use.
+ */
+
+/**
  * @defgroup infiniband-link Link layer
  * @ingroup infiniband
  * Ports (IbNetDevice), cables (IbChannel, IbRemoteChannel), VL arbitration, link rates,

@@ -35,6 +35,7 @@ LayerRanks()
         {"common", 0},
         {"scheduler", 0},
         {"wire", 1},
+        {"host", 1},
         {"link", 2},
         {"switch", 3},
         {"subnet", 4},

@@ -12,6 +12,7 @@
 #include "ns3/ib-net-device.h"
 #include "ns3/ib-queue-pair.h"
 #include "ns3/ib-range-checker.h"
+#include "ns3/integer.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
@@ -144,6 +145,15 @@ IbPerftestApplication::GetTypeId()
                           TimeValue(Time(0)),
                           MakeTimeAccessor(&IbPerftestApplication::m_pollInterval),
                           MakeIbTimeChecker("IbPerftestApplication", "PollInterval", Time(0)))
+            .AddAttribute(
+                "InlineSize",
+                "WRITE and SEND messages of at most this many bytes are posted inline "
+                "(perftest -I); -1 = perftest's default: 220 for write_lat, 236 for "
+                "send_lat, 0 for the other tests, each limited to the HCA's MaxInlineData. "
+                "A value above MaxInlineData is refused.",
+                IntegerValue(-1),
+                MakeIntegerAccessor(&IbPerftestApplication::m_inlineAttr),
+                MakeIntegerChecker<int64_t>(-1, 4096))
             .AddAttribute("AtomicType",
                           "atomic_lat: FETCH_AND_ADD (perftest's default) or CMP_AND_SWAP.",
                           StringValue("FETCH_AND_ADD"),
@@ -476,6 +486,20 @@ IbPerftestApplication::StartApplication()
                         << TestName(m_test) << ", " << TestName(m_peer->m_test) << ")");
     NS_ABORT_MSG_IF(m_peer->m_role == m_role,
                     "IbPerftestApplication: both sides are " << GetRoleName());
+    const uint32_t maxInline = m_qp->GetHca()->GetMaxInlineData();
+    if (m_inlineAttr < 0)
+    {
+        const uint32_t def = m_test == WRITE_LAT ? 220 : m_test == SEND_LAT ? 236 : 0;
+        m_inline = std::min(def, maxInline);
+    }
+    else
+    {
+        NS_ABORT_MSG_IF(m_inlineAttr > maxInline,
+                        "IbPerftestApplication attribute InlineSize="
+                            << m_inlineAttr << " is above the HCA's MaxInlineData of " << maxInline
+                            << "; use at most " << maxInline << " or raise IbHca::MaxInlineData");
+        m_inline = static_cast<uint32_t>(m_inlineAttr);
+    }
     m_started = true;
     m_pollOrigin = Simulator::Now();
     Attach();
@@ -801,6 +825,8 @@ IbPerftestApplication::PostIteration(uint32_t k, bool signaled)
     default:
         break;
     }
+    wr.inlineData = (wr.opcode == IbWrOpcode::RDMA_WRITE || wr.opcode == IbWrOpcode::SEND) &&
+                    m_run.bytes <= m_inline;
     m_tposted[k] = Simulator::Now();
     ++m_scnt;
     std::string error;
@@ -1086,6 +1112,10 @@ IbPerftestApplication::PrintTestInfo(std::ostream& os) const
     if (m_qp)
     {
         os << " Mtu             : " << m_qp->GetAttr().pathMtu << "[B]\n";
+    }
+    if (m_test == WRITE_BW || m_test == WRITE_LAT || m_test == SEND_BW || m_test == SEND_LAT)
+    {
+        os << " Max inline data : " << m_inline << "[B]\n";
     }
     os << " Link type       : IB\n";
     if (m_test == READ_BW || m_test == READ_LAT || m_test == ATOMIC_LAT)

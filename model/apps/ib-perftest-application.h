@@ -408,6 +408,8 @@ class IbPerftestApplication : public Application
     bool m_cqModeEvent;            //!< completions by callback instead of polling
     Time m_pollInterval;           //!< polling period (0 = continuous)
     bool m_compareSwap;            //!< atomic_lat uses CMP_AND_SWAP instead of FETCH_AND_ADD
+    int64_t m_inlineAttr{-1};      //!< InlineSize (-1 = perftest's default)
+    uint32_t m_inline{0};          //!< sizes up to this are posted inline (WRITE, SEND)
     std::vector<uint64_t> m_sizes; //!< SetSizes (empty: Size)
 
     // Resources and pairing

@@ -24,10 +24,14 @@
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
+#include "ns3/pointer.h"
 #include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 #include "ns3/trace-source-accessor.h"
 #include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace ns3
 {
@@ -75,6 +79,27 @@ IbHca::GetTypeId()
                           TimeValue(NanoSeconds(250)),
                           MakeTimeAccessor(&IbHca::m_pcieWriteLatency),
                           MakeIbTimeChecker("IbHca", "PcieWriteLatency", Time(0)))
+            .AddAttribute("PcieLink",
+                          "The PCI Express link to the host (a PcieLink): with one, posting, "
+                          "payload fetch, received data and completions cross it (see the "
+                          "class description); without one (the default) the host interface "
+                          "is the idealized DoorbellLatency and PcieWriteLatency alone.",
+                          PointerValue(),
+                          MakePointerAccessor(&IbHca::m_pcie),
+                          MakePointerChecker<PcieLink>())
+            .AddAttribute("MaxInlineData",
+                          "Most bytes a send work request may carry inline in its WQE "
+                          "(ibv_qp_cap max_inline_data); a larger inline request is refused.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbHca::m_maxInline),
+                          MakeIbUintegerChecker<uint32_t>("IbHca", "MaxInlineData", 0, 4096))
+            .AddAttribute("BlueFlameSize",
+                          "With a PcieLink: a WQE of at most this many bytes is written with "
+                          "the doorbell (BlueFlame), so the adapter does not fetch it; 0 = "
+                          "never.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&IbHca::m_blueFlame),
+                          MakeIbUintegerChecker<uint32_t>("IbHca", "BlueFlameSize", 0, 4096))
             .AddAttribute("AckDelay",
                           "Responder: from the arrival of a request to its ACK or NAK being "
                           "ready to send.",
@@ -224,6 +249,8 @@ IbHca::GetTypeId()
 
 IbHca::IbHca()
     : m_dataMode(false),
+      m_maxInline(0),
+      m_blueFlame(0),
       m_ackCoalescing(16),
       m_maxOutstanding(256),
       m_portQueueDepth(1),
@@ -284,6 +311,7 @@ IbHca::DoDispose()
     }
     m_mrs.clear();
     m_freeMrs.clear();
+    m_pcie = nullptr;
     Object::DoDispose();
 }
 
@@ -899,6 +927,18 @@ IbHca::GetPacketsSent() const
     return m_txPackets;
 }
 
+Ptr<PcieLink>
+IbHca::GetPcieLink() const
+{
+    return m_pcie;
+}
+
+uint32_t
+IbHca::GetMaxInlineData() const
+{
+    return m_maxInline;
+}
+
 uint64_t
 IbHca::GetPacketsReceived() const
 {
@@ -926,7 +966,109 @@ IbHca::DeliverCompletion(const Ptr<IbCompletionQueue>& cq, const IbWorkCompletio
 {
     // Always through the scheduler, so that completion callbacks never run inside the
     // transport (and completions keep their order on a CQ).
-    Simulator::Schedule(m_pcieWriteLatency, &IbCompletionQueue::Deliver, cq, wc);
+    Simulator::Schedule(VisibleDelay(true), &IbCompletionQueue::Deliver, cq, wc);
+}
+
+uint32_t
+IbHca::WqeBytes(const IbSendWr& wr, bool ud)
+{
+    const bool rdma = wr.opcode == IbWrOpcode::RDMA_WRITE ||
+                      wr.opcode == IbWrOpcode::RDMA_WRITE_WITH_IMM ||
+                      wr.opcode == IbWrOpcode::RDMA_READ;
+    const bool atomic = wr.opcode == IbWrOpcode::ATOMIC_CMP_AND_SWP ||
+                        wr.opcode == IbWrOpcode::ATOMIC_FETCH_AND_ADD;
+    uint32_t bytes = 16;
+    bytes += rdma || atomic ? 16 : 0;
+    bytes += atomic ? 16 : 0;
+    bytes += ud ? 48 : 0;
+    bytes += wr.inlineData ? (4 + wr.sge.length + 15) / 16 * 16 : 16;
+    return (bytes + 63) / 64 * 64;
+}
+
+Time
+IbHca::PostDelay(const IbSendWr& wr, bool ud) const
+{
+    if (m_pcie == nullptr)
+    {
+        return m_doorbellLatency;
+    }
+    const uint32_t wqe = WqeBytes(wr, ud);
+    const bool pushed = wqe <= m_blueFlame;
+    // The doorbell: 8 bytes, or the WQE itself (BlueFlame), in one posted write.
+    Time d = m_doorbellLatency + m_pcie->GetMmioLatency() +
+             m_pcie->TransferTime(m_pcie->WriteBytes(pushed ? wqe : 8));
+    if (!pushed)
+    {
+        d += m_pcie->GetReadLatency() + m_pcie->TransferTime(m_pcie->ReadCompletionBytes(wqe));
+    }
+    const bool data = wr.opcode == IbWrOpcode::SEND || wr.opcode == IbWrOpcode::SEND_WITH_IMM ||
+                      wr.opcode == IbWrOpcode::RDMA_WRITE ||
+                      wr.opcode == IbWrOpcode::RDMA_WRITE_WITH_IMM;
+    if (data && wr.sge.length > 0 && !wr.inlineData)
+    {
+        d += m_pcie->GetReadLatency();
+    }
+    return d;
+}
+
+Time
+IbHca::MemoryReadLatency() const
+{
+    return m_pcie == nullptr ? Time(0) : m_pcie->GetReadLatency();
+}
+
+Time
+IbHca::DmaReadGate(Time from, uint32_t bytes) const
+{
+    if (m_pcie == nullptr || bytes == 0)
+    {
+        return from;
+    }
+    const double start = std::max(static_cast<double>(from.GetTimeStep()), m_downFree);
+    const double end = start + m_pcie->TransferSteps(m_pcie->ReadCompletionBytes(bytes));
+    return TimeStep(static_cast<uint64_t>(std::ceil(end)));
+}
+
+void
+IbHca::DmaRead(Time from, uint32_t bytes)
+{
+    if (m_pcie == nullptr || bytes == 0)
+    {
+        return;
+    }
+    m_downFree = std::max(static_cast<double>(from.GetTimeStep()), m_downFree) +
+                 m_pcie->TransferSteps(m_pcie->ReadCompletionBytes(bytes));
+    const double now = static_cast<double>(Simulator::Now().GetTimeStep());
+    m_upFree = std::max(now, m_upFree) + m_pcie->TransferSteps(m_pcie->ReadRequestBytes(bytes));
+}
+
+void
+IbHca::DmaWrite(uint32_t bytes)
+{
+    if (m_pcie == nullptr || bytes == 0)
+    {
+        return;
+    }
+    const double now = static_cast<double>(Simulator::Now().GetTimeStep());
+    m_upFree = std::max(now, m_upFree) + m_pcie->TransferSteps(m_pcie->WriteBytes(bytes));
+}
+
+Time
+IbHca::VisibleDelay(bool cqe)
+{
+    if (m_pcie == nullptr)
+    {
+        return m_pcieWriteLatency;
+    }
+    const Time now = Simulator::Now();
+    double done = std::max(static_cast<double>(now.GetTimeStep()), m_upFree);
+    if (cqe)
+    {
+        done += m_pcie->TransferSteps(m_pcie->WriteBytes(CQE_BYTES));
+        m_upFree = done;
+    }
+    return TimeStep(static_cast<uint64_t>(std::ceil(done))) - now + m_pcie->GetWriteLatency() +
+           m_pcieWriteLatency;
 }
 
 void
@@ -939,8 +1081,35 @@ void
 IbHca::PortReceive(uint8_t port, IbNetDevice* dev, Ptr<Packet> packet, uint8_t vl, uint32_t blocks)
 {
     NS_LOG_FUNCTION(this << unsigned(port) << packet);
-    // The HCA takes every packet off the port at once: its buffer credits return now.
-    dev->ReleaseRxBuffer(vl, blocks);
+    if (m_pcie == nullptr)
+    {
+        // The HCA takes every packet off the port at once: its buffer credits return now.
+        dev->ReleaseRxBuffer(vl, blocks);
+        ReceiveIbPacket(port, std::move(packet));
+        return;
+    }
+    // The packet holds its receive buffer until it has been written to host memory, in
+    // order behind the writes before it.
+    ReceiveIbPacket(port, std::move(packet));
+    const Time now = Simulator::Now();
+    const Time done = TimeStep(static_cast<uint64_t>(std::ceil(m_upFree)));
+    if (done > now)
+    {
+        Simulator::Schedule(done - now,
+                            &IbNetDevice::ReleaseRxBuffer,
+                            Ptr<IbNetDevice>(dev),
+                            vl,
+                            blocks);
+    }
+    else
+    {
+        dev->ReleaseRxBuffer(vl, blocks);
+    }
+}
+
+void
+IbHca::ReceiveIbPacket(uint8_t port, Ptr<Packet> packet)
+{
     ++m_rxPackets;
     uint8_t h[IbPacket::LRH_SIZE + IbPacket::BTH_SIZE];
     if (packet->GetSize() < sizeof(h) + IbPacket::CRC_SIZE)

@@ -16,6 +16,7 @@
 #include "ns3/ipv4-address.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/pcie-link.h"
 #include "ns3/ptr.h"
 #include "ns3/traced-callback.h"
 
@@ -58,6 +59,26 @@ struct RdmaRxInfo;
  * event that causes them (ACK, last READ response, last packet of a received message);
  * a responder's ACKs and NAKs may leave AckDelay after the request arrived, READ
  * responses and atomic acknowledgements ResponseDelay after it.
+ *
+ * With a PcieLink (attribute PcieLink; none by default, the idealized adapter above) the
+ * host side adds its stages, each on top of those:
+ * - PostSend: the doorbell (a PCIe MMIO write of 8 bytes, or of the whole WQE if it fits
+ *   BlueFlameSize), then the WQE fetch (a DMA read: ReadLatency and its transfer) unless
+ *   the doorbell carried it, then the payload fetch's ReadLatency unless the data is
+ *   inline (IbSendWr::inlineData, at most MaxInlineData bytes);
+ * - every packet with payload from host memory (SEND and WRITE data, READ responses)
+ *   waits until its payload has come across the link: one downstream direction per HCA,
+ *   shared by its queue pairs in the order their packets leave, at the link's read
+ *   ceiling (completions of ReadCompletionSize bytes, 20 bytes of overhead each);
+ *   READ responses and atomics also wait ReadLatency;
+ * - every received payload is written to host memory upstream, MaxPayloadSize bytes per
+ *   posted write, 24 bytes of overhead each, behind the writes before it; on InfiniBand
+ *   ports the packet's receive-buffer credits return when its write is done, so a link
+ *   faster than PCIe is slowed by credits as on hardware;
+ * - a completion is a 64-byte CQE written behind the data: visible WriteLatency after
+ *   its write, plus PcieWriteLatency.
+ * With the PCIe stages zero (ReadLatency, WriteLatency, MmioLatency) only the bandwidth
+ * terms remain; with no PcieLink every figure is the idealized model's.
  */
 class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
 {
@@ -203,6 +224,22 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
     uint32_t GetAckCoalescing() const;
     /// @return the MaxOutstandingPackets attribute
     uint32_t GetMaxOutstandingPackets() const;
+    /// @return the PcieLink attribute (nullptr: the idealized host interface)
+    Ptr<PcieLink> GetPcieLink() const;
+    /// @return the MaxInlineData attribute
+    uint32_t GetMaxInlineData() const;
+    /**
+     * @param wr a send work request
+     * @param ud true for a UD queue pair (its WQE carries the address vector)
+     * @return the bytes of its WQE in the layout of ConnectX adapters (mlx5): a 16-byte
+     *         control segment, 16 bytes of remote address for RDMA and atomics, 16 of
+     *         atomic operands, 48 of address vector for UD, then a 16-byte data segment
+     *         or the inline data behind a 4-byte header, rounded up to 16 bytes; the
+     *         whole in 64-byte basic blocks
+     */
+    static uint32_t WqeBytes(const IbSendWr& wr, bool ud);
+    /// Bytes of a completion-queue entry.
+    static constexpr uint32_t CQE_BYTES = 64;
 
     /// @return packets handed to the ports
     uint64_t GetPacketsSent() const;
@@ -430,6 +467,50 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
      */
     void DeliverCompletion(const Ptr<IbCompletionQueue>& cq, const IbWorkCompletion& wc);
     /**
+     * An IBA packet from an InfiniBand port, its receive buffer dealt with: to its QP.
+     * @param port the port it came in on
+     * @param packet the packet
+     */
+    void ReceiveIbPacket(uint8_t port, Ptr<Packet> packet);
+    /**
+     * @param wr a send work request being posted
+     * @param ud true for a UD queue pair
+     * @return from PostSend to the WR's first packet being ready to leave, payload
+     *         transfer aside (DoorbellLatency and, with a PcieLink, doorbell, WQE fetch
+     *         and the payload read's latency)
+     */
+    Time PostDelay(const IbSendWr& wr, bool ud) const;
+    /// @return the extra latency of reading host memory for a READ response or an atomic
+    ///         (the PcieLink's ReadLatency, or zero)
+    Time MemoryReadLatency() const;
+    /**
+     * @param from when the payload may start to come (its read was issued a ReadLatency
+     *        before)
+     * @param bytes payload of the next packet (0: none from host memory)
+     * @return when that payload is in the adapter, on the shared downstream direction
+     *         (@p from without a PcieLink)
+     */
+    Time DmaReadGate(Time from, uint32_t bytes) const;
+    /**
+     * The packet whose payload DmaReadGate(from, bytes) timed is leaving: take its
+     * transfer on the downstream direction (and its read requests upstream).
+     * @param from as given to DmaReadGate
+     * @param bytes as given to DmaReadGate
+     */
+    void DmaRead(Time from, uint32_t bytes);
+    /**
+     * A received payload goes to host memory: a posted write behind those before it.
+     * @param bytes payload
+     */
+    void DmaWrite(uint32_t bytes);
+    /**
+     * @param cqe true to write a CQE (a completion), false for data visibility only
+     * @return from now to the completion (or the data written so far) being visible to
+     *         the host: PcieWriteLatency and, with a PcieLink, the writes ahead, the CQE's
+     *         own and WriteLatency
+     */
+    Time VisibleDelay(bool cqe);
+    /**
      * @param bytes size needed
      * @return a scratch buffer of at least @p bytes bytes
      */
@@ -441,6 +522,11 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
     Time m_pcieWriteLatency;          //!< arrival to data and CQE visible in host memory
     Time m_ackDelay;                  //!< responder ACK/NAK generation
     Time m_responseDelay;             //!< responder READ/atomic processing
+    Ptr<PcieLink> m_pcie;             //!< host interface (nullptr: idealized)
+    uint32_t m_maxInline;             //!< MaxInlineData
+    uint32_t m_blueFlame;             //!< BlueFlameSize
+    double m_downFree{0};             //!< PCIe host-to-adapter direction free, time steps
+    double m_upFree{0};               //!< PCIe adapter-to-host direction free, time steps
     uint32_t m_ackCoalescing;         //!< ACK at least every N packets
     uint32_t m_maxOutstanding;        //!< send window per QP, packets
     uint32_t m_portQueueDepth;        //!< packets kept in a port's VL queue

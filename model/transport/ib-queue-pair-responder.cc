@@ -99,6 +99,7 @@ IbQueuePair::Place(Ptr<Packet> packet, const Rx& rx, IbMemoryRegion* mr, uint64_
         m_skipPlace = false; // placed on arrival already (adaptive routing)
         return;
     }
+    m_hca->DmaWrite(rx.payload);
     if (rx.payload == 0 || mr == nullptr || !m_hca->m_dataMode || mr->GetData() == nullptr)
     {
         return;
@@ -135,7 +136,7 @@ IbQueuePair::MessageDone(IbWrOpcode kind,
     if (!m_msgTrace.IsEmpty())
     {
         Ptr<IbQueuePair> self = this;
-        Simulator::Schedule(m_hca->m_pcieWriteLatency, [self, kind, length, addr]() {
+        Simulator::Schedule(m_hca->VisibleDelay(false), [self, kind, length, addr]() {
             self->m_msgTrace(self->m_qpn, kind, length, addr);
         });
     }
@@ -401,7 +402,7 @@ IbQueuePair::ReceiveAtomic(const Rx& rx)
     r.psn = rx.psn;
     r.msn = m_msn;
     r.orig = orig;
-    r.readyAt = Simulator::Now() + m_hca->m_responseDelay;
+    r.readyAt = Simulator::Now() + m_hca->m_responseDelay + m_hca->MemoryReadLatency();
     m_resp.push_back(r);
     ++m_rdAtomicQueued;
     m_ePsn = PsnAdd(m_ePsn, 1);
@@ -500,7 +501,7 @@ IbQueuePair::ReceiveDuplicate(const Rx& rx)
                 r.length = rx.dmaLen;
                 r.npkts = PacketsFor(rx.dmaLen, m_pmtu);
                 r.sent = 0;
-                r.readyAt = Simulator::Now() + m_hca->m_responseDelay;
+                r.readyAt = Simulator::Now() + m_hca->m_responseDelay + m_hca->MemoryReadLatency();
                 ++m_counters.readRestarts;
                 Kick();
                 return;
@@ -522,7 +523,7 @@ IbQueuePair::ReceiveDuplicate(const Rx& rx)
                 r.psn = rx.psn;
                 r.msn = m_msn;
                 r.orig = a.orig;
-                r.readyAt = Simulator::Now() + m_hca->m_responseDelay;
+                r.readyAt = Simulator::Now() + m_hca->m_responseDelay + m_hca->MemoryReadLatency();
                 m_resp.push_back(r);
                 ++m_rdAtomicQueued;
                 Kick();
@@ -592,7 +593,7 @@ IbQueuePair::ReceiveUd(const Rx& rx, Ptr<Packet> packet)
         const IbWrOpcode kind = rx.hasImm ? IbWrOpcode::SEND_WITH_IMM : IbWrOpcode::SEND;
         const uint32_t len = rx.payload;
         const uint64_t addr = r.wr.sge.addr + kUdGrhBytes; // where the data went
-        Simulator::Schedule(m_hca->m_pcieWriteLatency, [self, kind, len, addr]() {
+        Simulator::Schedule(m_hca->VisibleDelay(false), [self, kind, len, addr]() {
             self->m_msgTrace(self->m_qpn, kind, len, addr);
         });
     }

@@ -66,8 +66,9 @@ IbQueuePair::GetTypeId()
                             "ns3::IbQueuePair::NakTracedCallback")
             .AddTraceSource("MessageReceived",
                             "A received SEND or RDMA WRITE has been placed in memory "
-                            "(PcieWriteLatency after its last packet): QP number, kind, "
-                            "length, address.",
+                            "(PcieWriteLatency after its last packet, and with a PcieLink "
+                            "after its writes and WriteLatency): QP number, kind, length, "
+                            "address.",
                             MakeTraceSourceAccessor(&IbQueuePair::m_msgTrace),
                             "ns3::IbQueuePair::MessageTracedCallback");
     return tid;
@@ -723,6 +724,17 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
                           std::to_string(uint64_t{kPsnHalf - 1} * m_pmtu) +
                           " bytes or use a larger pathMtu");
     }
+    if (wr.inlineData && (readAtomic || wr.sge.length > m_hca->m_maxInline))
+    {
+        return Refuse(error,
+                      readAtomic ? std::string("PostSend: only SEND and RDMA WRITE data may be "
+                                               "inline, not a READ's or an atomic's")
+                                 : "PostSend: " + std::to_string(wr.sge.length) +
+                                       " bytes of inline data, beyond the HCA's "
+                                       "MaxInlineData of " +
+                                       std::to_string(m_hca->m_maxInline) +
+                                       "; post it without inlineData or raise MaxInlineData");
+    }
     IbMemoryRegion* mr = nullptr;
     if (!LocalRegion(wr.sge, readAtomic, "PostSend", &mr, error))
     {
@@ -732,7 +744,7 @@ IbQueuePair::PostSend(const IbSendWr& wr, std::string* error)
     w.wr = wr;
     w.mr = mr;
     w.readAtomic = readAtomic;
-    w.readyAt = Simulator::Now() + m_hca->m_doorbellLatency;
+    w.readyAt = Simulator::Now() + m_hca->PostDelay(wr, m_type == IbQpType::UD);
     if (m_type == IbQpType::RC)
     {
         w.npkts = atomic ? 1 : PacketsFor(wr.sge.length, m_pmtu);
@@ -833,7 +845,36 @@ IbQueuePair::ResponderReadyAt() const
     {
         return Time::Max();
     }
-    return m_resp.front().readyAt;
+    const Response& r = m_resp.front();
+    if (r.kind == RESP_READ && m_hca->m_pcie != nullptr)
+    {
+        return m_hca->DmaReadGate(r.readyAt, NextResponsePayload());
+    }
+    return r.readyAt;
+}
+
+uint32_t
+IbQueuePair::NextResponsePayload() const
+{
+    const Response& r = m_resp.front();
+    return std::min(m_pmtu, r.length - r.sent * m_pmtu);
+}
+
+uint32_t
+IbQueuePair::NextRequestPayload() const
+{
+    const SendWqe& w = m_sq[m_txIdx];
+    const IbSendWr& wr = w.wr;
+    if (wr.inlineData || wr.opcode == IbWrOpcode::RDMA_READ || w.readAtomic)
+    {
+        return 0;
+    }
+    if (m_type == IbQpType::UD)
+    {
+        return wr.sge.length;
+    }
+    const uint64_t off = static_cast<uint64_t>((m_txPsn - w.firstPsn) & kPsnMask) * m_pmtu;
+    return static_cast<uint32_t>(std::min<uint64_t>(m_pmtu, wr.sge.length - off));
 }
 
 uint32_t
@@ -874,9 +915,12 @@ IbQueuePair::RequesterReadyAt() const
         return Time::Max();
     }
     const SendWqe& w = m_sq[m_txIdx];
+    // With a PCIe link, a packet leaves once its payload has come from host memory.
+    const Time from =
+        m_hca->m_pcie == nullptr ? w.readyAt : m_hca->DmaReadGate(w.readyAt, NextRequestPayload());
     if (m_type == IbQpType::UD)
     {
-        return std::max(w.readyAt, PacedUntil());
+        return std::max(from, PacedUntil());
     }
     const uint32_t outstanding =
         PsnLess(m_ackedPsn, m_txPsn) ? ((m_txPsn - m_ackedPsn) & kPsnMask) : 0;
@@ -904,7 +948,7 @@ IbQueuePair::RequesterReadyAt() const
     {
         return Time::Max(); // a READ/atomic response will free a slot
     }
-    return std::max({w.readyAt, m_rnrUntil, PacedUntil()});
+    return std::max({from, m_rnrUntil, PacedUntil()});
 }
 
 Time
@@ -934,6 +978,10 @@ IbQueuePair::PullPacket()
     {
         m_lastWasResponse = true;
         const bool data = m_resp.front().kind == RESP_READ;
+        if (data && m_hca->m_pcie != nullptr)
+        {
+            m_hca->DmaRead(m_resp.front().readyAt, NextResponsePayload());
+        }
         Ptr<Packet> p = BuildResponse();
         if (data && m_cc != nullptr && p)
         {
@@ -944,6 +992,10 @@ IbQueuePair::PullPacket()
     if (req)
     {
         m_lastWasResponse = false;
+        if (m_hca->m_pcie != nullptr)
+        {
+            m_hca->DmaRead(m_sq[m_txIdx].readyAt, NextRequestPayload());
+        }
         Ptr<Packet> p = m_type == IbQpType::RC ? BuildRcRequest() : BuildUdSend();
         if (p)
         {
@@ -1681,7 +1733,7 @@ IbQueuePair::QueueReadResponse(const Rx& rx, IbMemoryRegion* mr)
     r.mr = mr;
     r.length = rx.dmaLen;
     r.npkts = PacketsFor(rx.dmaLen, m_pmtu);
-    r.readyAt = Simulator::Now() + m_hca->m_responseDelay;
+    r.readyAt = Simulator::Now() + m_hca->m_responseDelay + m_hca->MemoryReadLatency();
     m_resp.push_back(r);
     ++m_rdAtomicQueued;
     return r.npkts;

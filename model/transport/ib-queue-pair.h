@@ -411,6 +411,11 @@ class IbQueuePair : public Object
      * @return when the responder can send: now or earlier, later, or Time::Max()
      */
     Time ResponderReadyAt() const;
+    /// @return payload bytes of the front READ response's next packet
+    uint32_t NextResponsePayload() const;
+    /// @return payload bytes the next request packet fetches from host memory (0 for a
+    ///         READ request, an atomic or inline data)
+    uint32_t NextRequestPayload() const;
 
     // --- requester
     /**

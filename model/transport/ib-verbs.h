@@ -114,11 +114,13 @@ struct IbSendWr
     IbSge sge;                           ///< local data (source; READ/atomic: destination)
     bool signaled{true};                 ///< generate a completion on success
     bool solicited{false};               ///< set the BTH SE bit on the last packet
-    uint32_t immData{0};                 ///< immediate data (*_WITH_IMM)
-    uint64_t remoteAddr{0};              ///< RDMA and atomic: remote virtual address
-    uint32_t rkey{0};                    ///< RDMA and atomic: remote key
-    uint64_t compareAdd{0};              ///< atomic: compare value, or value to add
-    uint64_t swap{0};                    ///< atomic compare-and-swap: new value
+    bool inlineData{false}; ///< IBV_SEND_INLINE: the data travels in the WQE (SEND, WRITE;
+                            ///< at most the HCA's MaxInlineData bytes)
+    uint32_t immData{0};    ///< immediate data (*_WITH_IMM)
+    uint64_t remoteAddr{0}; ///< RDMA and atomic: remote virtual address
+    uint32_t rkey{0};       ///< RDMA and atomic: remote key
+    uint64_t compareAdd{0}; ///< atomic: compare value, or value to add
+    uint64_t swap{0};       ///< atomic compare-and-swap: new value
     // UD address handle
     uint16_t udDlid{0};       ///< UD: destination LID (InfiniBand ports)
     Ipv4Address udRemoteIp;   ///< UD: destination IPv4 address (RoCE ports)
