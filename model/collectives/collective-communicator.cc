@@ -7,6 +7,7 @@
 #include "collective-transport.h"
 
 #include "ns3/abort.h"
+#include "ns3/data-rate.h"
 #include "ns3/ib-range-checker.h"
 #include "ns3/log.h"
 #include "ns3/pointer.h"
@@ -55,6 +56,46 @@ CollectiveCommunicator::GetTypeId()
                           UintegerValue(1024),
                           MakeUintegerAccessor(&CollectiveCommunicator::m_finishedKept),
                           MakeUintegerChecker<uint32_t>())
+            .AddAttribute("SendOverhead",
+                          "Host software time to post one message (per message, before the "
+                          "transport has it): a collective library's per-message cost. A "
+                          "rank's host does one thing at a time: sends, receives and "
+                          "reductions queue behind each other.",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&CollectiveCommunicator::m_sendOverhead),
+                          MakeIbTimeChecker("CollectiveCommunicator", "SendOverhead", Time(0)))
+            .AddAttribute("RecvOverhead",
+                          "Host software time to handle one received message before its "
+                          "reduction or copy (matching, progress, synchronisation of the "
+                          "step).",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&CollectiveCommunicator::m_recvOverhead),
+                          MakeIbTimeChecker("CollectiveCommunicator", "RecvOverhead", Time(0)))
+            .AddAttribute("ReduceBandwidth",
+                          "Bytes of received data per second the host reduces into its "
+                          "buffer (0 = instantly).",
+                          DataRateValue(DataRate(0)),
+                          MakeDataRateAccessor(&CollectiveCommunicator::m_reduceRate),
+                          MakeDataRateChecker())
+            .AddAttribute("HalfReduceBandwidth",
+                          "ReduceBandwidth for 16-bit floating-point elements (FLOAT16, "
+                          "BFLOAT16), which a CPU converts; 0 = ReduceBandwidth.",
+                          DataRateValue(DataRate(0)),
+                          MakeDataRateAccessor(&CollectiveCommunicator::m_halfReduceRate),
+                          MakeDataRateChecker())
+            .AddAttribute("CopyBandwidth",
+                          "Bytes per second the host copies a received message that is not "
+                          "reduced (an eager protocol's copy out of its bounce buffer; 0 = "
+                          "instantly).",
+                          DataRateValue(DataRate(0)),
+                          MakeDataRateAccessor(&CollectiveCommunicator::m_copyRate),
+                          MakeDataRateChecker())
+            .AddAttribute("LaunchLatency",
+                          "Time from an operation's start on a rank to its first action (a "
+                          "GPU collective's kernel launch).",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&CollectiveCommunicator::m_launchLatency),
+                          MakeIbTimeChecker("CollectiveCommunicator", "LaunchLatency", Time(0)))
             .AddTraceSource("InNetworkRestart",
                             "The in-network algorithm lost an operation (its aggregation tree "
                             "broke under it) and the operation starts again host-based, from "
@@ -378,6 +419,18 @@ CollectiveCommunicator::RunHostBased(Op& o)
         m_algorithm->Build(o.spec, r, n, m_chunkSize, o.ranks[r].prog);
         Analyze(o.ranks[r]);
     }
+    o.hostCosts = HasHostCosts();
+    if (o.hostCosts)
+    {
+        // Each rank's host starts the operation (a GPU collective: its kernel launch)
+        // once it is free.
+        const Time now = Simulator::Now();
+        m_cpuFree.resize(n, Time(0));
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            m_cpuFree[r] = std::max(now, m_cpuFree[r]) + m_launchLatency;
+        }
+    }
     // (An operation whose every rank finished at once has given its ranks' state back.)
     for (uint32_t r = 0; r < n && o.end == Time::Max(); ++r)
     {
@@ -416,12 +469,103 @@ CollectiveCommunicator::InNetworkRestart(uint32_t opId)
 void
 CollectiveCommunicator::Run(Op& op, uint32_t rank, uint32_t item)
 {
-    RankRun& rr = op.ranks[rank];
     std::vector<uint32_t> ready;
     if (item != UINT32_MAX)
     {
         ready.push_back(item);
     }
+    RunReady(op, rank, ready);
+}
+
+void
+CollectiveCommunicator::ApplyReceive(Op& op, uint32_t rank, uint32_t i)
+{
+    RankRun& rr = op.ranks[rank];
+    const CollectiveStep& s = rr.prog[i];
+    uint8_t* buf = op.buffers != nullptr ? Bytes(op, rank, s.offset) : nullptr;
+    Arrival& a = rr.arrivals[i];
+    if (buf != nullptr && s.bytes > 0)
+    {
+        NS_ABORT_MSG_IF(a.data.size() != s.bytes,
+                        "CollectiveCommunicator: message without data in data mode");
+        if (s.kind == CollectiveStep::RECV_REDUCE)
+        {
+            const uint32_t elem = CollectiveReduction::SizeOf(op.spec.type);
+            CollectiveReduction::Reduce(op.spec.type,
+                                        op.spec.op,
+                                        buf,
+                                        a.data.data(),
+                                        s.bytes / elem);
+        }
+        else
+        {
+            std::memcpy(buf, a.data.data(), s.bytes);
+        }
+    }
+    a = Arrival();
+}
+
+Time
+CollectiveCommunicator::ReceiveCost(const Op& op, const CollectiveStep& s) const
+{
+    Time t = m_recvOverhead;
+    if (s.kind == CollectiveStep::RECV_REDUCE)
+    {
+        const bool half = op.spec.type == CollectiveDataType::FLOAT16 ||
+                          op.spec.type == CollectiveDataType::BFLOAT16;
+        const DataRate& r =
+            half && m_halfReduceRate.GetBitRate() > 0 ? m_halfReduceRate : m_reduceRate;
+        if (r.GetBitRate() > 0)
+        {
+            t += r.CalculateBytesTxTime(s.bytes);
+        }
+    }
+    else if (m_copyRate.GetBitRate() > 0)
+    {
+        t += m_copyRate.CalculateBytesTxTime(s.bytes);
+    }
+    return t;
+}
+
+bool
+CollectiveCommunicator::HasHostCosts() const
+{
+    return m_sendOverhead.IsStrictlyPositive() || m_recvOverhead.IsStrictlyPositive() ||
+           m_launchLatency.IsStrictlyPositive() || m_reduceRate.GetBitRate() > 0 ||
+           m_halfReduceRate.GetBitRate() > 0 || m_copyRate.GetBitRate() > 0;
+}
+
+void
+CollectiveCommunicator::Applied(uint32_t opId, uint32_t rank, uint32_t item)
+{
+    auto it = m_ops.find(opId);
+    NS_ABORT_MSG_IF(it == m_ops.end() || it->second->end != Time::Max(),
+                    "CollectiveCommunicator: a receive of operation "
+                        << opId << " was applied after the operation ended");
+    Op& op = *it->second;
+    ApplyReceive(op, rank, item);
+    std::vector<uint32_t> ready;
+    Complete(op, rank, item, ready);
+    RunReady(op, rank, ready);
+}
+
+void
+CollectiveCommunicator::SendTurn(uint32_t opId, uint32_t rank)
+{
+    auto it = m_ops.find(opId);
+    if (it == m_ops.end() || it->second->end != Time::Max())
+    {
+        return;
+    }
+    std::vector<uint32_t> none;
+    RunReady(*it->second, rank, none);
+}
+
+void
+CollectiveCommunicator::RunReady(Op& op, uint32_t rank, std::vector<uint32_t>& ready)
+{
+    RankRun& rr = op.ranks[rank];
+    const Time now = Simulator::Now();
     while (true)
     {
         while (!ready.empty())
@@ -434,27 +578,25 @@ CollectiveCommunicator::Run(Op& op, uint32_t rank, uint32_t item)
                 rr.readySends.push(i); // issued by program order, within the send window
                 continue;
             }
-            uint8_t* buf = op.buffers != nullptr ? Bytes(op, rank, s.offset) : nullptr;
-            Arrival& a = rr.arrivals[i];
-            if (buf != nullptr && s.bytes > 0)
+            if (op.hostCosts)
             {
-                NS_ABORT_MSG_IF(a.data.size() != s.bytes,
-                                "CollectiveCommunicator: message without data in data mode");
-                if (s.kind == CollectiveStep::RECV_REDUCE)
+                // The rank's host (CPU or GPU stream) handles one message at a time: the
+                // receive's software overhead, then its reduction or copy.
+                Time& cpu = m_cpuFree[rank];
+                const Time at = std::max(now, cpu) + ReceiveCost(op, s);
+                if (at > now)
                 {
-                    const uint32_t elem = CollectiveReduction::SizeOf(op.spec.type);
-                    CollectiveReduction::Reduce(op.spec.type,
-                                                op.spec.op,
-                                                buf,
-                                                a.data.data(),
-                                                s.bytes / elem);
-                }
-                else
-                {
-                    std::memcpy(buf, a.data.data(), s.bytes);
+                    cpu = at;
+                    Simulator::Schedule(at - now,
+                                        &CollectiveCommunicator::Applied,
+                                        this,
+                                        op.id,
+                                        rank,
+                                        i);
+                    continue;
                 }
             }
-            a = Arrival();
+            ApplyReceive(op, rank, i);
             Complete(op, rank, i, ready);
         }
         if (rr.readySends.empty() ||
@@ -462,6 +604,32 @@ CollectiveCommunicator::Run(Op& op, uint32_t rank, uint32_t item)
              rr.bytesInFlight + rr.prog[rr.readySends.top()].bytes > m_sendWindow))
         {
             break;
+        }
+        if (op.hostCosts)
+        {
+            // A send is handed to the transport SendOverhead after the host is free.
+            if (!rr.sendPaid)
+            {
+                Time& cpu = m_cpuFree[rank];
+                const Time at = std::max(now, cpu) + m_sendOverhead;
+                if (at > now)
+                {
+                    cpu = at;
+                    rr.sendPaid = true;
+                    rr.sendAt = at;
+                    Simulator::Schedule(at - now,
+                                        &CollectiveCommunicator::SendTurn,
+                                        this,
+                                        op.id,
+                                        rank);
+                    break;
+                }
+            }
+            else if (now < rr.sendAt)
+            {
+                break; // its overhead is still being paid
+            }
+            rr.sendPaid = false;
         }
         const uint32_t i = rr.readySends.top();
         rr.readySends.pop();

@@ -8,6 +8,7 @@
 #include "collective-algorithm.h"
 
 #include "ns3/callback.h"
+#include "ns3/data-rate.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/ptr.h"
@@ -40,7 +41,14 @@ class CollectiveTransport;
  *
  * With buffers (one per rank, CollectiveAlgorithm::BufferBytes bytes each, real bytes on
  * the wire: the transport must be in data mode) the reduction is computed; without, only
- * the timing is simulated. Reductions take no simulated time.
+ * the timing is simulated.
+ *
+ * Host costs (all zero by default: the library then takes no time): each message a rank
+ * sends costs SendOverhead of host time before the transport has it, each message it
+ * receives RecvOverhead and then its reduction (ReduceBandwidth, HalfReduceBandwidth) or
+ * copy (CopyBandwidth); a rank's host does these one at a time, in the order they become
+ * possible, across the communicator's operations; an operation starts on a rank
+ * LaunchLatency after its host is free.
  */
 class CollectiveCommunicator : public Object
 {
@@ -161,6 +169,8 @@ class CollectiveCommunicator : public Object
             readySends;               ///< sends ready, lowest item first
         bool finished{false};         ///< rank done
         Time finishTime{Time::Max()}; ///< when
+        bool sendPaid{false};         ///< host costs: the next send's overhead is paid
+        Time sendAt;                  ///< ... until then
     };
 
     /// An operation.
@@ -176,6 +186,7 @@ class CollectiveCommunicator : public Object
         Time end{Time::Max()};                               ///< last rank done
         uint64_t messages{0};                                ///< messages sent
         uint32_t restarts{0};                                ///< in-network runs lost
+        bool hostCosts{false};                               ///< host costs apply
         uint64_t bufferBytes{UINT64_MAX};                    ///< user bytes per rank
         std::vector<std::vector<uint8_t>> scratch;           ///< data mode: per rank
         DoneCallback done;                                   ///< completion
@@ -194,6 +205,42 @@ class CollectiveCommunicator : public Object
      * @param item the item (UINT32_MAX: none, only issue ready sends)
      */
     void Run(Op& op, uint32_t rank, uint32_t item);
+    /**
+     * Run the items that are ready, whatever they unblock, and the sends the window
+     * allows (the items of Run).
+     * @param op the operation
+     * @param rank the rank
+     * @param ready items whose dependencies are met (consumed)
+     */
+    void RunReady(Op& op, uint32_t rank, std::vector<uint32_t>& ready);
+    /**
+     * Reduce or copy a received message into the rank's buffer (data mode) and forget it.
+     * @param op the operation
+     * @param rank the rank
+     * @param i the receive item
+     */
+    void ApplyReceive(Op& op, uint32_t rank, uint32_t i);
+    /**
+     * @param op the operation
+     * @param s a receive item
+     * @return the host time it takes: RecvOverhead and its reduction or copy
+     */
+    Time ReceiveCost(const Op& op, const CollectiveStep& s) const;
+    /// @return true if any host cost attribute is set
+    bool HasHostCosts() const;
+    /**
+     * Host costs: a receive's host time is over; apply it and go on.
+     * @param opId operation
+     * @param rank rank
+     * @param item the receive item
+     */
+    void Applied(uint32_t opId, uint32_t rank, uint32_t item);
+    /**
+     * Host costs: the overhead of a rank's next send has been paid; issue it.
+     * @param opId operation
+     * @param rank rank
+     */
+    void SendTurn(uint32_t opId, uint32_t rank);
     /**
      * An item has run: release its dependents.
      * @param op the operation
@@ -265,6 +312,13 @@ class CollectiveCommunicator : public Object
 
     uint64_t m_chunkSize;            //!< ChunkSize attribute
     uint64_t m_sendWindow;           //!< SendWindow attribute
+    Time m_sendOverhead;             //!< SendOverhead attribute
+    Time m_recvOverhead;             //!< RecvOverhead attribute
+    DataRate m_reduceRate;           //!< ReduceBandwidth attribute (0: instantly)
+    DataRate m_halfReduceRate;       //!< HalfReduceBandwidth attribute
+    DataRate m_copyRate;             //!< CopyBandwidth attribute (0: instantly)
+    Time m_launchLatency;            //!< LaunchLatency attribute
+    std::vector<Time> m_cpuFree;     //!< per rank: when its host is free
     uint32_t m_finishedKept;         //!< FinishedOperations attribute
     std::deque<uint32_t> m_finished; //!< ids of the finished operations remembered, oldest first
 
