@@ -10,6 +10,7 @@
 #include "ns3/collective-algorithm.h"
 #include "ns3/collective-communicator.h"
 #include "ns3/collective-transport.h"
+#include "ns3/collective-tuned-algorithm.h"
 #include "ns3/core-module.h"
 #include "ns3/data-rate.h"
 
@@ -186,6 +187,43 @@ TEST_F(CollectiveHostCostTest, ARanksHostPostsItsMessagesOneAfterAnother)
     // receives end at S + L + 3R.
     EXPECT_EQ(Duration("ring", a, 4, {{"SendOverhead", "1us"}, {"RecvOverhead", "3us"}}),
               MicroSeconds(1) + kLatency + MicroSeconds(9));
+}
+
+} // namespace
+
+namespace
+{
+
+TEST_F(CollectiveHostCostTest, TheTunedAlgorithmChoosesBySizeAsMpichDoes)
+{
+    Ptr<CollectiveTunedAlgorithm> t = CreateObject<CollectiveTunedAlgorithm>();
+    EXPECT_EQ(t->Choose(AllReduce(511))->GetName(), "rd"); // 2044 bytes
+    EXPECT_EQ(t->Choose(AllReduce(512))->GetName(), "hd"); // 2048 bytes
+    CollectiveOpSpec g = AllReduce(1);
+    g.kind = CollectiveKind::ALLGATHER;
+    EXPECT_EQ(t->Choose(g)->GetName(), "ring");
+    t->SetAttribute("AllReduce", StringValue("rd:1024,hd:65536,ring"));
+    EXPECT_EQ(t->Choose(AllReduce(200))->GetName(), "rd");
+    EXPECT_EQ(t->Choose(AllReduce(1000))->GetName(), "hd");
+    EXPECT_EQ(t->Choose(AllReduce(16384))->GetName(), "ring");
+    // What the chosen algorithm builds is what runs: 4 ranks, recursive doubling in 2
+    // message latencies below 2 KiB, halving-doubling in 4 from 2 KiB.
+    EXPECT_EQ(Duration("tuned", AllReduce(256), 4, {}), 2 * kLatency);
+    EXPECT_EQ(Duration("tuned", AllReduce(2048), 4, {}), 4 * kLatency);
+}
+
+TEST_F(CollectiveHostCostTest, ABadRuleIsRefusedNamingTheAttributeAndTheFix)
+{
+    Ptr<CollectiveTunedAlgorithm> t = CreateObject<CollectiveTunedAlgorithm>();
+    EXPECT_DEATH(t->SetAttribute("AllReduce", StringValue("rd:2048")),
+                 "AllReduce=\"rd:2048\": the last entry must be a name alone");
+    EXPECT_DEATH(t->SetAttribute("AllReduce", StringValue("rd,hd")),
+                 "only the last entry may be a name alone");
+    EXPECT_DEATH(t->SetAttribute("AllReduce", StringValue("foo:10,hd")),
+                 "unknown algorithm 'foo'; use one of");
+    EXPECT_DEATH(t->SetAttribute("Other", StringValue("rd:4k,hd")), "'4k' is not a byte count");
+    EXPECT_DEATH(t->SetAttribute("AllGather", StringValue("rd:4096,hd:1024,ring")),
+                 "the byte thresholds must increase");
 }
 
 } // namespace
