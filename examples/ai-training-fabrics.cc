@@ -427,7 +427,8 @@ main(int argc, char* argv[])
     std::string models = "resnet50,bert-large";
     std::string fabrics = "eth-100,eth-200,eth-400,tcp-eth-100,roce-100,roce-200,roce-400,"
                           "ib-hdr,ib-ndr,ib-hdr-sharp,ib-ndr-sharp";
-    std::string algo = "ring";
+    std::string algo; // ring, or the profile's
+    std::string profile;
     std::string out = "ai-training";
     double bucketMb = 25;
     std::string nvlink = "2400Gbps";
@@ -450,8 +451,13 @@ main(int argc, char* argv[])
                  fabrics);
     cmd.AddValue("algo",
                  "allreduce algorithm among servers (not on the -sharp fabrics): ring, tree, "
-                 "hd, rd",
+                 "hd, rd, tuned (by size); default ring, or the profile's",
                  algo);
+    cmd.AddValue("profile",
+                 "a hardware and library profile (IbProfileHelper): ideal, edr-cx4-mpi, "
+                 "hdr-cx6-mpi, ndr-cx7-nccl (HCAs, links, switches and collective costs; "
+                 "the TCP fabrics keep ns-3's models); empty = the idealized model",
+                 profile);
     cmd.AddValue("bucket-mb", "DDP bucket size in MiB", bucketMb);
     cmd.AddValue("gpus-per-server", "GPUs per server", o.gpusPerServer);
     cmd.AddValue("nvlink", "intra-server bandwidth per GPU, one direction", nvlink);
@@ -494,6 +500,20 @@ main(int argc, char* argv[])
     const ModelRow customDefault = custom;
     const uint32_t serversDefault = o.servers;
     cmd.Parse(argc, argv);
+    if (!profile.empty())
+    {
+        std::string error;
+        NS_ABORT_MSG_UNLESS(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
+        std::cout << IbProfileHelper::Describe(profile);
+        if (algo.empty())
+        {
+            algo = IbProfileHelper::Find(profile)->algorithm;
+        }
+    }
+    if (algo.empty())
+    {
+        algo = "ring";
+    }
 
     NS_ABORT_MSG_IF(bucketMb <= 0, "--bucket-mb must be positive");
     NS_ABORT_MSG_IF(quick && o.servers != serversDefault,
@@ -570,9 +590,10 @@ main(int argc, char* argv[])
                                                         << "' (resnet50, bert-large, custom)");
     }
     NS_ABORT_MSG_UNLESS(algo == "ring" || algo == "tree" || algo == "hd" || algo == "rd" ||
-                            algo == "halving-doubling" || algo == "recursive-doubling",
+                            algo == "halving-doubling" || algo == "recursive-doubling" ||
+                            algo == "tuned",
                         "--algo=" << algo
-                                  << ": use ring, tree, hd or rd (SHARP runs on the "
+                                  << ": use ring, tree, hd, rd or tuned (SHARP runs on the "
                                      "ib-hdr-sharp and ib-ndr-sharp fabrics, chosen with "
                                      "--fabrics)");
     std::vector<FabricScenario> all = MakeFabrics(algo);

@@ -82,7 +82,8 @@ ParseSize(const std::string& option, const std::string& s)
 int
 main(int argc, char* argv[])
 {
-    std::string algo = "ring";
+    std::string algo; // ring, or the profile's
+    std::string profile;
     std::string fabricArg = "ib";
     uint32_t hosts = 16;
     uint32_t radix = 8;
@@ -100,7 +101,10 @@ main(int argc, char* argv[])
     std::string scheduler; // empty: ns-3's --SchedulerType (MapScheduler by default)
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("algo", "allreduce algorithm: ring, tree, dbtree, hd, rd, sharp (IB only)", algo);
+    cmd.AddValue("algo",
+                 "allreduce algorithm: ring, tree, dbtree, hd, rd, tuned (by size), sharp (IB "
+                 "only); default ring, or the profile's",
+                 algo);
     cmd.AddValue("fabric",
                  "ib (RDMA on an IB fat tree), roce (RDMA on an Ethernet fat tree of EthSwitches), "
                  "tcp-eth (TCP on those Ethernet switches), tcp (TCP on point-to-point links "
@@ -146,7 +150,26 @@ main(int argc, char* argv[])
     cmd.AddValue("satThreshold",
                  "sharp: larger operations use streaming aggregation (bytes)",
                  satThreshold);
+    cmd.AddValue("profile",
+                 "a hardware and library profile (IbProfileHelper): ideal, edr-cx4-mpi, "
+                 "hdr-cx6-mpi, ndr-cx7-nccl; it also chooses the algorithm unless --algo is "
+                 "given; empty = the idealized model",
+                 profile);
     cmd.Parse(argc, argv);
+    if (!profile.empty())
+    {
+        std::string error;
+        NS_ABORT_MSG_UNLESS(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
+        std::cout << IbProfileHelper::Describe(profile);
+        if (algo.empty())
+        {
+            algo = IbProfileHelper::Find(profile)->algorithm;
+        }
+    }
+    if (algo.empty())
+    {
+        algo = "ring";
+    }
     if (!scheduler.empty())
     {
         IbHeapScheduler::SelectSchedulerType(scheduler, "--scheduler");

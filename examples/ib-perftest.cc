@@ -106,6 +106,7 @@ main(int argc, char* argv[])
     uint32_t mtu = 4096;
     double cableDelayNs = -1;
     double switchLatencyNs = -1;
+    std::string profile;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("test", IbPerftestApplication::ValidTestNames(), test);
@@ -130,7 +131,17 @@ main(int argc, char* argv[])
     cmd.AddValue("switchLatency",
                  "switch ForwardingLatency in ns (default: IbSwitch's)",
                  switchLatencyNs);
+    cmd.AddValue("profile",
+                 "a hardware profile (IbProfileHelper): ideal, edr-cx4-mpi, hdr-cx6-mpi, "
+                 "ndr-cx7-nccl; empty = the idealized model",
+                 profile);
     cmd.Parse(argc, argv);
+    if (!profile.empty())
+    {
+        std::string error;
+        NS_ABORT_MSG_UNLESS(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
+        std::cout << IbProfileHelper::Describe(profile);
+    }
 
     IbLinkRate::Speed s;
     NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
@@ -242,6 +253,15 @@ main(int argc, char* argv[])
               << " ns, PcieWriteLatency " << hcas[0]->GetPcieWriteLatency().GetNanoSeconds()
               << " ns, AckDelay " << hcas[0]->GetAckDelay().GetNanoSeconds()
               << " ns, ResponseDelay " << hcas[0]->GetResponseDelay().GetNanoSeconds() << " ns\n";
+    if (Ptr<PcieLink> pcie = hcas[0]->GetPcieLink())
+    {
+        std::cout << "Host: " << pcie->Describe() << ", ReadLatency "
+                  << pcie->GetReadLatency().GetNanoSeconds() << " ns, WriteLatency "
+                  << pcie->GetWriteLatency().GetNanoSeconds() << " ns, MmioLatency "
+                  << pcie->GetMmioLatency().GetNanoSeconds() << " ns; read ceiling "
+                  << pcie->GetReadCeiling() * 8 / 1e9 << " Gb/s, write ceiling "
+                  << pcie->GetWriteCeiling() * 8 / 1e9 << " Gb/s\n";
+    }
     client->PrintTestInfo(std::cout);
     IbPerftestApplication::PrintHeader(std::cout, IbPerftestApplication::IsBandwidthTest(t));
     client->TraceConnectWithoutContext("Result", MakeCallback(+[](const IbPerftestResult& r) {

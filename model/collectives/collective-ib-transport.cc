@@ -315,6 +315,9 @@ CollectiveIbTransport::Pump(Endpoint& ep)
         wr.sge.length = len;
         wr.sge.lkey = ep.sendMr->GetLkey();
         wr.signaled = true;
+        // Small fragments go inline, as UCX and MPI libraries post them (up to the HCA's
+        // MaxInlineData; without a PcieLink this changes no timing).
+        wr.inlineData = len <= ep.qp->GetHca()->GetMaxInlineData();
         wr.immData = m->tag | (last ? LAST_FRAGMENT : 0);
         ep.slotMsg[slot] = m;
         ++m->fragsOutstanding;
