@@ -27,8 +27,8 @@ const char* const kPcieReadReused = "the Gen3 pcie-bench 64 B DMA read median (n
                                     "DMA latency published) [D]; validation-sources 3.1";
 const char* const kPcieWrite = "derived: pcie-bench write-then-read 773 ns minus read 546 ns, "
                                "64 B [D]; validation-sources 3.1";
-const char* const kMmio = "assumed equal to the posted write the other way (no measured "
-                          "doorbell latency found) [A]; validation-sources 7";
+const char* const kMmio = "147 ns to 'poke the NIC' (doorbell), RAMCloud's RPC latency "
+                          "breakdown, Intel e1000 on PCIe [M]; validation-sources 7";
 const char* const kMps = "256 B, the MPS ConnectX adapters advertise and servers negotiate "
                          "[P]; validation-sources 7";
 const char* const kMrrs = "512 B, pcie-bench's model default [D]; validation-sources 7";
@@ -66,7 +66,7 @@ Host(uint32_t gen)
         {"ns3::PcieLink::ReadCompletionSize", "64", kRcb},
         {"ns3::PcieLink::ReadLatency", "546ns", gen == 3 ? kPcieRead : kPcieReadReused},
         {"ns3::PcieLink::WriteLatency", "227ns", kPcieWrite},
-        {"ns3::PcieLink::MmioLatency", "227ns", kMmio},
+        {"ns3::PcieLink::MmioLatency", "147ns", kMmio},
         {"ns3::IbHca::BlueFlameSize", "256", kBlueFlame},
         {"ns3::IbHca::MaxInlineData", "236", kInline},
         // The idealized lumps covered the PCIe crossings the PcieLink now models.
@@ -101,7 +101,8 @@ Profiles()
                 {"ns3::CollectiveTunedAlgorithm::AllReduce", "rd:2048,hd", kMpich});
             p.missing = {"the adapter's internal pipeline (TX and RX processing)",
                          "Switch-IB 2 port-to-port latency (the model's default 90 ns stays)",
-                         "the MPI library's per-message software overhead and reduction rate"};
+                         "the MPI library's per-message software overhead and reduction rate",
+                         "the SHARP library's host overhead"};
             v.push_back(p);
         }
         {
@@ -117,7 +118,8 @@ Profiles()
                 {"ns3::CollectiveTunedAlgorithm::AllReduce", "rd:2048,hd", kMpich});
             p.missing = {"the adapter's internal pipeline (TX and RX processing)",
                          "a Gen4 DMA latency (the Gen3 measurement is used)",
-                         "the MPI library's per-message software overhead and reduction rate"};
+                         "the MPI library's per-message software overhead and reduction rate",
+                         "the SHARP library's host overhead"};
             v.push_back(p);
         }
         {

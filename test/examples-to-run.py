@@ -25,6 +25,7 @@ cpp_examples = [
     ("ib-perftest", "True", "False"),
     ("ib-perftest --test=read_lat --switches=3", "True", "False"),
     ("ib-perftest --roce --switches=1", "True", "False"),
+    ("ib-perftest --test=write_bw --speed=HDR --profile=hdr-cx6-mpi", "True", "False"),
     ("ib-vs-ethernet --hosts=4 --bytes=100000", "True", "False"),
     ("ib-allreduce --hosts=8 --e=1M", "True", "False"),
     ("ib-allreduce --algo=sharp --hosts=8 --e=64K", "True", "False"),
@@ -32,6 +33,7 @@ cpp_examples = [
     ("ib-allreduce --fabric=roce --hosts=8 --e=1M", "True", "False"),
     ("ib-allreduce --fabric=all --hosts=8 --b=64K --e=256K", "True", "False"),
     ("ib-allreduce --hosts=8 --e=256K --ibCc=true", "True", "False"),
+    ("ib-allreduce --hosts=8 --e=1M --check=true --speed=NDR --profile=ndr-cx7-nccl", "True", "False"),
     (
         "ib-allreduce --hosts=8 --b=1M --e=1M --iters=3 --check=true --timeout=8 "
         "--failLink=leaf-0:5@40us",
