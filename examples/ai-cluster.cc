@@ -257,7 +257,7 @@ RunJobs(const Scenario& sc,
     Simulator::Run();
     for (auto& job : running)
     {
-        NS_ABORT_MSG_UNLESS(job->IsDone(), "a job did not finish");
+        IB_REQUIRE(job->IsDone(), "a job did not finish");
         res.slowest.push_back(job->GetSlowest(sc.iterations - 1));
     }
     res.backgroundBytes = bg ? bg->GetBytesDelivered() : 0;
@@ -296,7 +296,7 @@ Draw(Gnuplot& plot, const std::string& name)
     {
         std::ofstream plt(name + ".plt");
         plot.GenerateOutput(plt);
-        NS_ABORT_MSG_UNLESS(plt, "--plot: cannot write " << name << ".plt");
+        IB_REQUIRE(plt, "--plot: cannot write " << name << ".plt");
     }
     if (std::system("command -v gnuplot >/dev/null 2>&1") == 0)
     {
@@ -347,101 +347,113 @@ main(int argc, char* argv[])
     std::string topologyKind = "rail-optimized";
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("servers", "servers in the cluster", servers);
-    cmd.AddValue("gpus-per-server", "GPUs (and NICs) per server", gpusPerServer);
-    cmd.AddValue("radix", "switch radix (0: the smallest that holds the servers)", radixArg);
-    cmd.AddValue("oversub", "leaf oversubscription (down:up ports)", oversub);
-    cmd.AddValue("speed", "link speed (4x): SDR..NDR; Ethernet gets the same data rate", speed);
-    cmd.AddValue("fabric",
-                 "comma-separated: ib, ib-sharp (data-parallel groups aggregate in the "
-                 "switches), roce, tcp-eth, ib-flow (the IB fabric at flow level); or all "
-                 "(the first four)",
-                 fabricArg);
-    cmd.AddValue("placement", "packed, fragmented or random (RngRun picks the order)", placement);
-    cmd.AddValue("model", "the first job's model: dense or moe", model);
-    cmd.AddValue("gpus", "the first job's GPUs", gpus);
-    cmd.AddValue("others", "other jobs (dense models)", others);
-    cmd.AddValue("other-gpus", "GPUs of each other job", otherGpus);
-    cmd.AddValue("layers", "transformer layers of every job", layers);
-    cmd.AddValue("hidden", "hidden size of every job (heads: hidden / 128)", hidden);
-    cmd.AddValue("seq", "sequence length", seq);
-    cmd.AddValue("tp", "tensor-parallel size", tp);
-    cmd.AddValue("experts", "--model=moe: experts per layer", experts);
-    cmd.AddValue("ep", "--model=moe: expert-parallel size", ep);
-    cmd.AddValue("zero", "ZeRO stage of the data parallelism: 0 (allreduce), 1, 2 or 3", zero);
-    cmd.AddValue("pp", "pipeline stages of every job", pp);
-    cmd.AddValue("vpp",
-                 "model chunks per pipeline stage (interleaved 1F1B; --layers a multiple of "
-                 "pp x vpp, --microbatches of pp)",
-                 vpp);
-    cmd.AddValue("microbatches", "micro-batches per iteration", microBatches);
-    cmd.AddValue("schedule", "pipeline schedule: 1F1B or GPipe", schedule);
-    cmd.AddValue("iterations", "iterations per job (the last one is reported)", iterations);
-    cmd.AddValue("arrivals",
-                 "comma-separated start times of the jobs in the shared run, e.g. 0,2ms,5ms "
-                 "(jobs not named start at 0)",
-                 arrivals);
-    cmd.AddValue("algo", "collective algorithm: hier, ring, tree, dbtree, hd, rd", algo);
-    cmd.AddValue("topology",
-                 "rail-optimized (spines join the rails) or rail-only (one network per rail, "
-                 "nothing between them: only hier's rail traffic runs)",
-                 topologyKind);
-    cmd.AddValue("channels",
-                 "--algo=hier or ring: channels per collective (NCCL's), each over its own "
-                 "queue pair (on RoCE a flow of its own for ECMP)",
-                 channels);
-    cmd.AddValue("background",
-                 "background load per NIC, a share of the link rate (0: none): a permutation, "
-                 "GPU k of server s to GPU k of server s + servers/2",
-                 background);
-    cmd.AddValue("eth-lb",
-                 "Ethernet switches' load balancing: Ecmp, Spray, Flowlet or Adaptive",
-                 ethLb);
-    cmd.AddValue("plot",
-                 "write NAME-bars.plt and NAME-timeline.plt (and .png with gnuplot)",
-                 plotName);
+    IbOptions::Add(cmd, "servers", "servers in the cluster", servers);
+    IbOptions::Add(cmd, "gpus-per-server", "GPUs (and NICs) per server", gpusPerServer);
+    IbOptions::Add(cmd, "radix", "switch radix (0: the smallest that holds the servers)", radixArg);
+    IbOptions::Add(cmd, "oversub", "leaf oversubscription (down:up ports)", oversub);
+    IbOptions::Add(cmd,
+                   "speed",
+                   "link speed (4x): SDR..NDR; Ethernet gets the same data rate",
+                   speed);
+    IbOptions::Add(cmd,
+                   "fabric",
+                   "comma-separated: ib, ib-sharp (data-parallel groups aggregate in the "
+                   "switches), roce, tcp-eth, ib-flow (the IB fabric at flow level); or all "
+                   "(the first four)",
+                   fabricArg);
+    IbOptions::Add(cmd,
+                   "placement",
+                   "packed, fragmented or random (RngRun picks the order)",
+                   placement);
+    IbOptions::Add(cmd, "model", "the first job's model: dense or moe", model);
+    IbOptions::Add(cmd, "gpus", "the first job's GPUs", gpus);
+    IbOptions::Add(cmd, "others", "other jobs (dense models)", others);
+    IbOptions::Add(cmd, "other-gpus", "GPUs of each other job", otherGpus);
+    IbOptions::Add(cmd, "layers", "transformer layers of every job", layers);
+    IbOptions::Add(cmd, "hidden", "hidden size of every job (heads: hidden / 128)", hidden);
+    IbOptions::Add(cmd, "seq", "sequence length", seq);
+    IbOptions::Add(cmd, "tp", "tensor-parallel size", tp);
+    IbOptions::Add(cmd, "experts", "--model=moe: experts per layer", experts);
+    IbOptions::Add(cmd, "ep", "--model=moe: expert-parallel size", ep);
+    IbOptions::Add(cmd,
+                   "zero",
+                   "ZeRO stage of the data parallelism: 0 (allreduce), 1, 2 or 3",
+                   zero);
+    IbOptions::Add(cmd, "pp", "pipeline stages of every job", pp);
+    IbOptions::Add(cmd,
+                   "vpp",
+                   "model chunks per pipeline stage (interleaved 1F1B; --layers a multiple of "
+                   "pp x vpp, --microbatches of pp)",
+                   vpp);
+    IbOptions::Add(cmd, "microbatches", "micro-batches per iteration", microBatches);
+    IbOptions::Add(cmd, "schedule", "pipeline schedule: 1F1B or GPipe", schedule);
+    IbOptions::Add(cmd, "iterations", "iterations per job (the last one is reported)", iterations);
+    IbOptions::Add(cmd,
+                   "arrivals",
+                   "comma-separated start times of the jobs in the shared run, e.g. 0,2ms,5ms "
+                   "(jobs not named start at 0)",
+                   arrivals);
+    IbOptions::Add(cmd, "algo", "collective algorithm: hier, ring, tree, dbtree, hd, rd", algo);
+    IbOptions::Add(cmd,
+                   "topology",
+                   "rail-optimized (spines join the rails) or rail-only (one network per rail, "
+                   "nothing between them: only hier's rail traffic runs)",
+                   topologyKind);
+    IbOptions::Add(cmd,
+                   "channels",
+                   "--algo=hier or ring: channels per collective (NCCL's), each over its own "
+                   "queue pair (on RoCE a flow of its own for ECMP)",
+                   channels);
+    IbOptions::Add(cmd,
+                   "background",
+                   "background load per NIC, a share of the link rate (0: none): a permutation, "
+                   "GPU k of server s to GPU k of server s + servers/2",
+                   background);
+    IbOptions::Add(cmd,
+                   "eth-lb",
+                   "Ethernet switches' load balancing: Ecmp, Spray, Flowlet or Adaptive",
+                   ethLb);
+    IbOptions::Add(cmd,
+                   "plot",
+                   "write NAME-bars.plt and NAME-timeline.plt (and .png with gnuplot)",
+                   plotName);
     cmd.Parse(argc, argv);
 
     GpuClusterScheduler::Policy policy;
-    NS_ABORT_MSG_UNLESS(GpuClusterScheduler::ParsePolicy(placement, policy) &&
-                            policy != GpuClusterScheduler::EXPLICIT,
-                        "--placement=" << placement << ": use packed, fragmented or random");
-    NS_ABORT_MSG_UNLESS(model == "dense" || model == "moe",
-                        "--model=" << model << ": use dense or moe");
-    NS_ABORT_MSG_UNLESS(schedule == "1F1B" || schedule == "GPipe",
-                        "--schedule=" << schedule << ": use 1F1B or GPipe");
-    NS_ABORT_MSG_UNLESS(ethLb == "Ecmp" || ethLb == "Spray" || ethLb == "Flowlet" ||
-                            ethLb == "Adaptive",
-                        "--eth-lb=" << ethLb << ": use Ecmp, Spray, Flowlet or Adaptive");
-    NS_ABORT_MSG_UNLESS(background >= 0 && background <= 1,
-                        "--background=" << background << ": a share of the link rate, 0 to 1");
-    NS_ABORT_MSG_UNLESS(topologyKind == "rail-optimized" || topologyKind == "rail-only",
-                        "--topology=" << topologyKind << ": use rail-optimized or rail-only");
-    NS_ABORT_MSG_IF(topologyKind == "rail-only" && pp > 1 && tp % gpusPerServer != 0,
-                    "--topology=rail-only with --pp=" << pp << " and --tp=" << tp
-                                                      << ": pipeline neighbours (GPU k and "
-                                                         "k + tp) would sit on different rails "
-                                                         "of different servers; give --tp a "
-                                                         "multiple of the GPUs per server");
-    NS_ABORT_MSG_IF(topologyKind == "rail-only" && algo != "hier",
-                    "--topology=rail-only with --algo=" << algo
-                                                        << ": only hier keeps the fabric traffic "
-                                                           "on the rails; use --algo=hier");
-    NS_ABORT_MSG_UNLESS(channels >= 1 && channels <= 16,
-                        "--channels=" << channels << ": use 1 to 16");
-    NS_ABORT_MSG_UNLESS(channels == 1 || algo == "hier" || algo == "ring",
-                        "--channels=" << channels << " with --algo=" << algo
-                                      << ": only hier and ring run on channels");
-    NS_ABORT_MSG_UNLESS(iterations >= 1 && iterations <= 1000,
-                        "--iterations=" << iterations << ": use 1 to 1000");
-    NS_ABORT_MSG_UNLESS(servers >= 2 && servers <= 4096,
-                        "--servers=" << servers << ": use 2 to 4096");
-    NS_ABORT_MSG_UNLESS(gpusPerServer >= 1 && gpusPerServer <= 64,
-                        "--gpus-per-server=" << gpusPerServer << ": use 1 to 64");
+    IB_REQUIRE(GpuClusterScheduler::ParsePolicy(placement, policy) &&
+                   policy != GpuClusterScheduler::EXPLICIT,
+               "--placement=" << placement << ": use packed, fragmented or random");
+    IB_REQUIRE(model == "dense" || model == "moe", "--model=" << model << ": use dense or moe");
+    IB_REQUIRE(schedule == "1F1B" || schedule == "GPipe",
+               "--schedule=" << schedule << ": use 1F1B or GPipe");
+    IB_REQUIRE(ethLb == "Ecmp" || ethLb == "Spray" || ethLb == "Flowlet" || ethLb == "Adaptive",
+               "--eth-lb=" << ethLb << ": use Ecmp, Spray, Flowlet or Adaptive");
+    IB_REQUIRE(background >= 0 && background <= 1,
+               "--background=" << background << ": a share of the link rate, 0 to 1");
+    IB_REQUIRE(topologyKind == "rail-optimized" || topologyKind == "rail-only",
+               "--topology=" << topologyKind << ": use rail-optimized or rail-only");
+    IB_REFUSE(topologyKind == "rail-only" && pp > 1 && tp % gpusPerServer != 0,
+              "--topology=rail-only with --pp=" << pp << " and --tp=" << tp
+                                                << ": pipeline neighbours (GPU k and "
+                                                   "k + tp) would sit on different rails "
+                                                   "of different servers; give --tp a "
+                                                   "multiple of the GPUs per server");
+    IB_REFUSE(topologyKind == "rail-only" && algo != "hier",
+              "--topology=rail-only with --algo=" << algo
+                                                  << ": only hier keeps the fabric traffic "
+                                                     "on the rails; use --algo=hier");
+    IB_REQUIRE(channels >= 1 && channels <= 16, "--channels=" << channels << ": use 1 to 16");
+    IB_REQUIRE(channels == 1 || algo == "hier" || algo == "ring",
+               "--channels=" << channels << " with --algo=" << algo
+                             << ": only hier and ring run on channels");
+    IB_REQUIRE(iterations >= 1 && iterations <= 1000,
+               "--iterations=" << iterations << ": use 1 to 1000");
+    IB_REQUIRE(servers >= 2 && servers <= 4096, "--servers=" << servers << ": use 2 to 4096");
+    IB_REQUIRE(gpusPerServer >= 1 && gpusPerServer <= 64,
+               "--gpus-per-server=" << gpusPerServer << ": use 1 to 64");
     IbLinkRate::Speed s;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
-                        "--speed=" << speed << " is unknown; use one of "
-                                   << IbLinkRate::ValidSpeedNames());
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, s),
+               "--speed=" << speed << " is unknown; use one of " << IbLinkRate::ValidSpeedNames());
     std::vector<std::string> kinds;
     {
         std::string list = fabricArg == "all" ? "ib,ib-sharp,roce,tcp-eth" : fabricArg;
@@ -449,23 +461,23 @@ main(int argc, char* argv[])
         std::string k;
         while (std::getline(in, k, ','))
         {
-            NS_ABORT_MSG_UNLESS(
-                k == "ib" || k == "ib-sharp" || k == "roce" || k == "tcp-eth" || k == "ib-flow",
-                "--fabric: " << k << " is not ib, ib-sharp, roce, tcp-eth or ib-flow");
+            IB_REQUIRE(k == "ib" || k == "ib-sharp" || k == "roce" || k == "tcp-eth" ||
+                           k == "ib-flow",
+                       "--fabric: " << k << " is not ib, ib-sharp, roce, tcp-eth or ib-flow");
             kinds.push_back(k);
         }
-        NS_ABORT_MSG_IF(kinds.empty(), "--fabric: name at least one fabric");
+        IB_REFUSE(kinds.empty(), "--fabric: name at least one fabric");
     }
 
-    NS_ABORT_MSG_UNLESS(oversub >= 1 && oversub <= 64,
-                        "--oversub=" << oversub << ": use 1 (non-blocking) to 64");
+    IB_REQUIRE(oversub >= 1 && oversub <= 64,
+               "--oversub=" << oversub << ": use 1 (non-blocking) to 64");
     // The cluster: the smallest even radix whose rail leaves and spines hold the servers.
     const uint32_t radix =
         radixArg > 0 ? radixArg
                      : IbTopologyBuilder::SmallestRailRadix(servers, gpusPerServer, oversub);
-    NS_ABORT_MSG_IF(radix == 0,
-                    "--servers=" << servers << ": no radix up to 254 holds " << servers
-                                 << " servers of " << gpusPerServer << " GPUs in two levels");
+    IB_REFUSE(radix == 0,
+              "--servers=" << servers << ": no radix up to 254 holds " << servers << " servers of "
+                           << gpusPerServer << " GPUs in two levels");
     uint32_t down;
     uint32_t up;
     IbTopologyBuilder::SplitLeafPorts(radix, oversub, down, up);
@@ -514,18 +526,18 @@ main(int argc, char* argv[])
         std::string t;
         for (uint32_t j = 0; std::getline(in, t, ','); ++j)
         {
-            NS_ABORT_MSG_UNLESS(j < jobs.size(),
-                                "--arrivals=" << arrivals << ": " << j + 1 << " times for "
-                                              << jobs.size() << " jobs");
+            IB_REQUIRE(j < jobs.size(),
+                       "--arrivals=" << arrivals << ": " << j + 1 << " times for " << jobs.size()
+                                     << " jobs");
             TimeValue v;
             if (t.find_first_not_of("0123456789.") == std::string::npos)
             {
                 t += "s"; // a bare number: seconds, as ns-3 reads a Time
             }
-            NS_ABORT_MSG_UNLESS(v.DeserializeFromString(t, MakeTimeChecker()) &&
-                                    !v.Get().IsStrictlyNegative(),
-                                "--arrivals: '" << t << "' (job " << j
-                                                << ") is not a time from 0 on; e.g. 0,2ms,5ms");
+            IB_REQUIRE(v.DeserializeFromString(t, MakeTimeChecker()) &&
+                           !v.Get().IsStrictlyNegative(),
+                       "--arrivals: '" << t << "' (job " << j
+                                       << ") is not a time from 0 on; e.g. 0,2ms,5ms");
             jobs[j].arrival = v.Get();
         }
     }

@@ -212,11 +212,11 @@ RunOne(const ModelRow& m, const FabricScenario& f, const Options& o)
     const auto wall0 = std::chrono::steady_clock::now();
     IbHelper::ResetLidAllocation();
     const uint32_t gpus = o.servers > 0 ? o.servers * o.gpusPerServer : m.gpus;
-    NS_ABORT_MSG_IF(gpus % o.gpusPerServer != 0,
-                    m.name << ": " << gpus << " GPUs are not a whole number of servers of "
-                           << o.gpusPerServer << " GPUs (--gpus-per-server)");
+    IB_REFUSE(gpus % o.gpusPerServer != 0,
+              m.name << ": " << gpus << " GPUs are not a whole number of servers of "
+                     << o.gpusPerServer << " GPUs (--gpus-per-server)");
     const uint32_t servers = gpus / o.gpusPerServer;
-    NS_ABORT_MSG_IF(servers < 2, m.name << ": at least 2 servers are needed, got " << servers);
+    IB_REFUSE(servers < 2, m.name << ": at least 2 servers are needed, got " << servers);
 
     CollectiveHelper ch;
     ch.SetAlgorithm(f.algorithm);
@@ -229,8 +229,8 @@ RunOne(const ModelRow& m, const FabricScenario& f, const Options& o)
     if (f.kind == "ib")
     {
         IbLinkRate::Speed s;
-        NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(f.speed, s),
-                            "fabric " << f.name << ": unknown IB speed " << f.speed);
+        IB_REQUIRE(IbLinkRate::ParseSpeed(f.speed, s),
+                   "fabric " << f.name << ": unknown IB speed " << f.speed);
         IbFabricHelper fh;
         fh.SetSubnetManagerAttribute("RoutingEngine", StringValue("ftree"));
         fh.SetSubnetManagerAttribute("CongestionControl", BooleanValue(o.ibCc));
@@ -285,8 +285,7 @@ RunOne(const ModelRow& m, const FabricScenario& f, const Options& o)
     }
     else
     {
-        NS_ABORT_MSG_UNLESS(f.kind == "tcp",
-                            "fabric " << f.name << ": kind ib, roce, tcp-eth or tcp");
+        IB_REQUIRE(f.kind == "tcp", "fabric " << f.name << ": kind ib, roce, tcp-eth or tcp");
         const DataRate dr(f.speed);
         // TCP MSS = MTU - 20 (IPv4) - 32 (TCP with timestamps): 1448 for 1500
         Config::SetDefault("ns3::PointToPointNetDevice::Mtu", UintegerValue(o.ethMtu));
@@ -436,74 +435,97 @@ main(int argc, char* argv[])
     double customTflops = 0;
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("quick", "2 servers (16 GPUs) per model instead of full scale", quick);
-    cmd.AddValue("servers", "servers per model (0: full scale, 32 and 128)", o.servers);
-    cmd.AddValue("iterations",
-                 "iterations per run (the first, a warm-up, is left out of the mean when "
-                 "there are more)",
-                 o.iterations);
-    cmd.AddValue("models", "comma-separated: resnet50, bert-large, custom", models);
-    cmd.AddValue("fabrics",
-                 "comma-separated: eth-100, eth-200, eth-400 (TCP, point-to-point), "
-                 "tcp-eth-100, tcp-eth-200, tcp-eth-400 (TCP on EthSwitch), roce-100, "
-                 "roce-200, roce-400 (RoCEv2 on EthSwitch), ib-hdr, ib-ndr, ib-hdr-sharp, "
-                 "ib-ndr-sharp",
-                 fabrics);
-    cmd.AddValue("algo",
-                 "allreduce algorithm among servers (not on the -sharp fabrics): ring, tree, "
-                 "hd, rd, tuned (by size); default ring, or the profile's",
-                 algo);
-    cmd.AddValue("profile",
-                 "a hardware and library profile (IbProfileHelper): ideal, edr-cx4-mpi, "
-                 "hdr-cx6-mpi, ndr-cx7-nccl (HCAs, links, switches and collective costs; "
-                 "the TCP fabrics keep ns-3's models); empty = the idealized model",
-                 profile);
-    cmd.AddValue("bucket-mb", "DDP bucket size in MiB", bucketMb);
-    cmd.AddValue("gpus-per-server", "GPUs per server", o.gpusPerServer);
-    cmd.AddValue("nvlink", "intra-server bandwidth per GPU, one direction", nvlink);
-    cmd.AddValue("chunk", "collective chunk size, bytes", o.chunk);
-    cmd.AddValue("ib-cc",
-                 "IB fabrics: IBA congestion control on (subnet manager defaults; the "
-                 "ns3::IbSubnetManager::Cc* attributes tune it)",
-                 o.ibCc);
-    cmd.AddValue("ib-fail-link",
-                 "IB fabrics: cables to fail, NODE:PORT@DOWN[-UP],... in simulated time (e.g. "
-                 "leaf-0:5@5ms); the subnet manager routes around them, outages are printed",
-                 o.ibFailLink);
-    cmd.AddValue("ib-timeout",
-                 "IB fabrics: local ACK timeout exponent of the collective's queue pairs, "
-                 "4.096 us x 2^value (14: 67 ms)",
-                 o.ibTimeout);
-    cmd.AddValue("wall-budget",
-                 "seconds of wall time per run after which no further iteration starts (at "
-                 "least one always completes)",
-                 o.wallBudget);
-    cmd.AddValue("max-wall",
-                 "hard wall-time cap per run in seconds, also inside an iteration (0: none); "
-                 "a run stopped before its first iteration ends is reported with its progress",
-                 o.maxWall);
-    cmd.AddValue("eth-mtu",
-                 "IP MTU of the Ethernet links (9000: jumbo frames; 1500 gave iteration times "
-                 "within 0.1% but 40x the wall time on 4 servers, ResNet-50 at 100 Gb/s)",
-                 o.ethMtu);
-    cmd.AddValue("out", "output prefix: <out>.md, <out>.csv, <out>.plt, <out>.png", out);
-    cmd.AddValue("custom-params", "custom model: parameters", custom.params);
-    cmd.AddValue("custom-bytes",
-                 "custom model: bytes per gradient element (2, 4)",
-                 custom.bytesPerGrad);
-    cmd.AddValue("custom-flops", "custom model: training FLOPs per sample", custom.flopsPerSample);
-    cmd.AddValue("custom-batch", "custom model: samples per GPU per iteration", custom.batchPerGpu);
-    cmd.AddValue("custom-gpu-tflops", "custom model: sustained TFLOP/s per GPU", customTflops);
-    cmd.AddValue("custom-samples", "custom model: samples per epoch", custom.samplesPerEpoch);
-    cmd.AddValue("custom-epochs", "custom model: epochs", custom.epochs);
-    cmd.AddValue("custom-gpus", "custom model: GPUs", custom.gpus);
+    IbOptions::Add(cmd, "quick", "2 servers (16 GPUs) per model instead of full scale", quick);
+    IbOptions::Add(cmd, "servers", "servers per model (0: full scale, 32 and 128)", o.servers);
+    IbOptions::Add(cmd,
+                   "iterations",
+                   "iterations per run (the first, a warm-up, is left out of the mean when "
+                   "there are more)",
+                   o.iterations);
+    IbOptions::Add(cmd, "models", "comma-separated: resnet50, bert-large, custom", models);
+    IbOptions::Add(cmd,
+                   "fabrics",
+                   "comma-separated: eth-100, eth-200, eth-400 (TCP, point-to-point), "
+                   "tcp-eth-100, tcp-eth-200, tcp-eth-400 (TCP on EthSwitch), roce-100, "
+                   "roce-200, roce-400 (RoCEv2 on EthSwitch), ib-hdr, ib-ndr, ib-hdr-sharp, "
+                   "ib-ndr-sharp",
+                   fabrics);
+    IbOptions::Add(cmd,
+                   "algo",
+                   "allreduce algorithm among servers (not on the -sharp fabrics): ring, tree, "
+                   "hd, rd, tuned (by size); default ring, or the profile's",
+                   algo);
+    IbOptions::Add(cmd,
+                   "profile",
+                   "a hardware and library profile (IbProfileHelper): ideal, edr-cx4-mpi, "
+                   "hdr-cx6-mpi, ndr-cx7-nccl (HCAs, links, switches and collective costs; "
+                   "the TCP fabrics keep ns-3's models); empty = the idealized model",
+                   profile);
+    IbOptions::Add(cmd, "bucket-mb", "DDP bucket size in MiB", bucketMb);
+    IbOptions::Add(cmd, "gpus-per-server", "GPUs per server", o.gpusPerServer);
+    IbOptions::Add(cmd, "nvlink", "intra-server bandwidth per GPU, one direction", nvlink);
+    IbOptions::Add(cmd, "chunk", "collective chunk size, bytes", o.chunk);
+    IbOptions::Add(cmd,
+                   "ib-cc",
+                   "IB fabrics: IBA congestion control on (subnet manager defaults; the "
+                   "ns3::IbSubnetManager::Cc* attributes tune it)",
+                   o.ibCc);
+    IbOptions::Add(cmd,
+                   "ib-fail-link",
+                   "IB fabrics: cables to fail, NODE:PORT@DOWN[-UP],... in simulated time (e.g. "
+                   "leaf-0:5@5ms); the subnet manager routes around them, outages are printed",
+                   o.ibFailLink);
+    IbOptions::Add(cmd,
+                   "ib-timeout",
+                   "IB fabrics: local ACK timeout exponent of the collective's queue pairs, "
+                   "4.096 us x 2^value (14: 67 ms)",
+                   o.ibTimeout);
+    IbOptions::Add(cmd,
+                   "wall-budget",
+                   "seconds of wall time per run after which no further iteration starts (at "
+                   "least one always completes)",
+                   o.wallBudget);
+    IbOptions::Add(cmd,
+                   "max-wall",
+                   "hard wall-time cap per run in seconds, also inside an iteration (0: none); "
+                   "a run stopped before its first iteration ends is reported with its progress",
+                   o.maxWall);
+    IbOptions::Add(cmd,
+                   "eth-mtu",
+                   "IP MTU of the Ethernet links (9000: jumbo frames; 1500 gave iteration times "
+                   "within 0.1% but 40x the wall time on 4 servers, ResNet-50 at 100 Gb/s)",
+                   o.ethMtu);
+    IbOptions::Add(cmd, "out", "output prefix: <out>.md, <out>.csv, <out>.plt, <out>.png", out);
+    IbOptions::Add(cmd, "custom-params", "custom model: parameters", custom.params);
+    IbOptions::Add(cmd,
+                   "custom-bytes",
+                   "custom model: bytes per gradient element (2, 4)",
+                   custom.bytesPerGrad);
+    IbOptions::Add(cmd,
+                   "custom-flops",
+                   "custom model: training FLOPs per sample",
+                   custom.flopsPerSample);
+    IbOptions::Add(cmd,
+                   "custom-batch",
+                   "custom model: samples per GPU per iteration",
+                   custom.batchPerGpu);
+    IbOptions::Add(cmd,
+                   "custom-gpu-tflops",
+                   "custom model: sustained TFLOP/s per GPU",
+                   customTflops);
+    IbOptions::Add(cmd,
+                   "custom-samples",
+                   "custom model: samples per epoch",
+                   custom.samplesPerEpoch);
+    IbOptions::Add(cmd, "custom-epochs", "custom model: epochs", custom.epochs);
+    IbOptions::Add(cmd, "custom-gpus", "custom model: GPUs", custom.gpus);
     const ModelRow customDefault = custom;
     const uint32_t serversDefault = o.servers;
     cmd.Parse(argc, argv);
     if (!profile.empty())
     {
         std::string error;
-        NS_ABORT_MSG_UNLESS(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
+        IB_REQUIRE(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
         std::cout << IbProfileHelper::Describe(profile);
         if (algo.empty())
         {
@@ -515,9 +537,10 @@ main(int argc, char* argv[])
         algo = "ring";
     }
 
-    NS_ABORT_MSG_IF(bucketMb <= 0, "--bucket-mb must be positive");
-    NS_ABORT_MSG_IF(quick && o.servers != serversDefault,
-                    "--quick and --servers both set the number of servers; give one of them");
+    IB_REFUSE(bucketMb <= 0, "--bucket-mb must be positive");
+    IB_REQUIRE(o.chunk >= 1, "--chunk=" << o.chunk << ": a chunk is at least 1 byte");
+    IB_REFUSE(quick && o.servers != serversDefault,
+              "--quick and --servers both set the number of servers; give one of them");
     {
         // The --custom-* options describe the custom model; without it they would be
         // ignored and the full-scale default run would start.
@@ -533,45 +556,49 @@ main(int argc, char* argv[])
         {
             customChosen = customChosen || name == "custom";
         }
-        NS_ABORT_MSG_IF(customGiven && !customChosen,
-                        "--custom-* options describe the custom model, which --models="
-                            << models << " does not include; add custom to --models (for "
-                            << "example --models=custom)");
+        IB_REFUSE(customGiven && !customChosen,
+                  "--custom-* options describe the custom model, which --models="
+                      << models << " does not include; add custom to --models (for "
+                      << "example --models=custom)");
     }
     o.bucketBytes = static_cast<uint64_t>(bucketMb * 1024 * 1024);
-    o.nvlink = DataRate(nvlink);
+    {
+        DataRateValue nvValue;
+        IB_REQUIRE(nvValue.DeserializeFromString(nvlink, MakeDataRateChecker()),
+                   "--nvlink=" << nvlink << ": not a data rate; e.g. 2400Gbps or 300GBps");
+        o.nvlink = nvValue.Get();
+    }
     if (quick && o.servers == 0)
     {
         o.servers = 2;
     }
-    NS_ABORT_MSG_IF(o.ethMtu < 576 || o.ethMtu > 65535, "--eth-mtu must be in 576..65535");
-    NS_ABORT_MSG_IF(o.iterations == 0, "--iterations must be at least 1");
+    IB_REFUSE(o.ethMtu < 576 || o.ethMtu > 65535, "--eth-mtu must be in 576..65535");
+    IB_REFUSE(o.iterations == 0, "--iterations must be at least 1");
 
-    NS_ABORT_MSG_IF(o.gpusPerServer == 0, "--gpus-per-server=0: a server has at least 1 GPU");
-    NS_ABORT_MSG_IF(SplitList(models).empty(),
-                    "--models=" << models << ": name at least one (resnet50, bert-large, custom)");
-    NS_ABORT_MSG_IF(SplitList(fabrics).empty(),
-                    "--fabrics=" << fabrics
-                                 << ": name at least one (eth-100, eth-200, eth-400, ib-hdr, "
-                                    "ib-ndr, ib-hdr-sharp, ib-ndr-sharp)");
+    IB_REFUSE(o.gpusPerServer == 0, "--gpus-per-server=0: a server has at least 1 GPU");
+    IB_REFUSE(SplitList(models).empty(),
+              "--models=" << models << ": name at least one (resnet50, bert-large, custom)");
+    IB_REFUSE(SplitList(fabrics).empty(),
+              "--fabrics=" << fabrics
+                           << ": name at least one (eth-100, eth-200, eth-400, ib-hdr, "
+                              "ib-ndr, ib-hdr-sharp, ib-ndr-sharp)");
     std::vector<ModelRow> table = ModelTable();
     std::vector<ModelRow> chosen;
     for (const auto& name : SplitList(models))
     {
         if (name == "custom")
         {
-            NS_ABORT_MSG_IF(custom.params <= 0 || custom.flopsPerSample <= 0 || customTflops <= 0 ||
-                                custom.samplesPerEpoch == 0,
-                            "--models=custom needs --custom-params, --custom-flops, "
-                            "--custom-gpu-tflops and --custom-samples (all positive)");
+            IB_REFUSE(custom.params <= 0 || custom.flopsPerSample <= 0 || customTflops <= 0 ||
+                          custom.samplesPerEpoch == 0,
+                      "--models=custom needs --custom-params, --custom-flops, "
+                      "--custom-gpu-tflops and --custom-samples (all positive)");
             // Checked here, not when the run has ended (which may take hours).
-            NS_ABORT_MSG_UNLESS(custom.bytesPerGrad == 2 || custom.bytesPerGrad == 4,
-                                "--custom-bytes=" << custom.bytesPerGrad
-                                                  << ": bytes per gradient element, 2 (fp16, "
-                                                     "bf16) or 4 (fp32)");
-            NS_ABORT_MSG_UNLESS(custom.epochs > 0 && std::isfinite(custom.epochs),
-                                "--custom-epochs=" << custom.epochs
-                                                   << ": a positive number of epochs");
+            IB_REQUIRE(custom.bytesPerGrad == 2 || custom.bytesPerGrad == 4,
+                       "--custom-bytes=" << custom.bytesPerGrad
+                                         << ": bytes per gradient element, 2 (fp16, "
+                                            "bf16) or 4 (fp32)");
+            IB_REQUIRE(custom.epochs > 0 && std::isfinite(custom.epochs),
+                       "--custom-epochs=" << custom.epochs << ": a positive number of epochs");
             custom.gpuSamplesPerSec = customTflops * 1e12 / custom.flopsPerSample;
             chosen.push_back(custom);
             continue;
@@ -585,17 +612,15 @@ main(int argc, char* argv[])
                 found = true;
             }
         }
-        NS_ABORT_MSG_UNLESS(found,
-                            "--models: unknown model '" << name
-                                                        << "' (resnet50, bert-large, custom)");
+        IB_REQUIRE(found,
+                   "--models: unknown model '" << name << "' (resnet50, bert-large, custom)");
     }
-    NS_ABORT_MSG_UNLESS(algo == "ring" || algo == "tree" || algo == "hd" || algo == "rd" ||
-                            algo == "halving-doubling" || algo == "recursive-doubling" ||
-                            algo == "tuned",
-                        "--algo=" << algo
-                                  << ": use ring, tree, hd, rd or tuned (SHARP runs on the "
-                                     "ib-hdr-sharp and ib-ndr-sharp fabrics, chosen with "
-                                     "--fabrics)");
+    IB_REQUIRE(algo == "ring" || algo == "tree" || algo == "hd" || algo == "rd" ||
+                   algo == "halving-doubling" || algo == "recursive-doubling" || algo == "tuned",
+               "--algo=" << algo
+                         << ": use ring, tree, hd, rd or tuned (SHARP runs on the "
+                            "ib-hdr-sharp and ib-ndr-sharp fabrics, chosen with "
+                            "--fabrics)");
     std::vector<FabricScenario> all = MakeFabrics(algo);
     std::vector<FabricScenario> fab;
     for (const auto& name : SplitList(fabrics))
@@ -616,13 +641,13 @@ main(int argc, char* argv[])
             {
                 known += (known.empty() ? "" : ", ") + f.name;
             }
-            NS_FATAL_ERROR("--fabrics: unknown fabric '" << name << "' (" << known << ")");
+            IB_REQUIRE(false, "--fabrics: unknown fabric '" << name << "' (" << known << ")");
         }
     }
 
     std::ostringstream md;
     std::ofstream csv(out + ".csv");
-    NS_ABORT_MSG_UNLESS(csv, "--out=" << out << ": cannot write " << out << ".csv");
+    IB_REQUIRE(csv, "--out=" << out << ": cannot write " << out << ".csv");
     csv << "model,fabric,servers,gpus,link_gbps,iterations_simulated,iterations_requested,"
            "iteration_ms,compute_ms,exposed_comm_ms,gpu_idle_fraction,projected_hours,"
            "speedup_vs_eth100,speedup_vs_eth_same_rate,wall_s\n";
@@ -724,12 +749,29 @@ main(int argc, char* argv[])
          << "Iteration time: mean of the simulated iterations after the first (a warm-up: "
             "TCP's congestion windows start small), or the first when only one was "
             "simulated; every simulated iteration is a full iteration at the stated scale.\n";
+    bool cut = false;
+    for (const std::vector<Result>& model : results)
+    {
+        for (const Result& r : model)
+        {
+            cut = cut || r.simulated < r.requested;
+        }
+    }
+    if (cut)
+    {
+        // The wall clock decided how many iterations ran: say so, since another machine
+        // (or a busier one) runs a different number and gets a different mean.
+        head << "\nSome runs simulated fewer iterations than --iterations asked for: "
+                "--wall-budget or --max-wall stopped them, so their means depend on this "
+                "machine's speed. For results that do not, raise --wall-budget and "
+                "--max-wall or lower --iterations.\n";
+    }
     const std::string text = head.str() + md.str();
     std::cout << text;
     {
         std::ofstream md(out + ".md");
         md << text;
-        NS_ABORT_MSG_UNLESS(md, "--out=" << out << ": cannot write " << out << ".md");
+        IB_REQUIRE(md, "--out=" << out << ": cannot write " << out << ".md");
     }
 
     // plot: speedup over 100 Gb/s Ethernet per fabric (or over the first fabric run when

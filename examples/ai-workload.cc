@@ -62,75 +62,90 @@ main(int argc, char* argv[])
     std::string topologyKind = "rail-optimized";
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("workload",
-                 "workload file (ASTRA-sim 1.0 / SimAI text format); default: "
-                 "examples/workloads/gpt-4layer-tp8.txt of the source tree",
-                 workload);
-    cmd.AddValue("fabric",
-                 "ib, roce, tcp-eth, ib-flow (the IB fabric at flow level: no packets), or all "
-                 "(ib, roce and tcp-eth in turn)",
-                 fabricArg);
-    cmd.AddValue("speed", "link speed (4x): SDR..NDR; RoCE and TCP get the same data rate", speed);
-    cmd.AddValue("gpus", "GPUs (0: the file's all_gpus)", gpus);
-    cmd.AddValue("gpus-per-server", "GPUs (and NICs) per server", gpusPerServer);
-    cmd.AddValue("radix", "switch radix (0: the smallest that fits)", radix);
-    cmd.AddValue("algo",
-                 "collective algorithm of every group: hier, ring, tree, dbtree, hd, rd",
-                 algo);
-    cmd.AddValue("tick", "simulated time of one tick of the file", tick);
-    cmd.AddValue("topology",
-                 "rail-optimized (spines join the rails) or rail-only (one network per rail, "
-                 "nothing between them: --algo=hier only)",
-                 topologyKind);
-    cmd.AddValue("iterations", "training iterations", iterations);
-    cmd.AddValue("nvlink", "NVLink bandwidth per GPU and direction", nvlink);
-    cmd.AddValue("model",
-                 "instead of a file, build the workload of a GPT-style model: dense or moe "
-                 "(LlmWorkloadBuilder; --layers --hidden --seq --tp, and for moe --experts "
-                 "--topk --ep); or resnet50 or bert-large, data parallel, with "
-                 "ai-training-fabrics' recipes (batch 256 and 64 per GPU, one A100's measured "
-                 "2470 images/s and 580 sequences/s)",
-                 model);
-    cmd.AddValue("layers", "--model: transformer layers", layers);
-    cmd.AddValue("hidden", "--model: hidden size (heads: hidden / 128)", hidden);
-    cmd.AddValue("seq", "--model: sequence length", seq);
-    cmd.AddValue("tp", "--model: tensor-parallel size", tp);
-    cmd.AddValue("experts", "--model=moe: experts per layer", experts);
-    cmd.AddValue("topk", "--model=moe: experts per token", topK);
-    cmd.AddValue("ep", "--model=moe: expert-parallel size", ep);
-    cmd.AddValue("zero", "ZeRO stage of the data parallelism: 0 (allreduce), 1, 2 or 3", zero);
-    cmd.AddValue("pp", "--model: pipeline stages (runs them with --schedule, default 1F1B)", pp);
-    cmd.AddValue("vpp",
-                 "--model: model chunks per pipeline stage (interleaved 1F1B; --layers a "
-                 "multiple of pp x vpp, --microbatches of pp)",
-                 vpp);
-    cmd.AddValue("microbatches",
-                 "micro-batches per iteration with a pipeline schedule (0: the file's ga)",
-                 microBatches);
-    cmd.AddValue("schedule",
-                 "pipeline schedule: None (pp only builds the groups, as SimAI), 1F1B or GPipe",
-                 schedule);
+    IbOptions::Add(cmd,
+                   "workload",
+                   "workload file (ASTRA-sim 1.0 / SimAI text format); default: "
+                   "examples/workloads/gpt-4layer-tp8.txt of the source tree",
+                   workload);
+    IbOptions::Add(cmd,
+                   "fabric",
+                   "ib, roce, tcp-eth, ib-flow (the IB fabric at flow level: no packets), or all "
+                   "(ib, roce and tcp-eth in turn)",
+                   fabricArg);
+    IbOptions::Add(cmd,
+                   "speed",
+                   "link speed (4x): SDR..NDR; RoCE and TCP get the same data rate",
+                   speed);
+    IbOptions::Add(cmd, "gpus", "GPUs (0: the file's all_gpus)", gpus);
+    IbOptions::Add(cmd, "gpus-per-server", "GPUs (and NICs) per server", gpusPerServer);
+    IbOptions::Add(cmd, "radix", "switch radix (0: the smallest that fits)", radix);
+    IbOptions::Add(cmd,
+                   "algo",
+                   "collective algorithm of every group: hier, ring, tree, dbtree, hd, rd",
+                   algo);
+    IbOptions::Add(cmd, "tick", "simulated time of one tick of the file", tick);
+    IbOptions::Add(cmd,
+                   "topology",
+                   "rail-optimized (spines join the rails) or rail-only (one network per rail, "
+                   "nothing between them: --algo=hier only)",
+                   topologyKind);
+    IbOptions::Add(cmd, "iterations", "training iterations", iterations);
+    IbOptions::Add(cmd, "nvlink", "NVLink bandwidth per GPU and direction", nvlink);
+    IbOptions::Add(cmd,
+                   "model",
+                   "instead of a file, build the workload of a GPT-style model: dense or moe "
+                   "(LlmWorkloadBuilder; --layers --hidden --seq --tp, and for moe --experts "
+                   "--topk --ep); or resnet50 or bert-large, data parallel, with "
+                   "ai-training-fabrics' recipes (batch 256 and 64 per GPU, one A100's measured "
+                   "2470 images/s and 580 sequences/s)",
+                   model);
+    IbOptions::Add(cmd, "layers", "--model: transformer layers", layers);
+    IbOptions::Add(cmd, "hidden", "--model: hidden size (heads: hidden / 128)", hidden);
+    IbOptions::Add(cmd, "seq", "--model: sequence length", seq);
+    IbOptions::Add(cmd, "tp", "--model: tensor-parallel size", tp);
+    IbOptions::Add(cmd, "experts", "--model=moe: experts per layer", experts);
+    IbOptions::Add(cmd, "topk", "--model=moe: experts per token", topK);
+    IbOptions::Add(cmd, "ep", "--model=moe: expert-parallel size", ep);
+    IbOptions::Add(cmd,
+                   "zero",
+                   "ZeRO stage of the data parallelism: 0 (allreduce), 1, 2 or 3",
+                   zero);
+    IbOptions::Add(cmd,
+                   "pp",
+                   "--model: pipeline stages (runs them with --schedule, default 1F1B)",
+                   pp);
+    IbOptions::Add(cmd,
+                   "vpp",
+                   "--model: model chunks per pipeline stage (interleaved 1F1B; --layers a "
+                   "multiple of pp x vpp, --microbatches of pp)",
+                   vpp);
+    IbOptions::Add(cmd,
+                   "microbatches",
+                   "micro-batches per iteration with a pipeline schedule (0: the file's ga)",
+                   microBatches);
+    IbOptions::Add(cmd,
+                   "schedule",
+                   "pipeline schedule: None (pp only builds the groups, as SimAI), 1F1B or GPipe",
+                   schedule);
     cmd.Parse(argc, argv);
 
-    NS_ABORT_MSG_UNLESS(model.empty() || model == "dense" || model == "moe" ||
-                            model == "resnet50" || model == "bert-large",
-                        "--model=" << model << ": use dense, moe, resnet50 or bert-large");
-    NS_ABORT_MSG_IF((model == "resnet50" || model == "bert-large") && (pp > 1 || zero > 0),
-                    "--model=" << model << " is data parallel: no --pp or --zero");
-    NS_ABORT_MSG_IF((model == "resnet50" || model == "bert-large") &&
-                        (layers != 4 || hidden != 4096 || seq != 2048 || tp != 8 || vpp != 1),
-                    "--model=" << model
-                               << " has its own shape and recipe (ai-training-fabrics'): "
-                                  "--layers, --hidden, --seq, --tp and --vpp are for dense and "
-                                  "moe; leave them out");
-    NS_ABORT_MSG_IF(!model.empty() && !workload.empty(),
-                    "--model and --workload: give one of them");
-    NS_ABORT_MSG_IF(!model.empty() && gpus == 0, "--model: say how many GPUs (--gpus)");
-    NS_ABORT_MSG_UNLESS(schedule == "None" || schedule == "1F1B" || schedule == "GPipe",
-                        "--schedule=" << schedule << ": use None, 1F1B or GPipe");
-    NS_ABORT_MSG_UNLESS(pp >= 1 && pp <= 1024, "--pp=" << pp << ": use 1 to 1024 stages");
-    NS_ABORT_MSG_IF(pp > 1 && model.empty(),
-                    "--pp is for --model; a file says its pp on its first line");
+    IB_REQUIRE(model.empty() || model == "dense" || model == "moe" || model == "resnet50" ||
+                   model == "bert-large",
+               "--model=" << model << ": use dense, moe, resnet50 or bert-large");
+    IB_REFUSE((model == "resnet50" || model == "bert-large") && (pp > 1 || zero > 0),
+              "--model=" << model << " is data parallel: no --pp or --zero");
+    IB_REFUSE((model == "resnet50" || model == "bert-large") &&
+                  (layers != 4 || hidden != 4096 || seq != 2048 || tp != 8 || vpp != 1),
+              "--model=" << model
+                         << " has its own shape and recipe (ai-training-fabrics'): "
+                            "--layers, --hidden, --seq, --tp and --vpp are for dense and "
+                            "moe; leave them out");
+    IB_REFUSE(!model.empty() && !workload.empty(), "--model and --workload: give one of them");
+    IB_REFUSE(!model.empty() && gpus == 0, "--model: say how many GPUs (--gpus)");
+    IB_REQUIRE(schedule == "None" || schedule == "1F1B" || schedule == "GPipe",
+               "--schedule=" << schedule << ": use None, 1F1B or GPipe");
+    IB_REQUIRE(pp >= 1 && pp <= 1024, "--pp=" << pp << ": use 1 to 1024 stages");
+    IB_REFUSE(pp > 1 && model.empty(), "--pp is for --model; a file says its pp on its first line");
     if (pp > 1 && schedule == "None")
     {
         schedule = "1F1B";
@@ -159,8 +174,8 @@ main(int argc, char* argv[])
                 break;
             }
         }
-        NS_ABORT_MSG_IF(workload.empty(),
-                        "the shipped " << name << " is not found from here; give --workload");
+        IB_REFUSE(workload.empty(),
+                  "the shipped " << name << " is not found from here; give --workload");
     }
     TrainingWorkloadFile w;
     if (model.empty())
@@ -224,44 +239,41 @@ main(int argc, char* argv[])
                    std::to_string(hidden) + ")";
     }
     const uint32_t n = gpus != 0 ? gpus : w.allGpus;
-    NS_ABORT_MSG_IF(n == 0,
-                    "--gpus: " << workload << " gives no all_gpus; say how many GPUs to run on");
-    NS_ABORT_MSG_UNLESS(
-        gpusPerServer >= 1 && n % gpusPerServer == 0,
-        "--gpus=" << n << " is not whole servers of --gpus-per-server=" << gpusPerServer);
-    NS_ABORT_MSG_UNLESS(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
-                            fabricArg == "ib-flow" || fabricArg == "all",
-                        "--fabric=" << fabricArg << ": use ib, roce, tcp-eth, ib-flow or all");
+    IB_REFUSE(n == 0, "--gpus: " << workload << " gives no all_gpus; say how many GPUs to run on");
+    IB_REQUIRE(gpusPerServer >= 1 && n % gpusPerServer == 0,
+               "--gpus=" << n << " is not whole servers of --gpus-per-server=" << gpusPerServer);
+    IB_REQUIRE(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
+                   fabricArg == "ib-flow" || fabricArg == "all",
+               "--fabric=" << fabricArg << ": use ib, roce, tcp-eth, ib-flow or all");
     IbLinkRate::Speed s;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
-                        "--speed=" << speed << " is unknown; use one of "
-                                   << IbLinkRate::ValidSpeedNames());
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, s),
+               "--speed=" << speed << " is unknown; use one of " << IbLinkRate::ValidSpeedNames());
     TimeValue tickValue;
-    NS_ABORT_MSG_UNLESS(tickValue.DeserializeFromString(tick, MakeTimeChecker()),
-                        "--tick=" << tick << ": not a time; e.g. 1ns or 0.5ns");
+    IB_REQUIRE(tickValue.DeserializeFromString(tick, MakeTimeChecker()),
+               "--tick=" << tick << ": not a time; e.g. 1ns or 0.5ns");
     DataRateValue nvValue;
-    NS_ABORT_MSG_UNLESS(nvValue.DeserializeFromString(nvlink, MakeDataRateChecker()),
-                        "--nvlink=" << nvlink << ": not a data rate; e.g. 3600Gbps");
+    IB_REQUIRE(nvValue.DeserializeFromString(nvlink, MakeDataRateChecker()),
+               "--nvlink=" << nvlink << ": not a data rate; e.g. 3600Gbps");
     const uint32_t servers = n / gpusPerServer;
     if (radix == 0)
     {
         radix = IbTopologyBuilder::SmallestRailRadix(servers, gpusPerServer);
-        NS_ABORT_MSG_IF(radix == 0,
-                        "--gpus=" << n << ": no radix up to 254 holds " << servers << " servers of "
-                                  << gpusPerServer << " GPUs in two levels");
+        IB_REFUSE(radix == 0,
+                  "--gpus=" << n << ": no radix up to 254 holds " << servers << " servers of "
+                            << gpusPerServer << " GPUs in two levels");
     }
-    NS_ABORT_MSG_UNLESS(topologyKind == "rail-optimized" || topologyKind == "rail-only",
-                        "--topology=" << topologyKind << ": use rail-optimized or rail-only");
-    NS_ABORT_MSG_IF(topologyKind == "rail-only" && pp > 1 && tp % gpusPerServer != 0,
-                    "--topology=rail-only with --pp=" << pp << " and --tp=" << tp
-                                                      << ": pipeline neighbours (GPU k and "
-                                                         "k + tp) would sit on different rails "
-                                                         "of different servers; give --tp a "
-                                                         "multiple of the GPUs per server");
-    NS_ABORT_MSG_IF(topologyKind == "rail-only" && algo != "hier",
-                    "--topology=rail-only with --algo=" << algo
-                                                        << ": only hier keeps the fabric traffic "
-                                                           "on the rails; use --algo=hier");
+    IB_REQUIRE(topologyKind == "rail-optimized" || topologyKind == "rail-only",
+               "--topology=" << topologyKind << ": use rail-optimized or rail-only");
+    IB_REFUSE(topologyKind == "rail-only" && pp > 1 && tp % gpusPerServer != 0,
+              "--topology=rail-only with --pp=" << pp << " and --tp=" << tp
+                                                << ": pipeline neighbours (GPU k and "
+                                                   "k + tp) would sit on different rails "
+                                                   "of different servers; give --tp a "
+                                                   "multiple of the GPUs per server");
+    IB_REFUSE(topologyKind == "rail-only" && algo != "hier",
+              "--topology=rail-only with --algo=" << algo
+                                                  << ": only hier keeps the fabric traffic "
+                                                     "on the rails; use --algo=hier");
     const IbTopology topology =
         topologyKind == "rail-only"
             ? IbTopologyBuilder::RailOnly(radix, servers, gpusPerServer, 1.0, s, 4)
@@ -331,7 +343,7 @@ main(int argc, char* argv[])
         }
         job->Start();
         Simulator::Run();
-        NS_ABORT_MSG_UNLESS(job->IsDone(), "the workload did not finish");
+        IB_REQUIRE(job->IsDone(), "the workload did not finish");
         for (uint32_t it = 0; it < iterations; ++it)
         {
             const WorkloadIterationRecord r = job->GetSlowest(it);

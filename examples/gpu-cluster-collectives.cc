@@ -56,7 +56,7 @@ ParseSize(const std::string& name, const std::string& v)
     }
     catch (const std::exception&)
     {
-        NS_ABORT_MSG("--" << name << "=" << v << ": not a size; give bytes, e.g. 64K or 16M");
+        IB_REQUIRE(false, "--" << name << "=" << v << ": not a size; give bytes, e.g. 64K or 16M");
     }
     const std::string suffix = v.substr(used);
     if (suffix == "K" || suffix == "k")
@@ -71,9 +71,8 @@ ParseSize(const std::string& name, const std::string& v)
     {
         return n << 30;
     }
-    NS_ABORT_MSG_UNLESS(suffix.empty(),
-                        "--" << name << "=" << v << ": unknown suffix '" << suffix
-                             << "'; use K, M or G");
+    IB_REQUIRE(suffix.empty(),
+               "--" << name << "=" << v << ": unknown suffix '" << suffix << "'; use K, M or G");
     return n;
 }
 
@@ -183,55 +182,63 @@ main(int argc, char* argv[])
     std::string topologyKind = "rail-optimized";
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("servers", "GPU servers", servers);
-    cmd.AddValue("gpus", "GPUs (and NICs) per server", gpus);
-    cmd.AddValue("radix", "switch radix of the rail-optimized fat tree", radix);
-    cmd.AddValue("oversubscription",
-                 "leaf host ports : uplinks (1 = non-blocking; 2 halves the spine bandwidth)",
-                 oversubscription);
-    cmd.AddValue("speed", "link speed (4x): SDR..NDR; RoCE and TCP get the same data rate", speed);
-    cmd.AddValue("fabric", "ib, roce, tcp-eth, or all (each in turn)", fabricArg);
-    cmd.AddValue("coll", "allreduce, alltoall or alltoallv", coll);
-    cmd.AddValue("b", "smallest size in bytes per rank (K, M, G suffixes)", minBytes);
-    cmd.AddValue("e", "largest size in bytes per rank", maxBytes);
-    cmd.AddValue("f", "size multiplication factor", factor);
-    cmd.AddValue("iters", "timed operations per size", iters);
-    cmd.AddValue("nvlink", "NVLink bandwidth per GPU and direction (450 GB/s: H100)", nvlink);
-    cmd.AddValue("check", "carry real bytes and verify the results (slower)", check);
-    cmd.AddValue("topology",
-                 "rail-optimized (spines join the rails) or rail-only (one network per rail, "
-                 "nothing between them: the hierarchical variants only)",
-                 topologyKind);
-    cmd.AddValue("skew",
-                 "alltoallv: receiver j's share of every sender's bytes goes as 1 / (j + 1)^skew "
-                 "(0: even)",
-                 skew);
+    IbOptions::Add(cmd, "servers", "GPU servers", servers);
+    IbOptions::Add(cmd, "gpus", "GPUs (and NICs) per server", gpus);
+    IbOptions::Add(cmd, "radix", "switch radix of the rail-optimized fat tree", radix);
+    IbOptions::Add(cmd,
+                   "oversubscription",
+                   "leaf host ports : uplinks (1 = non-blocking; 2 halves the spine bandwidth)",
+                   oversubscription);
+    IbOptions::Add(cmd,
+                   "speed",
+                   "link speed (4x): SDR..NDR; RoCE and TCP get the same data rate",
+                   speed);
+    IbOptions::Add(cmd, "fabric", "ib, roce, tcp-eth, or all (each in turn)", fabricArg);
+    IbOptions::Add(cmd, "coll", "allreduce, alltoall or alltoallv", coll);
+    IbOptions::Add(cmd, "b", "smallest size in bytes per rank (K, M, G suffixes)", minBytes);
+    IbOptions::Add(cmd, "e", "largest size in bytes per rank", maxBytes);
+    IbOptions::Add(cmd, "f", "size multiplication factor", factor);
+    IbOptions::Add(cmd, "iters", "timed operations per size", iters);
+    IbOptions::Add(cmd,
+                   "nvlink",
+                   "NVLink bandwidth per GPU and direction (450 GB/s: H100)",
+                   nvlink);
+    IbOptions::Add(cmd, "check", "carry real bytes and verify the results (slower)", check);
+    IbOptions::Add(cmd,
+                   "topology",
+                   "rail-optimized (spines join the rails) or rail-only (one network per rail, "
+                   "nothing between them: the hierarchical variants only)",
+                   topologyKind);
+    IbOptions::Add(cmd,
+                   "skew",
+                   "alltoallv: receiver j's share of every sender's bytes goes as 1 / (j + 1)^skew "
+                   "(0: even)",
+                   skew);
     cmd.Parse(argc, argv);
 
-    NS_ABORT_MSG_UNLESS(coll == "allreduce" || coll == "alltoall" || coll == "alltoallv",
-                        "--coll=" << coll << ": use allreduce, alltoall or alltoallv");
-    NS_ABORT_MSG_UNLESS(topologyKind == "rail-optimized" || topologyKind == "rail-only",
-                        "--topology=" << topologyKind << ": use rail-optimized or rail-only");
-    NS_ABORT_MSG_UNLESS(skew >= 0 && skew <= 10,
-                        "--skew=" << skew << ": give an exponent from 0 (even) to 10");
-    NS_ABORT_MSG_UNLESS(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
-                            fabricArg == "all",
-                        "--fabric=" << fabricArg << ": use ib, roce, tcp-eth or all");
-    NS_ABORT_MSG_IF(servers < 1 || gpus < 1 || servers * gpus < 2,
-                    "--servers=" << servers << " --gpus=" << gpus << ": need at least 2 GPUs");
-    NS_ABORT_MSG_UNLESS(factor >= 2, "--f=" << factor << ": give at least 2");
-    NS_ABORT_MSG_UNLESS(iters >= 1, "--iters=" << iters << ": give at least 1");
+    IB_REQUIRE(coll == "allreduce" || coll == "alltoall" || coll == "alltoallv",
+               "--coll=" << coll << ": use allreduce, alltoall or alltoallv");
+    IB_REQUIRE(topologyKind == "rail-optimized" || topologyKind == "rail-only",
+               "--topology=" << topologyKind << ": use rail-optimized or rail-only");
+    IB_REQUIRE(skew >= 0 && skew <= 10,
+               "--skew=" << skew << ": give an exponent from 0 (even) to 10");
+    IB_REQUIRE(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
+                   fabricArg == "all",
+               "--fabric=" << fabricArg << ": use ib, roce, tcp-eth or all");
+    IB_REFUSE(servers < 1 || gpus < 1 || servers * gpus < 2,
+              "--servers=" << servers << " --gpus=" << gpus << ": need at least 2 GPUs");
+    IB_REQUIRE(factor >= 2, "--f=" << factor << ": give at least 2");
+    IB_REQUIRE(iters >= 1, "--iters=" << iters << ": give at least 1");
     IbLinkRate::Speed s;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
-                        "--speed=" << speed << " is unknown; use one of "
-                                   << IbLinkRate::ValidSpeedNames());
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, s),
+               "--speed=" << speed << " is unknown; use one of " << IbLinkRate::ValidSpeedNames());
     DataRateValue nvValue;
-    NS_ABORT_MSG_UNLESS(nvValue.DeserializeFromString(nvlink, MakeDataRateChecker()),
-                        "--nvlink=" << nvlink << ": not a data rate; e.g. 3600Gbps or 450GBps");
+    IB_REQUIRE(nvValue.DeserializeFromString(nvlink, MakeDataRateChecker()),
+               "--nvlink=" << nvlink << ": not a data rate; e.g. 3600Gbps or 450GBps");
     const DataRate nvRate = nvValue.Get();
     const uint64_t smallest = ParseSize("b", minBytes);
     const uint64_t largest = ParseSize("e", maxBytes);
-    NS_ABORT_MSG_IF(smallest > largest, "-b=" << minBytes << " is larger than -e=" << maxBytes);
+    IB_REFUSE(smallest > largest, "-b=" << minBytes << " is larger than -e=" << maxBytes);
     const bool railOnly = topologyKind == "rail-only";
     const IbTopology topology =
         railOnly
@@ -358,7 +365,7 @@ main(int argc, char* argv[])
                         bufs = &buffers;
                     }
                     const Time t = CollectiveHelper::Run(comms[i], spec, bufs);
-                    NS_ABORT_MSG_IF(t == Time::Max(), "the operation did not finish");
+                    IB_REFUSE(t == Time::Max(), "the operation did not finish");
                     sum += t.GetSeconds();
                     if (!check)
                     {

@@ -70,10 +70,10 @@ ParseSize(const std::string& option, const std::string& s)
                            digits.find_first_not_of("0123456789") == std::string::npos;
     const uint64_t number = allDigits ? std::stoull(digits) : 0;
     const uint64_t value = number <= (uint64_t{1} << 40) / mult ? number * mult : 0;
-    NS_ABORT_MSG_UNLESS(value > 0,
-                        "-" << option << "=" << s
-                            << " is not a size; give whole bytes from 1 to 1 TiB, optionally "
-                               "with K, M or G (powers of 1024), e.g. 8, 64K, 64M");
+    IB_REQUIRE(value > 0,
+               "-" << option << "=" << s
+                   << " is not a size; give whole bytes from 1 to 1 TiB, optionally "
+                      "with K, M or G (powers of 1024), e.g. 8, 64K, 64M");
     return value;
 }
 
@@ -101,65 +101,78 @@ main(int argc, char* argv[])
     std::string scheduler; // empty: ns-3's --SchedulerType (MapScheduler by default)
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("algo",
-                 "allreduce algorithm: ring, tree, dbtree, hd, rd, tuned (by size), sharp (IB "
-                 "only); default ring, or the profile's",
-                 algo);
-    cmd.AddValue("fabric",
-                 "ib (RDMA on an IB fat tree), roce (RDMA on an Ethernet fat tree of EthSwitches), "
-                 "tcp-eth (TCP on those Ethernet switches), tcp (TCP on point-to-point links "
-                 "and IPv4 routers), or all: each in turn, then their bus bandwidths side by side",
-                 fabricArg);
-    cmd.AddValue("hosts", "number of hosts (ranks)", hosts);
-    cmd.AddValue("radix", "switch radix of the fat tree", radix);
-    cmd.AddValue("levels", "fat-tree levels: 2 or 3", levels);
-    cmd.AddValue("speed", "link speed (4x): SDR..NDR; the TCP links get the same data rate", speed);
-    cmd.AddValue("b", "smallest size in bytes (K, M, G suffixes)", minBytes);
-    cmd.AddValue("e",
-                 "largest size in bytes (default 64M for ib and roce, 4M for tcp and all)",
-                 maxBytes);
-    cmd.AddValue("f", "size multiplication factor", factor);
-    cmd.AddValue("type", "int8 int16 int32 int64 half bfloat16 float double", typeName);
-    cmd.AddValue("op", "sum prod min max band bor bxor", opName);
-    cmd.AddValue("iters", "timed operations per size", iters);
-    cmd.AddValue("chunk", "ChunkSize of the communicator, bytes", chunk);
-    cmd.AddValue("scheduler",
-                 "ns-3 event scheduler (same results, different speed; the same as "
-                 "--SchedulerType, which it overrides when given): ns3::MapScheduler "
-                 "(ns-3's default), ns3::IbTimingWheelScheduler (this module's, for "
-                 "fabrics: events due within 4096 ns in one-ns buckets), "
-                 "ns3::IbHeapScheduler (this module's 4-ary heap) or ns3::HeapScheduler",
-                 scheduler);
-    cmd.AddValue("check", "carry real bytes and verify the sum (slower)", check);
-    cmd.AddValue("ibCc",
-                 "IB fabric: IBA congestion control on (subnet manager defaults; the "
-                 "ns3::IbSubnetManager::Cc* attributes tune it)",
-                 ibCc);
+    IbOptions::Add(cmd,
+                   "algo",
+                   "allreduce algorithm: ring, tree, dbtree, hd, rd, tuned (by size), sharp (IB "
+                   "only); default ring, or the profile's",
+                   algo);
+    IbOptions::Add(
+        cmd,
+        "fabric",
+        "ib (RDMA on an IB fat tree), roce (RDMA on an Ethernet fat tree of EthSwitches), "
+        "tcp-eth (TCP on those Ethernet switches), tcp (TCP on point-to-point links "
+        "and IPv4 routers), or all: each in turn, then their bus bandwidths side by side",
+        fabricArg);
+    IbOptions::Add(cmd, "hosts", "number of hosts (ranks)", hosts);
+    IbOptions::Add(cmd, "radix", "switch radix of the fat tree", radix);
+    IbOptions::Add(cmd, "levels", "fat-tree levels: 2 or 3", levels);
+    IbOptions::Add(cmd,
+                   "speed",
+                   "link speed (4x): SDR..NDR; the TCP links get the same data rate",
+                   speed);
+    IbOptions::Add(cmd, "b", "smallest size in bytes (K, M, G suffixes)", minBytes);
+    IbOptions::Add(cmd,
+                   "e",
+                   "largest size in bytes (default 64M for ib and roce, 4M for tcp and all)",
+                   maxBytes);
+    IbOptions::Add(cmd, "f", "size multiplication factor", factor);
+    IbOptions::Add(cmd, "type", "int8 int16 int32 int64 half bfloat16 float double", typeName);
+    IbOptions::Add(cmd, "op", "sum prod min max band bor bxor", opName);
+    IbOptions::Add(cmd, "iters", "timed operations per size", iters);
+    IbOptions::Add(cmd, "chunk", "ChunkSize of the communicator, bytes", chunk);
+    IbOptions::Add(cmd,
+                   "scheduler",
+                   "ns-3 event scheduler (same results, different speed; the same as "
+                   "--SchedulerType, which it overrides when given): ns3::MapScheduler "
+                   "(ns-3's default), ns3::IbTimingWheelScheduler (this module's, for "
+                   "fabrics: events due within 4096 ns in one-ns buckets), "
+                   "ns3::IbHeapScheduler (this module's 4-ary heap) or ns3::HeapScheduler",
+                   scheduler);
+    IbOptions::Add(cmd, "check", "carry real bytes and verify the sum (slower)", check);
+    IbOptions::Add(cmd,
+                   "ibCc",
+                   "IB fabric: IBA congestion control on (subnet manager defaults; the "
+                   "ns3::IbSubnetManager::Cc* attributes tune it)",
+                   ibCc);
     std::string failLink;
-    cmd.AddValue("failLink",
-                 "IB fabric: cables to fail, NODE:PORT@DOWN[-UP],... in simulated time (e.g. "
-                 "leaf-0:5@1ms-20ms); the subnet manager routes around them and the "
-                 "per-flow outages are printed",
-                 failLink);
+    IbOptions::Add(cmd,
+                   "failLink",
+                   "IB fabric: cables to fail, NODE:PORT@DOWN[-UP],... in simulated time (e.g. "
+                   "leaf-0:5@1ms-20ms); the subnet manager routes around them and the "
+                   "per-flow outages are printed",
+                   failLink);
     uint32_t timeout = 14;
-    cmd.AddValue("timeout",
-                 "IB fabric: local ACK timeout exponent of the transport's queue pairs, "
-                 "4.096 us x 2^timeout (14: 67 ms)",
-                 timeout);
+    IbOptions::Add(cmd,
+                   "timeout",
+                   "IB fabric: local ACK timeout exponent of the transport's queue pairs, "
+                   "4.096 us x 2^timeout (14: 67 ms)",
+                   timeout);
     uint64_t satThreshold = 4096;
-    cmd.AddValue("satThreshold",
-                 "sharp: larger operations use streaming aggregation (bytes)",
-                 satThreshold);
-    cmd.AddValue("profile",
-                 "a hardware and library profile (IbProfileHelper): ideal, edr-cx4-mpi, "
-                 "hdr-cx6-mpi, ndr-cx7-nccl; it also chooses the algorithm unless --algo is "
-                 "given; empty = the idealized model",
-                 profile);
+    IbOptions::Add(cmd,
+                   "satThreshold",
+                   "sharp: larger operations use streaming aggregation (bytes)",
+                   satThreshold);
+    IbOptions::Add(cmd,
+                   "profile",
+                   "a hardware and library profile (IbProfileHelper): ideal, edr-cx4-mpi, "
+                   "hdr-cx6-mpi, ndr-cx7-nccl; it also chooses the algorithm unless --algo is "
+                   "given; empty = the idealized model",
+                   profile);
     cmd.Parse(argc, argv);
     if (!profile.empty())
     {
         std::string error;
-        NS_ABORT_MSG_UNLESS(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
+        IB_REQUIRE(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
         std::cout << IbProfileHelper::Describe(profile);
         if (algo.empty())
         {
@@ -181,37 +194,36 @@ main(int argc, char* argv[])
     }
     const uint64_t smallest = ParseSize("b", minBytes);
     const uint64_t largest = ParseSize("e", maxBytes);
-    NS_ABORT_MSG_IF(smallest > largest,
-                    "-b=" << minBytes << " is larger than -e=" << maxBytes
-                          << ": nothing to run; give -b no larger than -e");
+    IB_REFUSE(smallest > largest,
+              "-b=" << minBytes << " is larger than -e=" << maxBytes
+                    << ": nothing to run; give -b no larger than -e");
     CollectiveDataType type;
     CollectiveRedOp op;
-    NS_ABORT_MSG_UNLESS(CollectiveReduction::ParseType(typeName, type),
-                        "--type=" << typeName
-                                  << " is unknown; use int8 int16 int32 int64 half bfloat16 "
-                                     "float or double");
-    NS_ABORT_MSG_UNLESS(CollectiveReduction::ParseOp(opName, op),
-                        "--op=" << opName << " is unknown; use sum prod min max band bor or bxor");
-    NS_ABORT_MSG_IF(hosts < 2,
-                    "--hosts=" << hosts << ": an allreduce needs at least 2 ranks (hosts)");
-    NS_ABORT_MSG_UNLESS(CollectiveReduction::IsValid(type, op),
-                        "--op=" << opName << " is not defined on --type=" << typeName);
-    NS_ABORT_MSG_UNLESS(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
-                            fabricArg == "tcp" || fabricArg == "all",
-                        "--fabric=" << fabricArg << ": use ib, roce, tcp-eth, tcp or all");
-    NS_ABORT_MSG_IF(algo == "sharp" && fabricArg != "ib",
-                    "--algo=sharp aggregates in InfiniBand switches: use --fabric=ib");
-    NS_ABORT_MSG_IF(!failLink.empty() && fabricArg != "ib",
-                    "--failLink fails InfiniBand cables: use --fabric=ib");
-    NS_ABORT_MSG_IF(timeout > 31, "--timeout=" << timeout << ": use 0..31 (IBA 5-bit field)");
+    IB_REQUIRE(CollectiveReduction::ParseType(typeName, type),
+               "--type=" << typeName
+                         << " is unknown; use int8 int16 int32 int64 half bfloat16 "
+                            "float or double");
+    IB_REQUIRE(CollectiveReduction::ParseOp(opName, op),
+               "--op=" << opName << " is unknown; use sum prod min max band bor or bxor");
+    IB_REFUSE(hosts < 2, "--hosts=" << hosts << ": an allreduce needs at least 2 ranks (hosts)");
+    IB_REQUIRE(CollectiveReduction::IsValid(type, op),
+               "--op=" << opName << " is not defined on --type=" << typeName);
+    IB_REQUIRE(fabricArg == "ib" || fabricArg == "roce" || fabricArg == "tcp-eth" ||
+                   fabricArg == "tcp" || fabricArg == "all",
+               "--fabric=" << fabricArg << ": use ib, roce, tcp-eth, tcp or all");
+    IB_REFUSE(algo == "sharp" && fabricArg != "ib",
+              "--algo=sharp aggregates in InfiniBand switches: use --fabric=ib");
+    IB_REFUSE(!failLink.empty() && fabricArg != "ib",
+              "--failLink fails InfiniBand cables: use --fabric=ib");
+    IB_REFUSE(timeout > 31, "--timeout=" << timeout << ": use 0..31 (IBA 5-bit field)");
     const auto wallStart = std::chrono::steady_clock::now();
-    NS_ABORT_MSG_UNLESS(factor >= 2, "--f must be at least 2");
-    NS_ABORT_MSG_UNLESS(iters >= 1, "--iters must be at least 1 (timed operations per size)");
+    IB_REQUIRE(factor >= 2, "--f must be at least 2");
+    IB_REQUIRE(chunk >= 1, "--chunk=" << chunk << ": a chunk is at least 1 byte");
+    IB_REQUIRE(iters >= 1, "--iters must be at least 1 (timed operations per size)");
     IbLinkRate::Speed s;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
-                        "--speed=" << speed << " is unknown; use one of "
-                                   << IbLinkRate::ValidSpeedNames());
-    NS_ABORT_MSG_UNLESS(levels == 2 || levels == 3, "--levels must be 2 or 3");
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, s),
+               "--speed=" << speed << " is unknown; use one of " << IbLinkRate::ValidSpeedNames());
+    IB_REQUIRE(levels == 2 || levels == 3, "--levels must be 2 or 3");
     const IbTopology topology = levels == 2
                                     ? IbTopologyBuilder::FatTree2Level(radix, hosts, 1.0, s, 4)
                                     : IbTopologyBuilder::FatTree3Level(radix, hosts, 1.0, s, 4);
@@ -418,7 +430,7 @@ main(int argc, char* argv[])
                     bufs = &buffers;
                 }
                 const Time t = CollectiveHelper::Run(comm, spec, bufs, Seconds(100));
-                NS_ABORT_MSG_IF(t == Time::Max(), "allreduce of " << bytes << " B did not finish");
+                IB_REFUSE(t == Time::Max(), "allreduce of " << bytes << " B did not finish");
                 total += t.GetSeconds();
                 if (verifiable)
                 {

@@ -148,9 +148,9 @@ struct RoceFlow
      */
     void Completed(const IbWorkCompletion& wc)
     {
-        NS_ABORT_MSG_UNLESS(wc.status == IbWcStatus::SUCCESS,
-                            "flow " << src << " -> " << dst << ": WRITE " << wc.wrId
-                                    << " completed with an error");
+        IB_REQUIRE(wc.status == IbWcStatus::SUCCESS,
+                   "flow " << src << " -> " << dst << ": WRITE " << wc.wrId
+                           << " completed with an error");
         if (++completed == messages)
         {
             done = Simulator::Now();
@@ -275,7 +275,7 @@ Finish(std::vector<std::string> lines,
     {
         const std::string file = results + ".rank" + std::to_string(rank) + ".txt";
         std::ofstream out(file);
-        NS_ABORT_MSG_UNLESS(out, "cannot write " << file);
+        IB_REQUIRE(out, "cannot write " << file);
         for (const auto& l : lines)
         {
             out << l << "\n";
@@ -323,45 +323,54 @@ main(int argc, char* argv[])
     std::string fabricType = "ib";
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("fabric",
-                 "ib (IbSwitch, raw IB packets) or roce (EthSwitch with ECMP, PFC and ECN; "
-                 "RoCE NICs with DCQCN; each flow an RC connection of RDMA WRITEs)",
-                 fabricType);
-    cmd.AddValue("levels", "fat-tree levels: 2 or 3", levels);
-    cmd.AddValue("radix", "switch radix (ports per switch)", radix);
-    cmd.AddValue("hosts", "number of hosts", hosts);
-    cmd.AddValue("speed", "link speed of every cable (SDR..XDR), 4x width", speed);
-    cmd.AddValue("routing", "routing engine: minhop, updn, ftree, dfsssp", routing);
-    cmd.AddValue("pattern", "permutation, shift, all-to-all or incast", pattern);
-    cmd.AddValue("partition", "pod (IbPartition::ByPod) or leaf (ByLeafGroups)", partition);
-    cmd.AddValue("payload", "payload bytes per packet", payload);
-    cmd.AddValue("packets", "packets each flow sends", packets);
-    cmd.AddValue("seed", "seed of the random permutation", seed);
-    cmd.AddValue("delay", "cable delay in ns (the lookahead between ranks)", delayNs);
-    cmd.AddValue("stop",
-                 "simulated microseconds after which the run stops (0: ten times the time "
-                 "the busiest host needs at full link rate, plus 10 us)",
-                 stopUs);
-    cmd.AddValue("jitter",
-                 "flows start at 1 us plus up to this many ns (0: all at once)",
-                 jitterNs);
-    cmd.AddValue("resolution", "time resolution: ns or ps", resolution);
-    cmd.AddValue("results", "write PREFIX.rank<r>.txt with sorted per-flow/port lines", results);
-    cmd.AddValue("nullmsg", "use the null-message engine instead of granted time windows", nullmsg);
-    cmd.AddValue("mpi", "run distributed with MPI (false: one process, no MPI)", useMpi);
-    cmd.AddValue("plan", "also print the partition this fabric would get on N ranks", plan);
+    IbOptions::Add(cmd,
+                   "fabric",
+                   "ib (IbSwitch, raw IB packets) or roce (EthSwitch with ECMP, PFC and ECN; "
+                   "RoCE NICs with DCQCN; each flow an RC connection of RDMA WRITEs)",
+                   fabricType);
+    IbOptions::Add(cmd, "levels", "fat-tree levels: 2 or 3", levels);
+    IbOptions::Add(cmd, "radix", "switch radix (ports per switch)", radix);
+    IbOptions::Add(cmd, "hosts", "number of hosts", hosts);
+    IbOptions::Add(cmd, "speed", "link speed of every cable (SDR..XDR), 4x width", speed);
+    IbOptions::Add(cmd, "routing", "routing engine: minhop, updn, ftree, dfsssp", routing);
+    IbOptions::Add(cmd, "pattern", "permutation, shift, all-to-all or incast", pattern);
+    IbOptions::Add(cmd, "partition", "pod (IbPartition::ByPod) or leaf (ByLeafGroups)", partition);
+    IbOptions::Add(cmd, "payload", "payload bytes per packet", payload);
+    IbOptions::Add(cmd, "packets", "packets each flow sends", packets);
+    IbOptions::Add(cmd, "seed", "seed of the random permutation", seed);
+    IbOptions::Add(cmd, "delay", "cable delay in ns (the lookahead between ranks)", delayNs);
+    IbOptions::Add(cmd,
+                   "stop",
+                   "simulated microseconds after which the run stops (0: ten times the time "
+                   "the busiest host needs at full link rate, plus 10 us)",
+                   stopUs);
+    IbOptions::Add(cmd,
+                   "jitter",
+                   "flows start at 1 us plus up to this many ns (0: all at once)",
+                   jitterNs);
+    IbOptions::Add(cmd, "resolution", "time resolution: ns or ps", resolution);
+    IbOptions::Add(cmd,
+                   "results",
+                   "write PREFIX.rank<r>.txt with sorted per-flow/port lines",
+                   results);
+    IbOptions::Add(cmd,
+                   "nullmsg",
+                   "use the null-message engine instead of granted time windows",
+                   nullmsg);
+    IbOptions::Add(cmd, "mpi", "run distributed with MPI (false: one process, no MPI)", useMpi);
+    IbOptions::Add(cmd, "plan", "also print the partition this fabric would get on N ranks", plan);
     cmd.Parse(argc, argv);
 
-    NS_ABORT_MSG_UNLESS(resolution == "ns" || resolution == "ps", "--resolution: ns or ps");
+    IB_REQUIRE(resolution == "ns" || resolution == "ps", "--resolution: ns or ps");
     Time::SetResolution(resolution == "ps" ? Time::PS : Time::NS);
-    NS_ABORT_MSG_IF(stopUs < 0 || !std::isfinite(stopUs),
-                    "--stop=" << stopUs << ": simulated microseconds, 0 (automatic) or more");
-    NS_ABORT_MSG_IF(jitterNs < 0 || !std::isfinite(jitterNs),
-                    "--jitter=" << jitterNs << ": nanoseconds, 0 (all flows at once) or more");
+    IB_REFUSE(stopUs < 0 || !std::isfinite(stopUs),
+              "--stop=" << stopUs << ": simulated microseconds, 0 (automatic) or more");
+    IB_REFUSE(jitterNs < 0 || !std::isfinite(jitterNs),
+              "--jitter=" << jitterNs << ": nanoseconds, 0 (all flows at once) or more");
 #ifdef NS3_MPI
-    NS_ABORT_MSG_IF(nullmsg && !useMpi,
-                    "--nullmsg=true with --mpi=false: the null-message engine is MPI's; drop "
-                    "--mpi=false or --nullmsg");
+    IB_REFUSE(nullmsg && !useMpi,
+              "--nullmsg=true with --mpi=false: the null-message engine is MPI's; drop "
+              "--mpi=false or --nullmsg");
 #endif
 
     uint32_t rank = 0;
@@ -385,21 +394,21 @@ main(int argc, char* argv[])
 #endif
     // Distributed, the cable delay is the lookahead between ranks: it must be a positive
     // number of time steps at the resolution chosen.
-    NS_ABORT_MSG_UNLESS(ranks == 1 || (delayNs > 0 && NanoSeconds(delayNs).IsStrictlyPositive()),
-                        "--delay=" << delayNs << " with --resolution=" << resolution
-                                   << ": the cable delay is the lookahead between ranks and "
-                                      "must be positive at that resolution (at least "
-                                   << (resolution == "ps" ? "0.001" : "1") << " ns)");
+    IB_REQUIRE(ranks == 1 || (delayNs > 0 && NanoSeconds(delayNs).IsStrictlyPositive()),
+               "--delay=" << delayNs << " with --resolution=" << resolution
+                          << ": the cable delay is the lookahead between ranks and "
+                             "must be positive at that resolution (at least "
+                          << (resolution == "ps" ? "0.001" : "1") << " ns)");
     const bool root = rank == 0;
 
     IbLinkRate::Speed s;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
-                        "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
-    NS_ABORT_MSG_UNLESS(levels == 2 || levels == 3, "--levels must be 2 or 3");
-    NS_ABORT_MSG_UNLESS(partition == "pod" || partition == "leaf", "--partition: pod or leaf");
-    NS_ABORT_MSG_UNLESS(fabricType == "ib" || fabricType == "roce",
-                        "--fabric=" << fabricType << ": use ib or roce");
-    NS_ABORT_MSG_IF(packets == 0, "--packets must be at least 1 (packets each flow sends)");
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, s),
+               "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
+    IB_REQUIRE(levels == 2 || levels == 3, "--levels must be 2 or 3");
+    IB_REQUIRE(partition == "pod" || partition == "leaf", "--partition: pod or leaf");
+    IB_REQUIRE(fabricType == "ib" || fabricType == "roce",
+               "--fabric=" << fabricType << ": use ib or roce");
+    IB_REFUSE(packets == 0, "--packets must be at least 1 (packets each flow sends)");
     const IbTopology topology = levels == 2
                                     ? IbTopologyBuilder::FatTree2Level(radix, hosts, 1.0, s, 4)
                                     : IbTopologyBuilder::FatTree3Level(radix, hosts, 1.0, s, 4);

@@ -24,6 +24,7 @@
 #include "ns3/network-module.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 
@@ -53,68 +54,89 @@ main(int argc, char* argv[])
     std::string buffering;
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("levels", "fat-tree levels: 2 or 3", levels);
-    cmd.AddValue("radix", "switch radix (ports per switch)", radix);
-    cmd.AddValue("hosts", "number of hosts", hosts);
-    cmd.AddValue("oversubscription", "leaf down:up ratio (1 = non-blocking)", oversubscription);
-    cmd.AddValue("speed", "link speed for every cable (SDR..XDR), 4x width", speed);
-    cmd.AddValue("routing", "routing engine: minhop, updn, ftree, dfsssp", routing);
-    cmd.AddValue("pattern", "permutation, shift, all-to-all or incast", pattern);
-    cmd.AddValue("payload", "payload bytes per packet", payload);
-    cmd.AddValue("duration", "simulated microseconds of traffic", durationUs);
-    cmd.AddValue("warmup", "microseconds excluded from the statistics", warmupUs);
-    cmd.AddValue("seed", "seed of the random permutation", seed);
-    cmd.AddValue("pcap",
-                 "write a pcap per host port (ib-fat-tree-<node name>-<device index>.pcap, e.g. "
-                 "ib-fat-tree-host-0-0.pcap)",
-                 pcap);
-    cmd.AddValue("lftDump", "write the forwarding tables (opensm-lfts.dump format) here", lftDump);
-    cmd.AddValue("transport",
-                 "raw (saturating raw IB packets of --payload bytes) or rc (RDMA WRITE "
-                 "streams over RC queue pairs, 4096-byte MTU)",
-                 transport);
-    cmd.AddValue("cc", "IBA congestion control on (subnet manager defaults)", cc);
-    cmd.AddValue("adaptive",
-                 "adaptive routing on (subnet manager AR groups; RC requests only, so "
-                 "it needs --transport=rc)",
-                 adaptive);
-    cmd.AddValue("failLink",
-                 "cables to fail, NODE:PORT@DOWN[-UP],... (e.g. leaf-0:5@100us-2ms): the "
-                 "subnet manager routes around them; per-flow outages are printed",
-                 failLink);
-    cmd.AddValue("timeout",
-                 "RC local ACK timeout exponent, 4.096 us x 2^timeout (14: 67 ms); a flow "
-                 "that lost packets waits for it after the reroute",
-                 timeout);
-    cmd.AddValue("buffering",
-                 "switch input buffers: fifo or voq (virtual output queues); default voq "
-                 "with --adaptive (FIFO input buffers cap adaptive routing below static "
-                 "routes), fifo otherwise",
-                 buffering);
+    IbOptions::Add(cmd, "levels", "fat-tree levels: 2 or 3", levels);
+    IbOptions::Add(cmd, "radix", "switch radix (ports per switch)", radix);
+    IbOptions::Add(cmd, "hosts", "number of hosts", hosts);
+    IbOptions::Add(cmd,
+                   "oversubscription",
+                   "leaf down:up ratio (1 = non-blocking)",
+                   oversubscription);
+    IbOptions::Add(cmd, "speed", "link speed for every cable (SDR..XDR), 4x width", speed);
+    IbOptions::Add(cmd, "routing", "routing engine: minhop, updn, ftree, dfsssp", routing);
+    IbOptions::Add(cmd, "pattern", "permutation, shift, all-to-all or incast", pattern);
+    IbOptions::Add(cmd, "payload", "payload bytes per packet", payload);
+    IbOptions::Add(cmd, "duration", "simulated microseconds of traffic", durationUs);
+    IbOptions::Add(cmd, "warmup", "microseconds excluded from the statistics", warmupUs);
+    IbOptions::Add(cmd, "seed", "seed of the random permutation", seed);
+    IbOptions::Add(cmd,
+                   "pcap",
+                   "write a pcap per host port (ib-fat-tree-<node name>-<device index>.pcap, e.g. "
+                   "ib-fat-tree-host-0-0.pcap)",
+                   pcap);
+    IbOptions::Add(cmd,
+                   "lftDump",
+                   "write the forwarding tables (opensm-lfts.dump format) here",
+                   lftDump);
+    IbOptions::Add(cmd,
+                   "transport",
+                   "raw (saturating raw IB packets of --payload bytes) or rc (RDMA WRITE "
+                   "streams over RC queue pairs, 4096-byte MTU)",
+                   transport);
+    IbOptions::Add(cmd, "cc", "IBA congestion control on (subnet manager defaults)", cc);
+    IbOptions::Add(cmd,
+                   "adaptive",
+                   "adaptive routing on (subnet manager AR groups; RC requests only, so "
+                   "it needs --transport=rc)",
+                   adaptive);
+    IbOptions::Add(cmd,
+                   "failLink",
+                   "cables to fail, NODE:PORT@DOWN[-UP],... (e.g. leaf-0:5@100us-2ms): the "
+                   "subnet manager routes around them; per-flow outages are printed",
+                   failLink);
+    IbOptions::Add(cmd,
+                   "timeout",
+                   "RC local ACK timeout exponent, 4.096 us x 2^timeout (14: 67 ms); a flow "
+                   "that lost packets waits for it after the reroute",
+                   timeout);
+    IbOptions::Add(cmd,
+                   "buffering",
+                   "switch input buffers: fifo or voq (virtual output queues); default voq "
+                   "with --adaptive (FIFO input buffers cap adaptive routing below static "
+                   "routes), fifo otherwise",
+                   buffering);
     cmd.Parse(argc, argv);
     if (buffering.empty())
     {
         buffering = adaptive ? "voq" : "fifo";
     }
-    NS_ABORT_MSG_UNLESS(buffering == "fifo" || buffering == "voq",
-                        "--buffering=" << buffering << ": use fifo or voq");
-    NS_ABORT_MSG_IF(timeout > 31, "--timeout=" << timeout << ": use 0..31 (IBA 5-bit field)");
-    NS_ABORT_MSG_IF(!(durationUs > 0) || !(warmupUs >= 0) || warmupUs >= durationUs,
-                    "--duration=" << durationUs << " --warmup=" << warmupUs
-                                  << ": the statistics need a window, 0 <= warmup < duration");
+    IB_REQUIRE(buffering == "fifo" || buffering == "voq",
+               "--buffering=" << buffering << ": use fifo or voq");
+    IB_REFUSE(timeout > 31, "--timeout=" << timeout << ": use 0..31 (IBA 5-bit field)");
+    IB_REFUSE(!(durationUs > 0) || !(warmupUs >= 0) || warmupUs >= durationUs,
+              "--duration=" << durationUs << " --warmup=" << warmupUs
+                            << ": the statistics need a window, 0 <= warmup < duration");
+    IB_REFUSE(MicroSeconds(durationUs) <= MicroSeconds(warmupUs),
+              "--duration=" << durationUs << " --warmup=" << warmupUs
+                            << ": the statistics window is shorter than the simulator's time "
+                               "step ("
+                            << TimeStep(1).GetNanoSeconds() << " ns); lengthen --duration");
+    IB_REQUIRE(IbSubnetManager::IsRoutingEngine(routing) && routing != "file",
+               "--routing=" << routing << ": use minhop, updn, ftree or dfsssp");
+    IB_REFUSE(payload > 4096,
+              "--payload=" << payload << ": a packet carries at most 4096 bytes (the MTU)");
 
     IbLinkRate::Speed s;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
-                        "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
-    NS_ABORT_MSG_UNLESS(levels == 2 || levels == 3, "--levels must be 2 or 3");
-    NS_ABORT_MSG_IF(payload == 0, "--payload must be at least 1 byte (up to the MTU, 4096)");
-    NS_ABORT_MSG_UNLESS(transport == "raw" || transport == "rc",
-                        "--transport=" << transport << ": use raw or rc");
-    NS_ABORT_MSG_IF(adaptive && transport != "rc",
-                    "--adaptive: adaptive routing moves RC requests only; add --transport=rc");
-    NS_ABORT_MSG_IF(cc && transport != "rc",
-                    "--cc: congestion control throttles queue pairs, not raw flows; add "
-                    "--transport=rc");
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, s),
+               "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
+    IB_REQUIRE(levels == 2 || levels == 3, "--levels must be 2 or 3");
+    IB_REFUSE(payload == 0, "--payload must be at least 1 byte (up to the MTU, 4096)");
+    IB_REQUIRE(transport == "raw" || transport == "rc",
+               "--transport=" << transport << ": use raw or rc");
+    IB_REFUSE(adaptive && transport != "rc",
+              "--adaptive: adaptive routing moves RC requests only; add --transport=rc");
+    IB_REFUSE(cc && transport != "rc",
+              "--cc: congestion control throttles queue pairs, not raw flows; add "
+              "--transport=rc");
     const IbTopology topology =
         levels == 2 ? IbTopologyBuilder::FatTree2Level(radix, hosts, oversubscription, s, 4)
                     : IbTopologyBuilder::FatTree3Level(radix, hosts, oversubscription, s, 4);
@@ -202,7 +224,7 @@ main(int argc, char* argv[])
     {
         std::ofstream out(lftDump);
         fabric.subnetManager->WriteLfts(out);
-        NS_ABORT_MSG_UNLESS(out, "--lftDump=" << lftDump << ": cannot write the file");
+        IB_REQUIRE(out, "--lftDump=" << lftDump << ": cannot write the file");
     }
     uint32_t down = 0;
     uint32_t up = 0;
@@ -220,6 +242,16 @@ main(int argc, char* argv[])
     std::cout << "credit loops in the routes: "
               << (cycles.empty() ? "none (deadlock-free)" : cycles.front()) << "\n";
 
+    // Progress on standard error every tenth of the run, so that a long one shows it moves.
+    const auto wallStart = std::chrono::steady_clock::now();
+    for (int k = 1; k < 10; ++k)
+    {
+        Simulator::Schedule(start + MicroSeconds(durationUs * k / 10), [k, wallStart]() {
+            const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wallStart;
+            std::cerr << "progress: " << k * 10 << " % of the traffic simulated, " << wall.count()
+                      << " s wall\n";
+        });
+    }
     Simulator::Stop(stop);
     Simulator::Run();
 

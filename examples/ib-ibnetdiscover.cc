@@ -39,17 +39,22 @@ main(int argc, char* argv[])
     std::string lftDump;
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("topology", "ibnetdiscover or ibsim topology file", topologyFile);
-    cmd.AddValue("routing", "routing engine: minhop, updn, ftree, dfsssp", routing);
-    cmd.AddValue("pattern", "permutation, shift, all-to-all or incast", pattern);
-    cmd.AddValue("payload", "payload bytes per packet", payload);
-    cmd.AddValue("duration", "simulated microseconds of traffic", durationUs);
-    cmd.AddValue("seed", "seed of the random permutation", seed);
-    cmd.AddValue("lftDump", "write the forwarding tables (opensm-lfts.dump format) here", lftDump);
+    IbOptions::Add(cmd, "topology", "ibnetdiscover or ibsim topology file", topologyFile);
+    IbOptions::Add(cmd, "routing", "routing engine: minhop, updn, ftree, dfsssp", routing);
+    IbOptions::Add(cmd, "pattern", "permutation, shift, all-to-all or incast", pattern);
+    IbOptions::Add(cmd, "payload", "payload bytes per packet", payload);
+    IbOptions::Add(cmd, "duration", "simulated microseconds of traffic", durationUs);
+    IbOptions::Add(cmd, "seed", "seed of the random permutation", seed);
+    IbOptions::Add(cmd,
+                   "lftDump",
+                   "write the forwarding tables (opensm-lfts.dump format) here",
+                   lftDump);
     cmd.Parse(argc, argv);
-    NS_ABORT_MSG_IF(!(durationUs > 0),
-                    "--duration=" << durationUs << ": traffic needs a positive number of us");
-    NS_ABORT_MSG_IF(payload == 0, "--payload must be at least 1 byte (up to the MTU)");
+    IB_REQUIRE(IbSubnetManager::IsRoutingEngine(routing) && routing != "file",
+               "--routing=" << routing << ": use minhop, updn, ftree or dfsssp");
+    IB_REFUSE(!(durationUs > 0),
+              "--duration=" << durationUs << ": traffic needs a positive number of us");
+    IB_REFUSE(payload == 0, "--payload must be at least 1 byte (up to the MTU)");
 
     IbTopology topology;
     std::string error;
@@ -88,7 +93,7 @@ main(int argc, char* argv[])
     {
         std::ofstream out(lftDump);
         fabric.subnetManager->WriteLfts(out);
-        NS_ABORT_MSG_UNLESS(out, "--lftDump=" << lftDump << ": cannot write the file");
+        IB_REQUIRE(out, "--lftDump=" << lftDump << ": cannot write the file");
         std::cout << "forwarding tables written to " << lftDump << "\n";
     }
     const auto cycles = fabric.subnetManager->CheckDeadlocks();

@@ -179,26 +179,26 @@ main(int argc, char* argv[])
     double fromUs = 1500;
     double us = 4000;
     CommandLine cmd(__FILE__);
-    cmd.AddValue("n", "incast senders (1 on s1, n - 1 on s2), at least 2", n);
-    cmd.AddValue("speed", "link speed of every cable (SDR..XDR), 4x", speed);
-    cmd.AddValue("cc", "congestion control: on, off or both", ccMode);
-    cmd.AddValue("from", "start of the measurement window, us", fromUs);
-    cmd.AddValue("us", "end of the run, us", us);
+    IbOptions::Add(cmd, "n", "incast senders (1 on s1, n - 1 on s2), at least 2", n);
+    IbOptions::Add(cmd, "speed", "link speed of every cable (SDR..XDR), 4x", speed);
+    IbOptions::Add(cmd, "cc", "congestion control: on, off or both", ccMode);
+    IbOptions::Add(cmd, "from", "start of the measurement window, us", fromUs);
+    IbOptions::Add(cmd, "us", "end of the run, us", us);
     uint32_t timer = 0;
     int markingRate = -1;
     std::string cct;
-    cmd.AddValue("cct", "CcCct (empty: the default table)", cct);
-    cmd.AddValue("timer", "CcCctiTimer (1.024 us units; 0: the default)", timer);
-    cmd.AddValue("markingRate", "CcMarkingRate (-1: the default)", markingRate);
+    IbOptions::Add(cmd, "cct", "CcCct (empty: the default table)", cct);
+    IbOptions::Add(cmd, "timer", "CcCctiTimer (1.024 us units; 0: the default)", timer);
+    IbOptions::Add(cmd, "markingRate", "CcMarkingRate (-1: the default)", markingRate);
     cmd.Parse(argc, argv);
-    NS_ABORT_MSG_IF(n < 2 || n > 250, "--n=" << n << ": give 2 to 250 incast senders");
-    NS_ABORT_MSG_UNLESS(ccMode == "on" || ccMode == "off" || ccMode == "both",
-                        "--cc=" << ccMode << ": use on, off or both");
-    NS_ABORT_MSG_UNLESS(fromUs >= 0 && us > fromUs,
-                        "--from=" << fromUs << " --us=" << us << ": need 0 <= from < us");
+    IB_REFUSE(n < 2 || n > 250, "--n=" << n << ": give 2 to 250 incast senders");
+    IB_REQUIRE(ccMode == "on" || ccMode == "off" || ccMode == "both",
+               "--cc=" << ccMode << ": use on, off or both");
+    IB_REQUIRE(fromUs >= 0 && us > fromUs,
+               "--from=" << fromUs << " --us=" << us << ": need 0 <= from < us");
     IbLinkRate::Speed s;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
-                        "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, s),
+               "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
 
     const double c =
         IbLinkRate::GetDataRate(s, 4).GetBitRate() * 4096.0 / IbPacket::WireSize(4096, 0, false);

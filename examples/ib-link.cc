@@ -67,18 +67,35 @@ main(int argc, char* argv[])
     bool pcap = false;
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("speed", "link speed (SDR..XDR)", speed);
-    cmd.AddValue("width", "link width (1x, 2x, 4x, 8x, 12x)", width);
-    cmd.AddValue("payload", "payload bytes per packet (<= 4096)", payload);
-    cmd.AddValue("w0", "VL arbitration weight of VL0 (64-byte units, 1..255)", w0);
-    cmd.AddValue("w1", "VL arbitration weight of VL1 (64-byte units, 1..255)", w1);
-    cmd.AddValue("cable", "cable length in metres", cableMetres);
-    cmd.AddValue("drainRate", "receiver drain rate (0bps = as fast as it arrives)", drainRate);
-    cmd.AddValue("duration", "simulated seconds of traffic", duration);
-    cmd.AddValue("pcap", "write ib-link-<node>-<ifindex>.pcap (ERF, Wireshark-readable)", pcap);
+    IbOptions::Add(cmd, "speed", "link speed (SDR..XDR)", speed);
+    IbOptions::Add(cmd, "width", "link width (1x, 2x, 4x, 8x, 12x)", width);
+    IbOptions::Add(cmd, "payload", "payload bytes per packet (<= 4096)", payload);
+    IbOptions::Add(cmd, "w0", "VL arbitration weight of VL0 (64-byte units, 1..255)", w0);
+    IbOptions::Add(cmd, "w1", "VL arbitration weight of VL1 (64-byte units, 1..255)", w1);
+    IbOptions::Add(cmd, "cable", "cable length in metres", cableMetres);
+    IbOptions::Add(cmd,
+                   "drainRate",
+                   "receiver drain rate (0bps = as fast as it arrives)",
+                   drainRate);
+    IbOptions::Add(cmd, "duration", "simulated seconds of traffic", duration);
+    IbOptions::Add(cmd,
+                   "pcap",
+                   "write ib-link-<node>-<ifindex>.pcap (ERF, Wireshark-readable)",
+                   pcap);
     cmd.Parse(argc, argv);
-    NS_ABORT_MSG_IF(!(duration > 0),
-                    "--duration=" << duration << ": traffic needs a positive number of seconds");
+    IB_REFUSE(!(duration > 0),
+              "--duration=" << duration << ": traffic needs a positive number of seconds");
+    IbLinkRate::Speed linkSpeed;
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, linkSpeed),
+               "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
+    uint8_t linkWidth;
+    IB_REQUIRE(IbLinkRate::ParseWidth(width, linkWidth),
+               "--width=" << width << ": use one of 1x, 2x, 4x, 8x, 12x");
+    IB_REFUSE(payload < 1 || payload > 4096,
+              "--payload=" << payload << ": use 1 to 4096 bytes (an IBA packet's payload)");
+    IB_REFUSE(w0 < 1 || w0 > 255 || w1 < 1 || w1 > 255,
+              "--w0=" << w0 << " --w1=" << w1 << ": weights are 1 to 255 (64-byte units)");
+    IB_REFUSE(!(cableMetres >= 0), "--cable=" << cableMetres << ": a length is 0 m or more");
 
     NodeContainer hosts;
     hosts.Create(2);
@@ -94,7 +111,10 @@ main(int argc, char* argv[])
     NetDeviceContainer ports = ib.Install(hosts.Get(0), hosts.Get(1));
     Ptr<IbNetDevice> tx = DynamicCast<IbNetDevice>(ports.Get(0));
     Ptr<IbNetDevice> rx = DynamicCast<IbNetDevice>(ports.Get(1));
-    rx->SetAttribute("RxDrainRate", DataRateValue(DataRate(drainRate)));
+    DataRateValue drain;
+    IB_REQUIRE(drain.DeserializeFromString(drainRate, MakeDataRateChecker()),
+               "--drainRate=" << drainRate << ": not a data rate; e.g. 200Gbps, or 0bps for none");
+    rx->SetAttribute("RxDrainRate", drain);
 
     const Time start = MicroSeconds(1);
     for (uint8_t sl : {0, 1})

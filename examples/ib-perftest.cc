@@ -20,6 +20,7 @@
 #include "ns3/infiniband-module.h"
 #include "ns3/network-module.h"
 
+#include <algorithm>
 #include <iostream>
 
 using namespace ns3;
@@ -83,7 +84,7 @@ RunRoce(uint32_t switches,
                                        }));
     Simulator::Run();
     std::cout << std::string(87, '-') << "\n";
-    NS_ABORT_MSG_UNLESS(client->IsFinished(), "the test did not finish");
+    IB_REQUIRE(client->IsFinished(), "the test did not finish");
     Simulator::Destroy();
     return 0;
 }
@@ -109,62 +110,89 @@ main(int argc, char* argv[])
     std::string profile;
 
     CommandLine cmd(__FILE__);
-    cmd.AddValue("test", IbPerftestApplication::ValidTestNames(), test);
-    cmd.AddValue("speed", "link speed (SDR..XDR)", speed);
-    cmd.AddValue("width", "link width (1x, 2x, 4x, 8x, 12x)", width);
-    cmd.AddValue("switches", "switches between the two hosts (0 = back to back)", switches);
-    cmd.AddValue("sizes",
-                 "message sizes, e.g. 2,64,4K,1M (default: perftest's -s default)",
-                 sizesArg);
-    cmd.AddValue("sweep", "all sizes 2 B .. 8 MB, powers of two (perftest -a)", sweep);
-    cmd.AddValue("iters", "iterations per size (perftest -n); 0 = perftest's default", iters);
-    cmd.AddValue("txDepth", "bandwidth tests: outstanding work requests (perftest -t)", txDepth);
-    cmd.AddValue("cqMod", "bandwidth tests: one signaled WR in N (perftest -Q)", cqMod);
-    cmd.AddValue("event", "completions by CQ callback (perftest -e) instead of polling", event);
-    cmd.AddValue("roce",
-                 "RoCEv2: Ethernet ports and EthSwitches at the same data rate (the same "
-                 "transport and perftest) instead of InfiniBand",
-                 roce);
-    cmd.AddValue("pollInterval", "polling period in ns (0 = continuous polling)", pollIntervalNs);
-    cmd.AddValue("mtu", "port MTU (256..4096)", mtu);
-    cmd.AddValue("cableDelay", "cable delay in ns (default: IbChannel's Delay)", cableDelayNs);
-    cmd.AddValue("switchLatency",
-                 "switch ForwardingLatency in ns (default: IbSwitch's)",
-                 switchLatencyNs);
-    cmd.AddValue("profile",
-                 "a hardware profile (IbProfileHelper): ideal, edr-cx4-mpi, hdr-cx6-mpi, "
-                 "ndr-cx7-nccl; empty = the idealized model",
-                 profile);
+    IbOptions::Add(cmd, "test", IbPerftestApplication::ValidTestNames(), test);
+    IbOptions::Add(cmd, "speed", "link speed (SDR..XDR)", speed);
+    IbOptions::Add(cmd, "width", "link width (1x, 2x, 4x, 8x, 12x)", width);
+    IbOptions::Add(cmd, "switches", "switches between the two hosts (0 = back to back)", switches);
+    IbOptions::Add(cmd,
+                   "sizes",
+                   "message sizes, e.g. 2,64,4K,1M (default: perftest's -s default)",
+                   sizesArg);
+    IbOptions::Add(cmd, "sweep", "all sizes 2 B .. 8 MB, powers of two (perftest -a)", sweep);
+    IbOptions::Add(cmd,
+                   "iters",
+                   "iterations per size (perftest -n); 0 = perftest's default",
+                   iters);
+    IbOptions::Add(cmd,
+                   "txDepth",
+                   "bandwidth tests: outstanding work requests (perftest -t)",
+                   txDepth);
+    IbOptions::Add(cmd, "cqMod", "bandwidth tests: one signaled WR in N (perftest -Q)", cqMod);
+    IbOptions::Add(cmd,
+                   "event",
+                   "completions by CQ callback (perftest -e) instead of polling",
+                   event);
+    IbOptions::Add(cmd,
+                   "roce",
+                   "RoCEv2: Ethernet ports and EthSwitches at the same data rate (the same "
+                   "transport and perftest) instead of InfiniBand",
+                   roce);
+    IbOptions::Add(cmd,
+                   "pollInterval",
+                   "polling period in ns (0 = continuous polling)",
+                   pollIntervalNs);
+    IbOptions::Add(cmd, "mtu", "port MTU (256..4096)", mtu);
+    IbOptions::Add(cmd,
+                   "cableDelay",
+                   "cable delay in ns (default: IbChannel's Delay)",
+                   cableDelayNs);
+    IbOptions::Add(cmd,
+                   "switchLatency",
+                   "switch ForwardingLatency in ns (default: IbSwitch's)",
+                   switchLatencyNs);
+    IbOptions::Add(cmd,
+                   "profile",
+                   "a hardware profile (IbProfileHelper): ideal, edr-cx4-mpi, hdr-cx6-mpi, "
+                   "ndr-cx7-nccl; empty = the idealized model",
+                   profile);
     cmd.Parse(argc, argv);
     if (!profile.empty())
     {
         std::string error;
-        NS_ABORT_MSG_UNLESS(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
+        IB_REQUIRE(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
         std::cout << IbProfileHelper::Describe(profile);
     }
 
     IbLinkRate::Speed s;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
-                        "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, s),
+               "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
     uint8_t w;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseWidth(width, w),
-                        "--width=" << width << ": use one of 1x, 2x, 4x, 8x, 12x");
+    IB_REQUIRE(IbLinkRate::ParseWidth(width, w),
+               "--width=" << width << ": use one of 1x, 2x, 4x, 8x, 12x");
     IbPerftestApplication::Test t;
-    NS_ABORT_MSG_UNLESS(IbPerftestApplication::ParseTest(test, t),
-                        "--test=" << test << ": use one of "
-                                  << IbPerftestApplication::ValidTestNames());
-    NS_ABORT_MSG_IF(!(cableDelayNs >= 0) && cableDelayNs != -1,
-                    "--cableDelay=" << cableDelayNs << ": a delay is 0 ns or more");
-    NS_ABORT_MSG_IF(!(switchLatencyNs >= 0) && switchLatencyNs != -1,
-                    "--switchLatency=" << switchLatencyNs << ": a latency is 0 ns or more");
-    NS_ABORT_MSG_IF(!(pollIntervalNs >= 0),
-                    "--pollInterval=" << pollIntervalNs << ": 0 (continuous) or more ns");
-    NS_ABORT_MSG_IF(sweep && !sizesArg.empty(),
-                    "--sweep=true runs every size (perftest -a): leave out --sizes="
-                        << sizesArg << ", or --sweep");
-    NS_ABORT_MSG_IF(event && pollIntervalNs > 0,
-                    "--event=true takes completions by callback: --pollInterval="
-                        << pollIntervalNs << " would be ignored; give one of the two");
+    IB_REQUIRE(IbPerftestApplication::ParseTest(test, t),
+               "--test=" << test << ": use one of " << IbPerftestApplication::ValidTestNames());
+    IB_REFUSE(iters != 0 && (iters < 5 || iters > IbPerftestApplication::MAX_ITERATIONS),
+              "--iters=" << iters << ": 0 (perftest's default) or 5 to "
+                         << IbPerftestApplication::MAX_ITERATIONS
+                         << " (perftest -n; each iteration keeps its timestamps)");
+    IB_REFUSE(txDepth < 1 || txDepth > 15000,
+              "--txDepth=" << txDepth << ": use 1 to 15000 (perftest -t)");
+    IB_REFUSE(cqMod < 1 || cqMod > 1024, "--cqMod=" << cqMod << ": use 1 to 1024 (perftest -Q)");
+    IB_REQUIRE(mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096,
+               "--mtu=" << mtu << ": use 256, 512, 1024, 2048 or 4096");
+    IB_REFUSE(!(cableDelayNs >= 0) && cableDelayNs != -1,
+              "--cableDelay=" << cableDelayNs << ": a delay is 0 ns or more");
+    IB_REFUSE(!(switchLatencyNs >= 0) && switchLatencyNs != -1,
+              "--switchLatency=" << switchLatencyNs << ": a latency is 0 ns or more");
+    IB_REFUSE(!(pollIntervalNs >= 0),
+              "--pollInterval=" << pollIntervalNs << ": 0 (continuous) or more ns");
+    IB_REFUSE(sweep && !sizesArg.empty(),
+              "--sweep=true runs every size (perftest -a): leave out --sizes=" << sizesArg
+                                                                               << ", or --sweep");
+    IB_REFUSE(event && pollIntervalNs > 0,
+              "--event=true takes completions by callback: --pollInterval="
+                  << pollIntervalNs << " would be ignored; give one of the two");
     std::vector<uint64_t> sizes;
     if (sweep)
     {
@@ -173,10 +201,14 @@ main(int argc, char* argv[])
     else if (!sizesArg.empty())
     {
         std::string error;
-        NS_ABORT_MSG_UNLESS(IbPerftestHelper::ParseSizes(sizesArg, sizes, &error),
-                            "--sizes: " << error);
+        IB_REQUIRE(IbPerftestHelper::ParseSizes(sizesArg, sizes, &error), "--sizes: " << error);
     }
 
+    IB_REFUSE(
+        t == IbPerftestApplication::ATOMIC_LAT &&
+            (sweep || std::any_of(sizes.begin(), sizes.end(), [](uint64_t x) { return x != 8; })),
+        "--test=atomic_lat always moves 8 bytes (an atomic's operand): leave out "
+        "--sizes and --sweep, or give --sizes=8");
     if (roce)
     {
         return RunRoce(switches,
@@ -216,9 +248,9 @@ main(int argc, char* argv[])
     perf.SetAttribute("TxDepth", UintegerValue(txDepth));
     perf.SetAttribute("CqModeration", UintegerValue(cqMod));
     perf.SetAttribute("CqModeEvent", BooleanValue(event));
-    NS_ABORT_MSG_IF(pollIntervalNs < 0,
-                    "--pollInterval=" << pollIntervalNs
-                                      << ": a polling period is 0 (continuous) or more ns");
+    IB_REFUSE(pollIntervalNs < 0,
+              "--pollInterval=" << pollIntervalNs
+                                << ": a polling period is 0 (continuous) or more ns");
     perf.SetAttribute("PollInterval", TimeValue(NanoSeconds(pollIntervalNs)));
     ApplicationContainer apps =
         sizes.empty() ? perf.Install(fabric.hosts.Get(0), fabric.hosts.Get(1), fabric.subnetManager)
@@ -271,7 +303,7 @@ main(int argc, char* argv[])
 
     Simulator::Run();
     std::cout << std::string(87, '-') << "\n";
-    NS_ABORT_MSG_UNLESS(client->IsFinished(), "the test did not finish");
+    IB_REQUIRE(client->IsFinished(), "the test did not finish");
     if (!IbPerftestApplication::IsBandwidthTest(t))
     {
         // perftest rounds to 10 ns; the model's value to its time resolution.

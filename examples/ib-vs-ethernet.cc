@@ -29,6 +29,7 @@
 #include "ns3/ipv4-flow-classifier.h"
 #include "ns3/network-module.h"
 
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 
@@ -76,44 +77,57 @@ main(int argc, char* argv[])
     std::string addressMode = "Ipoib20";
 #endif
     CommandLine cmd(__FILE__);
-    cmd.AddValue("hosts", "number of hosts", hosts);
-    cmd.AddValue("radix", "switch radix of the two-level fat tree", radix);
-    cmd.AddValue("bytes", "bytes each host sends to each other host", bytes);
-    cmd.AddValue("mss", "TCP segment size on both fabrics (1448 fits a 1500-byte MTU)", mss);
-    cmd.AddValue("speed", "IB link speed (the Ethernet links get the same data rate)", speed);
-    cmd.AddValue("pcap", "write IB and Ethernet pcaps of the hosts' ports", pcap);
-    cmd.AddValue("stop", "simulation stop time in seconds (positive)", stopS);
-    cmd.AddValue("flowmonXml",
-                 "write FlowMonitor's per-flow statistics to this XML file",
-                 flowmonXml);
-    cmd.AddValue("addressMode",
-                 "IPoIB hardware address mode (IpoibNetDevice::HardwareAddressMode): Ipoib20 "
-                 "(RFC 4391, 20 bytes; the default unless ns-3 is built with asserts) or "
-                 "Eui64 (8 bytes)",
-                 addressMode);
+    IbOptions::Add(cmd, "hosts", "number of hosts", hosts);
+    IbOptions::Add(cmd, "radix", "switch radix of the two-level fat tree", radix);
+    IbOptions::Add(cmd, "bytes", "bytes each host sends to each other host", bytes);
+    IbOptions::Add(cmd, "mss", "TCP segment size on both fabrics (1448 fits a 1500-byte MTU)", mss);
+    IbOptions::Add(cmd,
+                   "speed",
+                   "IB link speed (the Ethernet links get the same data rate)",
+                   speed);
+    IbOptions::Add(cmd, "pcap", "write IB and Ethernet pcaps of the hosts' ports", pcap);
+    IbOptions::Add(cmd, "stop", "simulation stop time in seconds (positive)", stopS);
+    IbOptions::Add(cmd,
+                   "flowmonXml",
+                   "write FlowMonitor's per-flow statistics to this XML file",
+                   flowmonXml);
+    IbOptions::Add(cmd,
+                   "addressMode",
+                   "IPoIB hardware address mode (IpoibNetDevice::HardwareAddressMode): Ipoib20 "
+                   "(RFC 4391, 20 bytes; the default unless ns-3 is built with asserts) or "
+                   "Eui64 (8 bytes)",
+                   addressMode);
     cmd.Parse(argc, argv);
-    NS_ABORT_MSG_UNLESS(addressMode == "Ipoib20" || addressMode == "Eui64",
-                        "--addressMode=" << addressMode << ": use Ipoib20 or Eui64");
+    IB_REQUIRE(addressMode == "Ipoib20" || addressMode == "Eui64",
+               "--addressMode=" << addressMode << ": use Ipoib20 or Eui64");
 #ifdef IB_NS3_CORE_ASSERTS
-    NS_ABORT_MSG_IF(addressMode == "Ipoib20",
-                    "--addressMode=Ipoib20: this ns-3 is built with asserts, and its ArpHeader "
-                    "asserts on IPoIB's 20-byte hardware addresses; use --addressMode=Eui64 (the "
-                    "default here) or an ns-3 built without asserts (the optimized profile)");
+    IB_REFUSE(addressMode == "Ipoib20",
+              "--addressMode=Ipoib20: this ns-3 is built with asserts, and its ArpHeader "
+              "asserts on IPoIB's 20-byte hardware addresses; use --addressMode=Eui64 (the "
+              "default here) or an ns-3 built without asserts (the optimized profile)");
 #endif
-    NS_ABORT_MSG_UNLESS(stopS > 0, "--stop=" << stopS << ": the stop time must be positive");
+    IB_REQUIRE(stopS > 0, "--stop=" << stopS << ": the stop time must be positive");
     // BulkSend's MaxBytes=0 means "no limit": a 0-byte transfer would measure nothing.
-    NS_ABORT_MSG_IF(bytes == 0, "--bytes=0: each host must send at least 1 byte");
-    NS_ABORT_MSG_IF(hosts < 2, "--hosts=" << hosts << ": the all-to-all needs at least 2 hosts");
+    IB_REFUSE(bytes == 0, "--bytes=0: each host must send at least 1 byte");
+    IB_REFUSE(bytes > (uint64_t{1} << 40),
+              "--bytes=" << bytes << ": give at most 1 TiB (" << (uint64_t{1} << 40)
+                         << ") per pair of hosts");
+    if (!flowmonXml.empty())
+    {
+        std::ofstream probe(flowmonXml);
+        IB_REQUIRE(probe, "--flowmonXml=" << flowmonXml << ": cannot write the file");
+    }
+    IB_REFUSE(hosts < 2, "--hosts=" << hosts << ": the all-to-all needs at least 2 hosts");
 
     IbLinkRate::Speed sp;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, sp),
-                        "unknown speed " << speed << "; valid: " << IbLinkRate::ValidSpeedNames());
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, sp),
+               "unknown speed " << speed << "; valid: " << IbLinkRate::ValidSpeedNames());
     // The same segments on both fabrics: they must fit the smaller MTU, Ethernet's 1500
     // bytes less IPv4 (20), TCP (20) and the timestamp option ns-3's TCP sends (12).
-    NS_ABORT_MSG_IF(mss == 0 || mss > 1448,
-                    "--mss=" << mss
-                             << ": a TCP segment must carry 1 to 1448 bytes to fit the Ethernet "
-                                "links' 1500-byte MTU with its IPv4 and TCP headers");
+    IB_REFUSE(mss == 0 || mss > 1448,
+              "--mss=" << mss
+                       << ": a TCP segment must carry 1 to 1448 bytes to fit the Ethernet "
+                          "links' 1500-byte MTU with its IPv4 and TCP headers");
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 20));

@@ -193,18 +193,21 @@ main(int argc, char* argv[])
     double warmUs = 100;
     uint32_t seed = 1;
     CommandLine cmd(__FILE__);
-    cmd.AddValue("hosts", "hosts", hosts);
-    cmd.AddValue("radix", "switch radix", radix);
-    cmd.AddValue("oversubscription", "leaf down/up ratio (1: non-blocking)", oversubscription);
-    cmd.AddValue("speed", "link speed (IB names; Ethernet at the same data rate)", speed);
-    cmd.AddValue("us", "measured simulated microseconds", us);
-    cmd.AddValue("warmUs", "warm-up microseconds (not measured)", warmUs);
-    cmd.AddValue("seed", "permutation seed", seed);
+    IbOptions::Add(cmd, "hosts", "hosts", hosts);
+    IbOptions::Add(cmd, "radix", "switch radix", radix);
+    IbOptions::Add(cmd,
+                   "oversubscription",
+                   "leaf down/up ratio (1: non-blocking)",
+                   oversubscription);
+    IbOptions::Add(cmd, "speed", "link speed (IB names; Ethernet at the same data rate)", speed);
+    IbOptions::Add(cmd, "us", "measured simulated microseconds", us);
+    IbOptions::Add(cmd, "warmUs", "warm-up microseconds (not measured)", warmUs);
+    IbOptions::Add(cmd, "seed", "permutation seed", seed);
     cmd.Parse(argc, argv);
     IbLinkRate::Speed s;
-    NS_ABORT_MSG_UNLESS(IbLinkRate::ParseSpeed(speed, s),
-                        "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
-    NS_ABORT_MSG_UNLESS(us > 0 && warmUs >= 0, "--us must be positive and --warmUs at least 0");
+    IB_REQUIRE(IbLinkRate::ParseSpeed(speed, s),
+               "--speed=" << speed << ": use one of " << IbLinkRate::ValidSpeedNames());
+    IB_REQUIRE(us > 0 && warmUs >= 0, "--us must be positive and --warmUs at least 0");
     const IbTopology t = IbTopologyBuilder::FatTree2Level(radix, hosts, oversubscription, s, 4);
     const double line = static_cast<double>(IbLinkRate::GetDataRate(s, 4).GetBitRate());
     std::cout << "# permutation of RC WRITE streams (1 MiB messages, 2 in flight), " << hosts

@@ -351,6 +351,7 @@ AppendCsv(const std::string& file, const Result& r)
     std::ifstream probe(file);
     const bool header = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
     std::ofstream out(file, std::ios::app);
+    IB_REQUIRE(out, "--csv=" << file << ": cannot write the file");
     if (header)
     {
         out << "scenario,model,packet_hops,wall_s,sim_s,hops_per_s,events_per_hop,max_rss_mb,"
@@ -720,7 +721,7 @@ BenchP2pFatTree(const IbTopology& topology,
     const IbRoutingProblem problem = IbLidAssigner::Assign(topology, 0, 1);
     IbRoutingTables tables;
     std::string error;
-    NS_ABORT_MSG_UNLESS(CreateObject<IbFatTreeRouting>()->Route(problem, tables, &error), error);
+    IB_REQUIRE(CreateObject<IbFatTreeRouting>()->Route(problem, tables, &error), error);
     Ipv4StaticRoutingHelper staticRouting;
     const std::vector<uint32_t> cas = topology.GetCas();
     for (uint32_t i = 0; i < topology.GetNNodes(); ++i)
@@ -836,11 +837,11 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
     TimedRun(duration, r);
     boundary(false); // the last slice ends with the run
     r.packetHops = hopsAtStart;
-    NS_ABORT_MSG_IF(r.packetHops == 0,
-                    "--scalingHops=" << targetHops << ": the " << hosts
-                                     << "-host run ended before its first packet-hop; ask for "
-                                        "at least "
-                                     << hosts * 20 << " packet-hops");
+    IB_REFUSE(r.packetHops == 0,
+              "--scalingHops=" << targetHops << ": the " << hosts
+                               << "-host run ended before its first packet-hop; ask for "
+                                  "at least "
+                               << hosts * 20 << " packet-hops");
     r.cpuSeconds -= bookkeeping;
     r.events -= SLICES - 1;
     r.maxRssKb = CurrentRssKb();
@@ -854,8 +855,8 @@ BenchScaling(uint32_t hosts, uint64_t targetHops, uint32_t payload)
 void
 BenchAllreduce(uint32_t hosts, uint64_t bytes, const std::string& csv)
 {
-    NS_ABORT_MSG_IF(hosts < 2, "--hosts=" << hosts << ": the allreduce needs at least 2 hosts");
-    NS_ABORT_MSG_IF(bytes < 4, "--allreduceBytes=" << bytes << ": at least one float (4 bytes)");
+    IB_REFUSE(hosts < 2, "--hosts=" << hosts << ": the allreduce needs at least 2 hosts");
+    IB_REFUSE(bytes < 4, "--allreduceBytes=" << bytes << ": at least one float (4 bytes)");
     const auto t0 = std::chrono::steady_clock::now();
     const IbTopology t = IbTopologyBuilder::FatTree3Level(16, hosts, 1.0, IbLinkRate::HDR, 4);
     IbFabricHelper fh;
@@ -869,8 +870,8 @@ BenchAllreduce(uint32_t hosts, uint64_t bytes, const std::string& csv)
     spec.type = CollectiveDataType::FLOAT32;
     spec.op = CollectiveRedOp::SUM;
     spec.count = 2;
-    NS_ABORT_MSG_IF(CollectiveHelper::Run(comm, spec, nullptr, Seconds(100)) == Time::Max(),
-                    "the warm-up allreduce did not finish");
+    IB_REFUSE(CollectiveHelper::Run(comm, spec, nullptr, Seconds(100)) == Time::Max(),
+              "the warm-up allreduce did not finish");
     const auto t1 = std::chrono::steady_clock::now();
     uint64_t hostPackets0 = 0;
     const uint64_t hops0 = FabricPacketHops(f, &hostPackets0);
@@ -878,7 +879,7 @@ BenchAllreduce(uint32_t hosts, uint64_t bytes, const std::string& csv)
     spec.count = bytes / 4;
     const double cpu0 = CpuSeconds();
     const Time sim = CollectiveHelper::Run(comm, spec, nullptr, Seconds(100));
-    NS_ABORT_MSG_IF(sim == Time::Max(), "the allreduce of " << bytes << " B did not finish");
+    IB_REFUSE(sim == Time::Max(), "the allreduce of " << bytes << " B did not finish");
     const auto t2 = std::chrono::steady_clock::now();
     const double cpu = CpuSeconds() - cpu0;
     uint64_t hostPackets = 0;
@@ -987,66 +988,85 @@ main(int argc, char* argv[])
     uint32_t scalingRounds = 3;
     uint64_t allreduceBytes = 64ull << 20;
     CommandLine cmd(__FILE__);
-    cmd.AddValue("scenario",
-                 "scheduler, link-chain, fat-tree, scaling, build, allreduce or all (all "
-                 "leaves out allreduce, which takes minutes)",
-                 scenario);
-    cmd.AddValue("switches", "switches (IB) / routers (p2p) in the link chain", hops);
-    cmd.AddValue("simMs", "simulated milliseconds per chain run", simMs);
-    cmd.AddValue("payload", "payload bytes per packet", payload);
-    cmd.AddValue("fatTreeUs", "simulated microseconds of the fat-tree runs", fatTreeUs);
-    cmd.AddValue("csv", "append results to this CSV file", csv);
-    cmd.AddValue("hosts",
-                 "scaling: run only this many hosts (at most 1024: radix-16 3-level fat tree) "
-                 "instead of 16, 64, 256, 512 and 1024; allreduce: ranks (default 1024)",
-                 hostsOverride);
-    cmd.AddValue("scalingHops", "scaling: target packet-hops per fabric size", scalingHops);
-    cmd.AddValue("scalingRounds",
-                 "scaling: run the sweep this many times and also report the fastest run of "
-                 "each size",
-                 scalingRounds);
-    cmd.AddValue("allreduceBytes", "allreduce: bytes per rank", allreduceBytes);
-    cmd.AddValue("scheduler",
-                 "ns-3 scheduler for every run (default: ns3::MapScheduler, ns-3's default, "
-                 "for the scenarios that compare with ns-3's models and the bare scheduler; "
-                 "ns3::IbTimingWheelScheduler, this module's scheduler for fabrics, for "
-                 "scaling, build and allreduce; ns3::IbHeapScheduler, ns3::HeapScheduler, "
-                 "ns3::CalendarScheduler, ... give the same results)",
-                 scheduler);
+    IbOptions::Add(cmd,
+                   "scenario",
+                   "scheduler, link-chain, fat-tree, scaling, build, allreduce or all (all "
+                   "leaves out allreduce, which takes minutes)",
+                   scenario);
+    IbOptions::Add(cmd, "switches", "switches (IB) / routers (p2p) in the link chain", hops);
+    IbOptions::Add(cmd, "simMs", "simulated milliseconds per chain run", simMs);
+    IbOptions::Add(cmd, "payload", "payload bytes per packet", payload);
+    IbOptions::Add(cmd, "fatTreeUs", "simulated microseconds of the fat-tree runs", fatTreeUs);
+    IbOptions::Add(cmd, "csv", "append results to this CSV file", csv);
+    IbOptions::Add(cmd,
+                   "hosts",
+                   "scaling: run only this many hosts (at most 1024: radix-16 3-level fat tree) "
+                   "instead of 16, 64, 256, 512 and 1024; allreduce: ranks (default 1024)",
+                   hostsOverride);
+    IbOptions::Add(cmd, "scalingHops", "scaling: target packet-hops per fabric size", scalingHops);
+    IbOptions::Add(cmd,
+                   "scalingRounds",
+                   "scaling: run the sweep this many times and also report the fastest run of "
+                   "each size",
+                   scalingRounds);
+    IbOptions::Add(cmd, "allreduceBytes", "allreduce: bytes per rank", allreduceBytes);
+    IbOptions::Add(cmd,
+                   "scheduler",
+                   "ns-3 scheduler for every run (default: ns3::MapScheduler, ns-3's default, "
+                   "for the scenarios that compare with ns-3's models and the bare scheduler; "
+                   "ns3::IbTimingWheelScheduler, this module's scheduler for fabrics, for "
+                   "scaling, build and allreduce; ns3::IbHeapScheduler, ns3::HeapScheduler, "
+                   "ns3::CalendarScheduler, ... give the same results)",
+                   scheduler);
     bool hugePages = true;
-    cmd.AddValue("hugePages",
-                 "give glibc's heap transparent huge pages (glibc.malloc.hugetlb=1; the "
-                 "program restarts itself with GLIBC_TUNABLES set): fewer TLB misses on "
-                 "large fabrics, for the IB and the point-to-point runs alike",
-                 hugePages);
-    cmd.AddValue("p2p",
-                 "also run the point-to-point + IPv4 model (false: IB only, to profile)",
-                 p2pToo);
+    IbOptions::Add(cmd,
+                   "hugePages",
+                   "give glibc's heap transparent huge pages (glibc.malloc.hugetlb=1; the "
+                   "program restarts itself with GLIBC_TUNABLES set): fewer TLB misses on "
+                   "large fabrics, for the IB and the point-to-point runs alike",
+                   hugePages);
+    IbOptions::Add(cmd,
+                   "p2p",
+                   "also run the point-to-point + IPv4 model (false: IB only, to profile)",
+                   p2pToo);
     std::string rdmaFabric = "both";
     uint32_t rdmaRounds = 3;
-    cmd.AddValue("rdmaRounds",
-                 "rdma-tree: alternating IB and RoCE runs; the ratio takes each one's fastest",
-                 rdmaRounds);
-    cmd.AddValue("ibCc",
-                 "rdma-tree: IBA congestion control on in the InfiniBand fabric (subnet manager "
-                 "defaults)",
-                 g_ibCongestionControl);
-    cmd.AddValue("ibAr",
-                 "rdma-tree: adaptive routing on in the InfiniBand fabric (subnet manager AR "
-                 "groups, least-loaded)",
-                 g_ibAdaptiveRouting);
-    cmd.AddValue("ibVoq",
-                 "rdma-tree: virtual output queues in the InfiniBand switches' input buffers "
-                 "(IbSwitch InputBuffering=voq)",
-                 g_ibVoq);
-    cmd.AddValue("rdmaFabric",
-                 "rdma-tree: run both fabrics and their ratio (both), or only ib or roce, to "
-                 "profile one",
-                 rdmaFabric);
+    IbOptions::Add(cmd,
+                   "rdmaRounds",
+                   "rdma-tree: alternating IB and RoCE runs; the ratio takes each one's fastest",
+                   rdmaRounds);
+    IbOptions::Add(cmd,
+                   "ibCc",
+                   "rdma-tree: IBA congestion control on in the InfiniBand fabric (subnet manager "
+                   "defaults)",
+                   g_ibCongestionControl);
+    IbOptions::Add(cmd,
+                   "ibAr",
+                   "rdma-tree: adaptive routing on in the InfiniBand fabric (subnet manager AR "
+                   "groups, least-loaded)",
+                   g_ibAdaptiveRouting);
+    IbOptions::Add(cmd,
+                   "ibVoq",
+                   "rdma-tree: virtual output queues in the InfiniBand switches' input buffers "
+                   "(IbSwitch InputBuffering=voq)",
+                   g_ibVoq);
+    IbOptions::Add(cmd,
+                   "rdmaFabric",
+                   "rdma-tree: run both fabrics and their ratio (both), or only ib or roce, to "
+                   "profile one",
+                   rdmaFabric);
     cmd.Parse(argc, argv);
-    NS_ABORT_MSG_UNLESS(rdmaRounds >= 1, "--rdmaRounds=" << rdmaRounds << ": use 1 or more");
-    NS_ABORT_MSG_UNLESS(rdmaFabric == "both" || rdmaFabric == "ib" || rdmaFabric == "roce",
-                        "--rdmaFabric=" << rdmaFabric << ": use both, ib or roce");
+    IB_REQUIRE(simMs > 0, "--simMs=" << simMs << ": give a simulated time above 0 ms");
+    IB_REQUIRE(fatTreeUs > 0, "--fatTreeUs=" << fatTreeUs << ": give a simulated time above 0 us");
+    if (!csv.empty())
+    {
+        // Checked before the runs, so that a wrong path does not cost a benchmark.
+        std::ofstream probe(csv, std::ios::app);
+        IB_REQUIRE(probe, "--csv=" << csv << ": cannot write the file");
+    }
+    IB_REQUIRE(rdmaRounds >= 1, "--rdmaRounds=" << rdmaRounds << ": use 1 or more");
+    IB_REQUIRE(rdmaFabric == "both" || rdmaFabric == "ib" || rdmaFabric == "roce",
+               "--rdmaFabric=" << rdmaFabric << ": use both, ib or roce");
     const std::vector<std::string> scenarios{"all",
                                              "scheduler",
                                              "link-chain",
@@ -1055,12 +1075,12 @@ main(int argc, char* argv[])
                                              "scaling",
                                              "build",
                                              "allreduce"};
-    NS_ABORT_MSG_IF(std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end(),
-                    "--scenario=" << scenario
-                                  << " is not a scenario; use all, scheduler, link-chain, "
-                                     "fat-tree, scaling, build or allreduce");
-    NS_ABORT_MSG_IF(scalingRounds == 0 && (scenario == "all" || scenario == "scaling"),
-                    "--scalingRounds=0: run the sweep at least once");
+    IB_REFUSE(std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end(),
+              "--scenario=" << scenario
+                            << " is not a scenario; use all, scheduler, link-chain, "
+                               "fat-tree, scaling, build or allreduce");
+    IB_REFUSE(scalingRounds == 0 && (scenario == "all" || scenario == "scaling"),
+              "--scalingRounds=0: run the sweep at least once");
     const std::string heapPages = UseHugePages(hugePages, argv);
     // The scheduler for the scenarios that follow (the next simulator created uses it).
     auto useScheduler = [&](const std::string& byDefault) {

@@ -106,11 +106,15 @@ IbPerftestApplication::GetTypeId()
                 MakeUintegerAccessor(&IbPerftestApplication::m_size),
                 MakeIbUintegerChecker<uint64_t>("IbPerftestApplication", "Size", 0, 0x80000000ULL))
             .AddAttribute("Iterations",
-                          "Iterations per size (perftest -n, at least 5); 0 = perftest's "
-                          "default (5000 for write_bw, 1000 for the other tests).",
+                          "Iterations per size (perftest -n, at least 5, at most 100,000,000: "
+                          "each keeps its timestamps); 0 = perftest's default (5000 for "
+                          "write_bw, 1000 for the other tests).",
                           UintegerValue(0),
                           MakeUintegerAccessor(&IbPerftestApplication::m_iterations),
-                          MakeUintegerChecker<uint32_t>())
+                          MakeIbUintegerChecker<uint32_t>("IbPerftestApplication",
+                                                          "Iterations",
+                                                          0,
+                                                          MAX_ITERATIONS))
             .AddAttribute(
                 "TxDepth",
                 "Bandwidth tests: work requests kept outstanding (perftest -t).",

@@ -126,6 +126,9 @@ class IbPerftestApplication : public Application
     ~IbPerftestApplication() override;
 
     /// The perftest programs.
+    /// Most iterations per size (Iterations): each keeps its post and completion times.
+    static constexpr uint32_t MAX_ITERATIONS = 100000000;
+
     enum Test : uint8_t
     {
         WRITE_BW,   ///< ib_write_bw

@@ -251,8 +251,12 @@ IbSubnetManager::CreateEngine() const
     return CreateRoutingEngine(m_engineName, "IbSubnetManager attribute RoutingEngine");
 }
 
-Ptr<IbRoutingEngine>
-IbSubnetManager::CreateRoutingEngine(const std::string& name, const std::string& what)
+namespace
+{
+
+/// @return the RoutingEngine names and their engines' TypeId names
+const std::map<std::string, std::string>&
+RoutingEngines()
 {
     static const std::map<std::string, std::string> engines = {
         {"minhop", "ns3::IbMinHopRouting"},
@@ -261,6 +265,21 @@ IbSubnetManager::CreateRoutingEngine(const std::string& name, const std::string&
         {"dfsssp", "ns3::IbDfssspRouting"},
         {"file", "ns3::IbFileRouting"},
     };
+    return engines;
+}
+
+} // namespace
+
+bool
+IbSubnetManager::IsRoutingEngine(const std::string& name)
+{
+    return RoutingEngines().count(name) > 0;
+}
+
+Ptr<IbRoutingEngine>
+IbSubnetManager::CreateRoutingEngine(const std::string& name, const std::string& what)
+{
+    const std::map<std::string, std::string>& engines = RoutingEngines();
     auto it = engines.find(name);
     TypeId tid;
     NS_ABORT_MSG_UNLESS(it != engines.end() && TypeId::LookupByNameFailSafe(it->second, &tid),

@@ -91,6 +91,12 @@ class IbSubnetManager : public Object
     void SetRoutingEngine(Ptr<IbRoutingEngine> engine);
 
     /**
+     * @param name a name
+     * @return true if @p name is a RoutingEngine attribute value (an engine of CreateRoutingEngine)
+     */
+    static bool IsRoutingEngine(const std::string& name);
+
+    /**
      * @param name a RoutingEngine attribute value: minhop, updn, ftree, dfsssp or file
      * @param what who asks, for the message if @p name is not an engine
      * @return a new engine of that kind, with its default attributes
