@@ -54,3 +54,5 @@ ib_expect_error(ai-cluster-servers-negative ai-cluster "--servers=-1 is not a wh
 ib_expect_error(roce-vs-ib-hosts-negative roce-vs-ib "--hosts=-4 is not a whole number" --hosts=-4)
 ib_expect_error(incast-victim-negative ib-incast-victim "is not a number|is not a whole number"
                 --us=abc)
+ib_expect_error(ibnetdiscover-dev-zero ib-ibnetdiscover "a line of more than 65536 bytes"
+                --topology=/dev/zero)

@@ -928,6 +928,22 @@ TEST(IbNetDiscoverReader, MalformedInputsNameFileAndLine)
          4,
          "already used"},
         {"self cable", sw + "[1] \"S-1\"[1]\n", 2, "cabled to itself"},
+        {"switch looped to its own port",
+         sw + "[1] \"S-1\"[2]\n[2] \"S-1\"[1]\n",
+         2,
+         "\"S-1\" cabled to its own port 2"},
+        {"port GUIDs that disagree",
+         sw + "[1] \"H-1\"[1](0x11)\n\nCa 1 \"H-1\"\n[1](0x12) \"S-1\"[1]\n",
+         2,
+         "port GUID (0x11) for \"H-1\"[1], which line 5 gives as (0x12)"},
+        {"NUL in a name",
+         std::string("Switch 4 \"S-") + '\0' + "1\"\n",
+         1,
+         "a control character (byte 0x00) at character 3 of the node name"},
+        {"unbounded line",
+         sw + std::string(70000, 'x') + "\n",
+         2,
+         "a line of more than 65536 bytes"},
         {"GUID line of the other kind",
          "caguid=0xab\n" + sw,
          2,
@@ -950,6 +966,41 @@ TEST(IbNetDiscoverReader, MalformedInputsNameFileAndLine)
             << c.what << ": \"" << error << "\" lacks \"" << c.needle << "\"";
         EXPECT_NE(error.find("; expected "), std::string::npos) << c.what << ": " << error;
     }
+}
+
+TEST(IbNetDiscoverReader, AByteOrderMarkAndCrOnlyLineEndsReadAsPlainText)
+{
+    const std::string text = "Switch 2 \"S-1\"\n[1] \"H-1\"[1]\n\nCa 1 \"H-1\"\n[1] \"S-1\"[1]\n";
+    IbTopology plain;
+    ASSERT_EQ(ParseError(text, &plain), "");
+    std::string cr = text;
+    std::replace(cr.begin(), cr.end(), '\n', '\r');
+    IbTopology t;
+    EXPECT_EQ(ParseError("\xEF\xBB\xBF" + cr, &t), "");
+    EXPECT_EQ(t.GetNNodes(), plain.GetNNodes());
+    EXPECT_EQ(t.GetNLinks(), plain.GetNLinks());
+    // And the line numbers of CR-only text count its lines.
+    std::string bad = "Switch 2 \"S-1\"\r\rhello\r";
+    EXPECT_EQ(ParseError(bad).compare(0, 11, "topo.txt:3:"), 0) << ParseError(bad);
+}
+
+TEST(IbNetDiscoverReader, NodesOfOneDescriptionGetDistinctNames)
+{
+    const std::string text =
+        "Switch 2 \"S-1\" # \"MF0;switch:SB7800/U1\"\n[1] \"H-1\"[1]\n[2] \"S-2\"[2]\n\n"
+        "Switch 2 \"S-2\" # \"MF0;switch:SB7800/U1\"\n[1] \"H-2\"[1]\n[2] \"S-1\"[2]\n\n"
+        "Ca 1 \"H-1\" # \"host1\"\n[1] \"S-1\"[1]\n\nCa 1 \"H-2\" # \"host2\"\n[1] \"S-2\"[1]\n";
+    IbTopology t;
+    ASSERT_EQ(ParseError(text, &t), "");
+    std::set<std::string> names;
+    for (const IbTopology::Node& n : t.GetNodes())
+    {
+        names.insert(n.name);
+    }
+    EXPECT_EQ(names.size(), 4u);
+    EXPECT_EQ(names.count("MF0;switch:SB7800/U1 (S-1)"), 1u);
+    EXPECT_EQ(names.count("MF0;switch:SB7800/U1 (S-2)"), 1u);
+    EXPECT_EQ(names.count("host1"), 1u); // unique descriptions stay as they are
 }
 
 TEST(IbNetDiscoverReader, FailureLeavesOutputAndReportsMissingFile)

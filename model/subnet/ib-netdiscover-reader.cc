@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
@@ -38,6 +39,8 @@ struct PortDesc
     bool hasWidth{false};                     ///< the line gives a width
     uint8_t width{4};                         ///< width, if given
     uint32_t line{0};                         ///< line number
+    uint64_t ownGuid{0};  ///< "(guid)" after this port's number: its port GUID (0 = none)
+    uint64_t peerGuid{0}; ///< "(guid)" after the peer's port: the peer port's GUID (0 = none)
 };
 
 /// One node block, as read in the first pass.
@@ -275,12 +278,26 @@ class Parser
     {
         std::string line;
         uint32_t lineNo = 0;
-        while (std::getline(in, line))
+        bool more = true;
+        while (more)
         {
             ++lineNo;
-            if (!line.empty() && line.back() == '\r')
+            bool tooLong = false;
+            more = NextLine(in, line, tooLong);
+            if (tooLong)
             {
-                line.pop_back();
+                return Fail(lineNo,
+                            "a line of more than " + std::to_string(kMaxLine) + " bytes",
+                            "an ibnetdiscover or ibsim topology file, whose lines are short");
+            }
+            if (lineNo == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0)
+            {
+                line.erase(0, 3); // a UTF-8 byte-order mark
+            }
+            if (!more && line.empty())
+            {
+                --lineNo;
+                break;
             }
             if (!ParseLine(line, lineNo))
             {
@@ -309,6 +326,50 @@ class Parser
     }
 
   private:
+    /// Longest line read (ibnetdiscover's are well under 1 KiB).
+    static constexpr size_t kMaxLine = 65536;
+
+    /**
+     * Read one line ending in LF, CRLF or a lone CR (or the end of the input).
+     * @param in the text
+     * @param [out] line the line, without its end
+     * @param [out] tooLong set if the line exceeds kMaxLine (reading stops)
+     * @return false once the input has ended (@p line then holds what came last)
+     */
+    static bool NextLine(std::istream& in, std::string& line, bool& tooLong)
+    {
+        line.clear();
+        tooLong = false;
+        std::streambuf* sb = in.rdbuf();
+        for (;;)
+        {
+            const int ch = sb->sbumpc();
+            if (ch == std::char_traits<char>::eof())
+            {
+                in.setstate(std::ios::eofbit);
+                return false;
+            }
+            if (ch == '\n')
+            {
+                return true;
+            }
+            if (ch == '\r')
+            {
+                if (sb->sgetc() == '\n')
+                {
+                    sb->sbumpc();
+                }
+                return true;
+            }
+            if (line.size() >= kMaxLine)
+            {
+                tooLong = true;
+                return false;
+            }
+            line.push_back(static_cast<char>(ch));
+        }
+    }
+
     /**
      * Record an error.
      * @param line line number
@@ -493,6 +554,18 @@ class Parser
                         "a closing '\"' on the same line");
         }
         c.Advance();
+        for (size_t i = 0; i < s.size(); ++i)
+        {
+            const unsigned char ch = static_cast<unsigned char>(s[i]);
+            if (ch < 0x20 || ch == 0x7f)
+            {
+                std::ostringstream os;
+                os << "a control character (byte 0x" << std::hex << std::setw(2)
+                   << std::setfill('0') << unsigned(ch) << ") at character " << std::dec << i + 1
+                   << " of the " << what;
+                return Fail(line, os.str(), "printable text between the quotes");
+            }
+        }
         return true;
     }
 
@@ -656,8 +729,9 @@ class Parser
      * @param line line number
      * @return false on error
      */
-    bool SkipPortExtras(Cursor& c, uint32_t line)
+    bool SkipPortExtras(Cursor& c, uint32_t line, uint64_t& guid)
     {
+        guid = 0;
         for (;;)
         {
             // ibnetdiscover prints a peer CA's port GUID after a space: "[1] (guid)"
@@ -696,6 +770,7 @@ class Parser
                                 "port GUID \"(" + Excerpt(g) + ")\"",
                                 "a hexadecimal port GUID in parentheses");
                 }
+                guid = v;
             }
             else
             {
@@ -812,12 +887,14 @@ class Parser
                         "each port once (first described at line " +
                             std::to_string(r.ports[p].line) + ")");
         }
-        if (!SkipPortExtras(c, line))
+        uint64_t ownGuid = 0;
+        if (!SkipPortExtras(c, line, ownGuid))
         {
             return false;
         }
         PortDesc d;
         d.line = line;
+        d.ownGuid = ownGuid;
         c.SkipSpace();
         if (c.Peek() != '"')
         {
@@ -855,7 +932,7 @@ class Parser
                             std::to_string(d.peerPort) + "]\"",
                         peerRange);
         }
-        if (!SkipPortExtras(c, line))
+        if (!SkipPortExtras(c, line, d.peerGuid))
         {
             return false;
         }
@@ -945,8 +1022,10 @@ class Parser
         // The GUIDs the file gives, a CA's with one per port (port p is node + p - 1 in
         // LFT dumps): generated ones avoid them all.
         std::set<uint64_t> given;
+        std::map<std::string, uint32_t> descCount; // nodes per description
         for (const auto& r : m_recs)
         {
+            ++descCount[r.desc];
             const uint32_t span = r.type == IbTopology::CA ? r.nports : 1;
             for (uint64_t k = 0; r.guid != 0 && k < span; ++k)
             {
@@ -977,7 +1056,14 @@ class Parser
                 r.guid = next;
                 next += span;
             }
-            const std::string& name = r.desc.empty() ? r.id : r.desc;
+            // Two nodes of one description (switches of the same model often share it)
+            // get their ids added, so that messages, statistics and LFT dumps tell them
+            // apart.
+            std::string name = r.desc.empty() ? r.id : r.desc;
+            if (!r.desc.empty() && descCount[r.desc] > 1)
+            {
+                name += " (" + r.id + ")";
+            }
             if (r.type == IbTopology::SWITCH)
             {
                 t.AddSwitch(r.nports, name, r.guid);
@@ -1100,7 +1186,23 @@ class Parser
                         "port " + std::to_string(p) + " of \"" + ra.id + "\" cabled to itself",
                         "a cable to another port");
         }
+        if (a == b)
+        {
+            return Fail(d.line,
+                        "port " + std::to_string(p) + " of \"" + ra.id +
+                            "\" cabled to its own port " + std::to_string(q),
+                        "a cable to another node (a loop back to the same node carries no "
+                        "traffic a subnet manager routes)");
+        }
         const PortDesc& e = rb.ports[q];
+        if (e.present && d.peerGuid != 0 && e.ownGuid != 0 && d.peerGuid != e.ownGuid)
+        {
+            std::ostringstream os;
+            os << "port GUID (0x" << std::hex << d.peerGuid << ") for \"" << rb.id << "\"["
+               << std::dec << q << "], which line " << e.line << " gives as (0x" << std::hex
+               << e.ownGuid << ")";
+            return Fail(d.line, os.str(), "the same port GUID at both ends of the cable");
+        }
         if (e.present)
         {
             if (e.peerId != ra.id || e.peerPort != p)
