@@ -220,7 +220,7 @@ StartTimes(const std::vector<IbTrafficPattern::Flow>& flows,
            double jitterNs,
            uint32_t seed)
 {
-    std::mt19937_64 rng(seed);
+    std::mt19937_64 rng(IbTrafficPattern::ReplicationSeed(seed));
     const int64_t jitterPs = static_cast<int64_t>(jitterNs * 1000);
     std::map<IbTrafficPattern::Flow, Time> startOf;
     for (const auto& f : flows)
@@ -429,7 +429,9 @@ main(int argc, char* argv[])
         EthFabric eth = ethHelper.Build(topology);
         EthFabricHelper::AssignStreams(eth, 1); // the same ECN draws on every rank
         auto local = [rank](Ptr<Node> node) { return node->GetSystemId() == rank; };
-        const auto flows = IbTrafficPattern::ByName(pattern, eth.hosts.GetN(), seed);
+        const auto flows = IbTrafficPattern::ByName(pattern,
+                                                    eth.hosts.GetN(),
+                                                    IbTrafficPattern::ReplicationSeed(seed));
         const std::map<IbTrafficPattern::Flow, Time> startOf =
             StartTimes(flows, start, jitterNs, seed);
         const DataRate rate = IbLinkRate::GetDataRate(s, 4);
@@ -615,7 +617,9 @@ main(int argc, char* argv[])
     auto local = [rank](Ptr<Node> node) { return node->GetSystemId() == rank; };
 
     // Flows: every rank knows them all, and starts those whose source is its own.
-    const auto flows = IbTrafficPattern::ByName(pattern, fabric.hosts.GetN(), seed);
+    const auto flows = IbTrafficPattern::ByName(pattern,
+                                                fabric.hosts.GetN(),
+                                                IbTrafficPattern::ReplicationSeed(seed));
     std::vector<IbTrafficPattern::Flow> localFlows;
     std::copy_if(flows.begin(),
                  flows.end(),

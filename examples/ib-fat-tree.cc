@@ -151,7 +151,9 @@ main(int argc, char* argv[])
 
     const Time start = MicroSeconds(1);
     const Time stop = start + MicroSeconds(durationUs);
-    const auto flows = IbTrafficPattern::ByName(pattern, fabric.hosts.GetN(), seed);
+    const auto flows = IbTrafficPattern::ByName(pattern,
+                                                fabric.hosts.GetN(),
+                                                IbTrafficPattern::ReplicationSeed(seed));
     // RC mode: one queue pair per flow, one WRITE longer than any run.
     std::vector<Ptr<IbQueuePair>> responders;
     std::vector<uint64_t> atWarmup(flows.size(), 0);

@@ -105,7 +105,9 @@ main(int argc, char* argv[])
     ObjectFactory flowAttributes;
     flowAttributes.SetTypeId("ns3::IbRawTrafficApplication");
     flowAttributes.Set("PayloadSize", UintegerValue(payload));
-    const auto flows = IbTrafficPattern::ByName(pattern, fabric.hosts.GetN(), seed);
+    const auto flows = IbTrafficPattern::ByName(pattern,
+                                                fabric.hosts.GetN(),
+                                                IbTrafficPattern::ReplicationSeed(seed));
     ApplicationContainer apps = IbTrafficPattern::InstallRawFlows(fabric, flows, flowAttributes);
     apps.Start(start);
     apps.Stop(stop);

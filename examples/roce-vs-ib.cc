@@ -113,7 +113,8 @@ Run(const IbTopology& topology,
     }
     const uint32_t n = static_cast<uint32_t>(hcas.size());
     std::vector<std::unique_ptr<Stream>> streams;
-    for (const auto& [i, j] : IbTrafficPattern::RandomPermutation(n, seed))
+    for (const auto& [i, j] :
+         IbTrafficPattern::RandomPermutation(n, IbTrafficPattern::ReplicationSeed(seed)))
     {
         if (i == j)
         {

@@ -12,6 +12,7 @@
 #include "ns3/ib-subnet-manager.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
+#include "ns3/rng-seed-manager.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
@@ -47,6 +48,23 @@ DrawBelow(std::mt19937& rng, uint32_t bound)
 }
 
 } // namespace
+
+uint32_t
+IbTrafficPattern::ReplicationSeed(uint32_t seed)
+{
+    const uint64_t runSeed = RngSeedManager::GetSeed();
+    const uint64_t run = RngSeedManager::GetRun();
+    if (runSeed == 1 && run == 1)
+    {
+        return seed;
+    }
+    // SplitMix64's finaliser over (seed, RngSeed, RngRun): nearby runs get unrelated seeds.
+    uint64_t z = (uint64_t{seed} << 32) ^ (runSeed * 0x9E3779B97F4A7C15ULL) ^ run;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return static_cast<uint32_t>(z ^ (z >> 32));
+}
 
 std::vector<IbTrafficPattern::Flow>
 IbTrafficPattern::RandomPermutation(uint32_t n, uint32_t seed)

@@ -44,6 +44,15 @@ class IbTrafficPattern
      */
     static std::vector<Flow> RandomPermutation(uint32_t n, uint32_t seed);
     /**
+     * The seed a program's own random choices use for replication: @p seed itself under
+     * ns-3's default RngSeed 1 and RngRun 1, otherwise a mix of the three, so that
+     * --RngRun=N (or --RngSeed) gives independent replications as with ns-3's random
+     * variables, and the same arguments always give the same choices.
+     * @param seed the program's --seed
+     * @return the seed to draw with
+     */
+    static uint32_t ReplicationSeed(uint32_t seed);
+    /**
      * @param n number of hosts
      * @param shift the shift (1..n-1)
      * @return host i sends to host (i + shift) mod n

@@ -56,3 +56,15 @@ ib_expect_error(incast-victim-negative ib-incast-victim "is not a number|is not 
                 --us=abc)
 ib_expect_error(ibnetdiscover-dev-zero ib-ibnetdiscover "a line of more than 65536 bytes"
                 --topology=/dev/zero)
+
+# Determinism: the same arguments give byte-identical output (wall-clock lines aside), and
+# --RngRun gives another replication of a program's random choices.
+#   ib_compare_runs(NAME same|differ PROGRAM ARGS... [--vs ARGS...])
+ib_compare_runs(fat-tree-deterministic same ib-fat-tree --hosts=16 --radix=8
+                --pattern=permutation --duration=50 --warmup=10)
+ib_compare_runs(allreduce-deterministic same ib-allreduce --hosts=8 -e=64K --fabric=all)
+ib_compare_runs(fat-tree-rngrun differ ib-fat-tree --hosts=16 --radix=8 --pattern=permutation
+                --duration=50 --warmup=10 --vs --hosts=16 --radix=8 --pattern=permutation
+                --duration=50 --warmup=10 --RngRun=2)
+ib_compare_runs(roce-vs-ib-rngrun differ roce-vs-ib --hosts=8 --radix=4 --us=40 --vs --hosts=8
+                --radix=4 --us=40 --RngRun=3)

@@ -12,6 +12,8 @@
 
 #include <cstring>
 #include <exception>
+#include <string>
+#include <unistd.h>
 
 namespace ns3
 {
@@ -67,17 +69,27 @@ IbMemoryRegion::Setup(uint64_t addr, uint64_t length, uint32_t key, uint32_t acc
     m_dataMode = dataMode;
     if (dataMode)
     {
+        const std::string refusal =
+            "IbMemoryRegion: cannot hold the " + std::to_string(length) +
+            " bytes of a region in DataMode (the HCA's DataMode=true keeps every registered "
+            "byte in memory); register a smaller region, or set DataMode=false to simulate "
+            "without real bytes";
+        // Refused before allocating when the machine's memory could not hold it: an
+        // allocation that cannot succeed is not always a catchable bad_alloc (under
+        // AddressSanitizer it ends the process).
+        const long pages = sysconf(_SC_PHYS_PAGES);
+        const long pageSize = sysconf(_SC_PAGESIZE);
+        const uint64_t physical =
+            pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : UINT64_MAX;
+        NS_ABORT_MSG_IF(length > physical, refusal << " (more than this machine's " << physical
+                                                   << " bytes of memory)");
         try
         {
             m_data.assign(length, 0);
         }
         catch (const std::exception&) // bad_alloc, or length_error beyond max_size
         {
-            NS_ABORT_MSG("IbMemoryRegion: cannot hold the "
-                         << length
-                         << " bytes of a region in DataMode (the HCA's DataMode=true "
-                            "keeps every registered byte in memory); register a smaller "
-                            "region, or set DataMode=false to simulate without real bytes");
+            NS_ABORT_MSG(refusal);
         }
     }
 }
