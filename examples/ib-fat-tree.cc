@@ -244,18 +244,26 @@ main(int argc, char* argv[])
     std::cout << "credit loops in the routes: "
               << (cycles.empty() ? "none (deadlock-free)" : cycles.front()) << "\n";
 
-    // Progress on standard error every tenth of the run, so that a long one shows it moves.
+    // Progress on standard error every tenth of a run that takes more than 2 s of wall time,
+    // so that a long one shows it moves.
     const auto wallStart = std::chrono::steady_clock::now();
     for (int k = 1; k < 10; ++k)
     {
         Simulator::Schedule(start + MicroSeconds(durationUs * k / 10), [k, wallStart]() {
             const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wallStart;
+            if (wall.count() < 2)
+            {
+                return; // a short run needs no progress report
+            }
             std::cerr << "progress: " << k * 10 << " % of the traffic simulated, " << wall.count()
                       << " s wall\n";
         });
     }
+    Ptr<IbDeadlockWatchdog> watchdog = CreateObject<IbDeadlockWatchdog>();
+    watchdog->Install(fabric);
     Simulator::Stop(stop);
     Simulator::Run();
+    IB_REFUSE(watchdog->IsDeadlocked(), watchdog->GetReport());
 
     if (transport == "rc")
     {

@@ -37,6 +37,7 @@ main(int argc, char* argv[])
     double durationUs = 100;
     uint32_t seed = 1;
     std::string lftDump;
+    bool allowCreditLoop = false;
 
     CommandLine cmd(__FILE__);
     IbOptions::Add(cmd, "topology", "ibnetdiscover or ibsim topology file", topologyFile);
@@ -49,6 +50,11 @@ main(int argc, char* argv[])
                    "lftDump",
                    "write the forwarding tables (opensm-lfts.dump format) here",
                    lftDump);
+    IbOptions::Add(cmd,
+                   "allowCreditLoop",
+                   "run routes with a credit loop anyway (a deadlock is then reported and "
+                   "the program exits with an error if one happens)",
+                   allowCreditLoop);
     cmd.Parse(argc, argv);
     IB_REQUIRE(IbSubnetManager::IsRoutingEngine(routing) && routing != "file",
                "--routing=" << routing << ": use minhop, updn, ftree or dfsssp");
@@ -99,6 +105,11 @@ main(int argc, char* argv[])
     const auto cycles = fabric.subnetManager->CheckDeadlocks();
     std::cout << "routing " << routing << ": "
               << (cycles.empty() ? "deadlock-free" : "credit loop: " + cycles.front()) << "\n";
+    IB_REFUSE(!cycles.empty() && !allowCreditLoop,
+              "--routing=" << routing << " gives this topology a credit loop (" << cycles.front()
+                           << "), which can deadlock the fabric; use a deadlock-free engine "
+                              "(updn, or dfsssp with its VLs), or --allowCreditLoop=true to "
+                              "run it and see");
 
     const Time start = MicroSeconds(1);
     const Time stop = start + MicroSeconds(durationUs);
@@ -125,7 +136,10 @@ main(int argc, char* argv[])
     }
 
     Simulator::Stop(stop);
+    Ptr<IbDeadlockWatchdog> watchdog = CreateObject<IbDeadlockWatchdog>();
+    watchdog->Install(fabric);
     Simulator::Run();
+    IB_REFUSE(watchdog->IsDeadlocked(), watchdog->GetReport());
     std::cout << pattern << " traffic, " << flows.size() << " flows, " << durationUs
               << " us (rates over the last " << durationUs * 0.9 << " us: the first tenth is "
               << "warm-up):\n";

@@ -68,3 +68,11 @@ ib_compare_runs(fat-tree-rngrun differ ib-fat-tree --hosts=16 --radix=8 --patter
                 --duration=50 --warmup=10 --RngRun=2)
 ib_compare_runs(roce-vs-ib-rngrun differ roce-vs-ib --hosts=8 --radix=4 --us=40 --vs --hosts=8
                 --radix=4 --us=40 --RngRun=3)
+ib_expect_error(ibnetdiscover-credit-loop ib-ibnetdiscover
+                "--routing=minhop gives this topology a credit loop .*--allowCreditLoop=true"
+                --topology=${CMAKE_CURRENT_SOURCE_DIR}/examples/topologies/switch-ring-8.ibnd
+                --routing=minhop --pattern=all-to-all)
+ib_expect_error(ibnetdiscover-deadlock ib-ibnetdiscover
+                "deadlock at .* waiting for each other's credits in a cycle"
+                --topology=${CMAKE_CURRENT_SOURCE_DIR}/examples/topologies/switch-ring-8.ibnd
+                --routing=minhop --pattern=all-to-all --allowCreditLoop=true --duration=5000)

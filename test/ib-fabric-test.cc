@@ -8,6 +8,7 @@
 
 #include "ns3/core-module.h"
 #include "ns3/ib-bth-header.h"
+#include "ns3/ib-deadlock-watchdog.h"
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-fabric-stats.h"
 #include "ns3/ib-lrh-header.h"
@@ -219,6 +220,52 @@ TEST_F(IbFabricTest, RingRoutedWithMinhopOnOneVlHasACycle)
     EXPECT_TRUE(f2.subnetManager->CheckDeadlocks().empty());
     const uint32_t n = f2.hosts.GetN();
     EXPECT_EQ(AllPairsPackets(f2), uint64_t(n) * (n - 1));
+}
+
+/**
+ * @param engine routing engine
+ * @param [out] report the watchdog's report
+ * @return true if the watchdog saw a deadlock in 5 ms of all-to-all on an 8-switch ring
+ */
+bool
+RingDeadlocks(const std::string& engine, std::string& report)
+{
+    IbFabricHelper fh;
+    fh.SetDeviceAttribute("NumDataVls", UintegerValue(1));
+    fh.SetSubnetManagerAttribute("RoutingEngine", StringValue(engine));
+    IbFabric f = fh.Build(IbTopologyBuilder::Ring(8, 1));
+    ApplicationContainer apps =
+        IbTrafficPattern::InstallRawFlows(f, IbTrafficPattern::AllToAll(8), ObjectFactory());
+    apps.Start(MicroSeconds(1));
+    apps.Stop(MilliSeconds(5));
+    Ptr<IbDeadlockWatchdog> w = CreateObject<IbDeadlockWatchdog>();
+    w->SetAttribute("Interval", TimeValue(MicroSeconds(500)));
+    w->Install(f);
+    Simulator::Stop(MilliSeconds(5));
+    Simulator::Run();
+    report = w->GetReport();
+    const bool dead = w->IsDeadlocked();
+    Simulator::Destroy();
+    Names::Clear();
+    IbHelper::ResetLidAllocation();
+    return dead;
+}
+
+TEST_F(IbFabricTest, TheWatchdogReportsADeadlockedRingAndNotAnUpDownOne)
+{
+    std::string report;
+    ASSERT_TRUE(RingDeadlocks("minhop", report));
+    EXPECT_NE(report.find("waiting for each other's credits in a cycle"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("waits for"), std::string::npos) << report;
+    // The cycle closes: the report ends with the port it started from.
+    const size_t first = report.find("\n  ");
+    const size_t last = report.rfind("\n  ");
+    ASSERT_NE(first, last);
+    const std::string a = report.substr(first + 3, report.find(" (", first) - first - 3);
+    const std::string b = report.substr(last + 3, report.find(" (", last) - last - 3);
+    EXPECT_EQ(a, b) << report;
+    EXPECT_FALSE(RingDeadlocks("updn", report)) << report;
 }
 
 TEST_F(IbFabricTest, SampleIbnetdiscoverFileIsFullyReachable)
