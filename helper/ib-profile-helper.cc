@@ -77,6 +77,28 @@ Host(uint32_t gen)
     };
 }
 
+/**
+ * @param name the profile's name
+ * @param summary its one line
+ * @param gen the adapter's PCIe generation
+ * @param algorithm the collective algorithm
+ * @return a profile of ConnectX hardware: the host interface on PCIe @p gen
+ */
+IbProfileHelper::Profile
+Hardware(const std::string& name,
+         const std::string& summary,
+         uint32_t gen,
+         const std::string& algorithm)
+{
+    IbProfileHelper::Profile p;
+    p.name = name;
+    p.summary = summary;
+    p.pcie = true;
+    p.algorithm = algorithm;
+    p.settings = Host(gen);
+    return p;
+}
+
 /// @return the profiles
 const std::vector<IbProfileHelper::Profile>&
 Profiles()
@@ -90,57 +112,45 @@ Profiles()
                         "HCA, collectives without host costs";
             v.push_back(p);
         }
-        {
-            IbProfileHelper::Profile p;
-            p.name = "edr-cx4-mpi";
-            p.summary = "ConnectX-4 EDR on PCIe Gen3 x16, Switch-IB 2, an MPI library";
-            p.pcie = true;
-            p.algorithm = "tuned";
-            p.settings = Host(3);
-            p.settings.push_back(
-                {"ns3::CollectiveTunedAlgorithm::AllReduce", "rd:2048,hd", kMpich});
-            p.missing = {"the adapter's internal pipeline (TX and RX processing)",
-                         "Switch-IB 2 port-to-port latency (the model's default 90 ns stays)",
-                         "the MPI library's per-message software overhead and reduction rate",
-                         "the SHARP library's host overhead"};
-            v.push_back(p);
-        }
-        {
-            IbProfileHelper::Profile p;
-            p.name = "hdr-cx6-mpi";
-            p.summary = "ConnectX-6 HDR on PCIe Gen4 x16, Quantum HDR switches, an MPI library";
-            p.pcie = true;
-            p.algorithm = "tuned";
-            p.settings = Host(4);
-            p.settings.push_back({"ns3::IbChannel::FecLatency", "100ns", kFec});
-            p.settings.push_back({"ns3::IbSwitch::ForwardingLatency", "130ns", kQuantum});
-            p.settings.push_back(
-                {"ns3::CollectiveTunedAlgorithm::AllReduce", "rd:2048,hd", kMpich});
-            p.missing = {"the adapter's internal pipeline (TX and RX processing)",
-                         "a Gen4 DMA latency (the Gen3 measurement is used)",
-                         "the MPI library's per-message software overhead and reduction rate",
-                         "the SHARP library's host overhead"};
-            v.push_back(p);
-        }
-        {
-            IbProfileHelper::Profile p;
-            p.name = "ndr-cx7-nccl";
-            p.summary = "ConnectX-7 NDR on PCIe Gen5 x16, Quantum-2 switches, NCCL";
-            p.pcie = true;
-            p.algorithm = "ring";
-            p.settings = Host(5);
-            p.settings.push_back({"ns3::IbChannel::FecLatency", "100ns", kFec});
-            p.settings.push_back(
-                {"ns3::CollectiveCommunicator::LaunchLatency", "3us", kNcclLaunch});
-            p.settings.push_back({"ns3::CollectiveCommunicator::SendOverhead", "1us", kNcclPost});
-            p.missing = {"the adapter's internal pipeline (TX and RX processing)",
-                         "a Gen5 DMA latency (the Gen3 measurement is used)",
-                         "Quantum-2 port-to-port latency (sources disagree: the model's "
-                         "default 90 ns stays)",
-                         "NCCL's protocols (LL, LL128, Simple) and per-step synchronisation on "
-                         "the GPU"};
-            v.push_back(p);
-        }
+        IbProfileHelper::Profile edr = Hardware("edr-cx4-mpi",
+                                                "ConnectX-4 EDR on PCIe Gen3 x16, Switch-IB 2, "
+                                                "an MPI library",
+                                                3,
+                                                "tuned");
+        edr.settings.push_back({"ns3::CollectiveTunedAlgorithm::AllReduce", "rd:2048,hd", kMpich});
+        edr.missing = {"the adapter's internal pipeline (TX and RX processing)",
+                       "Switch-IB 2 port-to-port latency (the model's default 90 ns stays)",
+                       "the MPI library's per-message software overhead and reduction rate",
+                       "the SHARP library's host overhead"};
+        v.push_back(edr);
+        IbProfileHelper::Profile hdr = Hardware("hdr-cx6-mpi",
+                                                "ConnectX-6 HDR on PCIe Gen4 x16, Quantum HDR "
+                                                "switches, an MPI library",
+                                                4,
+                                                "tuned");
+        hdr.settings.push_back({"ns3::IbChannel::FecLatency", "100ns", kFec});
+        hdr.settings.push_back({"ns3::IbSwitch::ForwardingLatency", "130ns", kQuantum});
+        hdr.settings.push_back({"ns3::CollectiveTunedAlgorithm::AllReduce", "rd:2048,hd", kMpich});
+        hdr.missing = {"the adapter's internal pipeline (TX and RX processing)",
+                       "a Gen4 DMA latency (the Gen3 measurement is used)",
+                       "the MPI library's per-message software overhead and reduction rate",
+                       "the SHARP library's host overhead"};
+        v.push_back(hdr);
+        IbProfileHelper::Profile ndr = Hardware("ndr-cx7-nccl",
+                                                "ConnectX-7 NDR on PCIe Gen5 x16, Quantum-2 "
+                                                "switches, NCCL",
+                                                5,
+                                                "ring");
+        ndr.settings.push_back({"ns3::IbChannel::FecLatency", "100ns", kFec});
+        ndr.settings.push_back({"ns3::CollectiveCommunicator::LaunchLatency", "3us", kNcclLaunch});
+        ndr.settings.push_back({"ns3::CollectiveCommunicator::SendOverhead", "1us", kNcclPost});
+        ndr.missing = {"the adapter's internal pipeline (TX and RX processing)",
+                       "a Gen5 DMA latency (the Gen3 measurement is used)",
+                       "Quantum-2 port-to-port latency (sources disagree: the model's default "
+                       "90 ns stays)",
+                       "NCCL's protocols (LL, LL128, Simple) and per-step synchronisation on "
+                       "the GPU"};
+        v.push_back(ndr);
         return v;
     }();
     return profiles;
