@@ -5,8 +5,8 @@
 #ifndef IB_EXAMPLE_OPTIONS_H
 #define IB_EXAMPLE_OPTIONS_H
 
-#include "ns3/callback.h"
 #include "ns3/command-line.h"
+#include "ns3/ib-ns3-compat.h"
 
 #include <cstdint>
 #include <limits>
@@ -46,29 +46,33 @@ class IbOptions
         if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
         {
             T* dest = &value;
-            cmd.AddValue(name,
-                         help,
-                         Callback<bool, std::string>([dest, name](std::string text) -> bool {
-                             *dest = static_cast<T>(ParseInteger(name,
-                                                                 text,
-                                                                 std::is_signed_v<T>,
-                                                                 std::numeric_limits<T>::max()));
-                             return true;
-                         }),
-                         std::to_string(value));
+            ib_compat::AddCommandLineOption(
+                cmd,
+                name,
+                help,
+                [dest, name](const std::string& text) {
+                    *dest = static_cast<T>(ParseInteger(name,
+                                                        text,
+                                                        std::is_signed_v<T>,
+                                                        std::numeric_limits<T>::max()));
+                    return true;
+                },
+                std::to_string(value));
         }
         else if constexpr (std::is_floating_point_v<T>)
         {
             T* dest = &value;
             std::ostringstream def;
             def << value;
-            cmd.AddValue(name,
-                         help,
-                         Callback<bool, std::string>([dest, name](std::string text) -> bool {
-                             *dest = static_cast<T>(ParseReal(name, text));
-                             return true;
-                         }),
-                         def.str());
+            ib_compat::AddCommandLineOption(
+                cmd,
+                name,
+                help,
+                [dest, name](const std::string& text) {
+                    *dest = static_cast<T>(ParseReal(name, text));
+                    return true;
+                },
+                def.str());
         }
         else
         {

@@ -18,6 +18,7 @@ ib_install_deps() {
     libns3-dev ns3 libgsl-dev libsqlite3-dev libxml2-dev
     libboost-dev libboost-graph-dev libgtest-dev libbenchmark-dev
     tshark gnuplot-nox python3 python3-dev
+    clang libclang-rt-14-dev
   )
   # shellcheck disable=SC2206  # word splitting of the extra list is intended
   pkgs+=(${IB_EXTRA_DEPS:-})

@@ -11,9 +11,12 @@
 
 #include "ns3/address.h"
 #include "ns3/buffer.h"
+#include "ns3/callback.h"
+#include "ns3/command-line.h"
 #include "ns3/enum.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -134,6 +137,66 @@ auto
 MakeEnumAccessor(A... a)
 {
     return detail::EnumAccessor<E>(0, a...);
+}
+
+namespace detail
+{
+
+/// CommandLine::AddValue with a Callback<bool, const std::string&>: ns-3 3.38 and later.
+template <typename C>
+auto
+AddCommandLineCallback(C& cmd,
+                       const std::string& name,
+                       const std::string& help,
+                       const std::function<bool(const std::string&)>& parse,
+                       const std::string& defaultValue,
+                       int)
+    -> decltype(cmd.AddValue(name, help, Callback<bool, const std::string&>(), defaultValue))
+{
+    return cmd.AddValue(name,
+                        help,
+                        Callback<bool, const std::string&>(
+                            [parse](const std::string& text) { return parse(text); }),
+                        defaultValue);
+}
+
+/// CommandLine::AddValue with a Callback<bool, std::string>: ns-3 3.37.
+template <typename C>
+void
+AddCommandLineCallback(C& cmd,
+                       const std::string& name,
+                       const std::string& help,
+                       const std::function<bool(const std::string&)>& parse,
+                       const std::string& defaultValue,
+                       long)
+{
+    cmd.AddValue(name,
+                 help,
+                 Callback<bool, std::string>([parse](std::string text) { return parse(text); }),
+                 defaultValue);
+}
+
+} // namespace detail
+
+/**
+ * @ingroup infiniband-common
+ * Register a command-line option parsed by a function of the module's, whichever callback
+ * type the installed ns-3's CommandLine takes (std::string by value in 3.37, by const
+ * reference from 3.38 on).
+ * @param cmd the command line
+ * @param name the option's name
+ * @param help its help text
+ * @param parse called with the text the user gave; returns false to refuse it
+ * @param defaultValue the default shown in the help
+ */
+inline void
+AddCommandLineOption(CommandLine& cmd,
+                     const std::string& name,
+                     const std::string& help,
+                     const std::function<bool(const std::string&)>& parse,
+                     const std::string& defaultValue)
+{
+    detail::AddCommandLineCallback(cmd, name, help, parse, defaultValue, 0);
 }
 
 /**
