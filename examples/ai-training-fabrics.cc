@@ -521,11 +521,16 @@ main(int argc, char* argv[])
     IbOptions::Add(cmd, "custom-gpus", "custom model: GPUs", custom.gpus);
     const ModelRow customDefault = custom;
     const uint32_t serversDefault = o.servers;
-    cmd.Parse(argc, argv);
+    // The profile first, so that --ns3::... settings of the same command line override it.
+    profile = IbProfileHelper::FindInArguments(argc, argv);
     if (!profile.empty())
     {
         std::string error;
         IB_REQUIRE(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
+    }
+    cmd.Parse(argc, argv);
+    if (!profile.empty())
+    {
         std::cout << IbProfileHelper::Describe(profile);
         if (algo.empty())
         {

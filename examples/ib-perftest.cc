@@ -155,11 +155,16 @@ main(int argc, char* argv[])
                    "a hardware profile (IbProfileHelper): ideal, edr-cx4-mpi, hdr-cx6-mpi, "
                    "ndr-cx7-nccl; empty = the idealized model",
                    profile);
-    cmd.Parse(argc, argv);
+    // The profile first, so that --ns3::... settings of the same command line override it.
+    profile = IbProfileHelper::FindInArguments(argc, argv);
     if (!profile.empty())
     {
         std::string error;
         IB_REQUIRE(IbProfileHelper::Apply(profile, &error), "--profile: " << error);
+    }
+    cmd.Parse(argc, argv);
+    if (!profile.empty())
+    {
         std::cout << IbProfileHelper::Describe(profile);
     }
 

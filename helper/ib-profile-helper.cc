@@ -212,6 +212,24 @@ IbProfileHelper::Apply(const std::string& name, std::string* error)
 }
 
 std::string
+IbProfileHelper::FindInArguments(int argc, char** argv)
+{
+    std::string name;
+    for (int i = 1; i < argc; ++i)
+    {
+        const std::string a = argv[i];
+        for (const char* prefix : {"--profile=", "-profile="})
+        {
+            if (a.rfind(prefix, 0) == 0)
+            {
+                name = a.substr(std::string(prefix).size());
+            }
+        }
+    }
+    return name;
+}
+
+std::string
 IbProfileHelper::Describe(const std::string& name)
 {
     const Profile* p = Find(name);

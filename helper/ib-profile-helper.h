@@ -61,6 +61,15 @@ class IbProfileHelper
      */
     static bool Apply(const std::string& name, std::string* error);
     /**
+     * The value of a program's --profile=NAME argument, read before CommandLine::Parse so
+     * that the profile can be applied first and the user's own --ns3::... settings on the
+     * same command line override it.
+     * @param argc the program's argc
+     * @param argv the program's argv
+     * @return NAME, or "" if there is no --profile
+     */
+    static std::string FindInArguments(int argc, char** argv);
+    /**
      * @param name a profile name
      * @return what it sets, a line per attribute with its source, and what it leaves out
      */

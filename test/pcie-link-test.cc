@@ -289,3 +289,42 @@ TEST_F(PcieLinkTest, InlineBeyondTheHcasLimitIsRefusedWithAMessage)
 }
 
 } // namespace
+
+namespace
+{
+
+TEST_F(PcieLinkTest, QueuePairsSharingTheHostReadDirectionShareItEvenly)
+{
+    // Two write_bw pairs between the same two hosts (two QPs on each HCA) on NDR with
+    // Gen4 x16 and 256-byte completions: the host's read direction is the bottleneck,
+    // and the queue pairs take turns on it.
+    IbHelper::ResetLidAllocation();
+    IbFabricHelper fh;
+    IbFabric f = fh.Build(IbTopologyBuilder::Chain(0, IbLinkRate::NDR, 4));
+    IbHcaHelper hh;
+    std::vector<Ptr<IbHca>> hcas = hh.Install(f.hosts);
+    Ptr<PcieLink> tx = CreateObject<PcieLink>();
+    Ptr<PcieLink> rx = CreateObject<PcieLink>();
+    rx->SetAttribute("MaxPayloadSize", UintegerValue(512));
+    hcas[0]->SetAttribute("PcieLink", PointerValue(tx));
+    hcas[1]->SetAttribute("PcieLink", PointerValue(rx));
+    IbPerftestHelper perf;
+    perf.SetAttribute("Test", StringValue("write_bw"));
+    perf.SetAttribute("Size", UintegerValue(1 << 20));
+    perf.SetAttribute("Iterations", UintegerValue(20));
+    std::vector<Ptr<IbPerftestApplication>> clients;
+    for (int k = 0; k < 2; ++k)
+    {
+        ApplicationContainer apps = perf.Install(f.hosts.Get(0), f.hosts.Get(1), f.subnetManager);
+        apps.Start(MicroSeconds(1));
+        clients.push_back(DynamicCast<IbPerftestApplication>(apps.Get(0)));
+    }
+    Simulator::Run();
+    const double ceilingGbps = tx->GetDirectionRate() * 4096 / (4096 + 16 * 20) * 8 / 1e9;
+    const double a = clients[0]->GetResults().bwAvgGbps;
+    const double b = clients[1]->GetResults().bwAvgGbps;
+    EXPECT_NEAR(a / b, 1.0, 0.05) << a << " and " << b << " Gb/s";
+    EXPECT_NEAR((a + b) / ceilingGbps, 1.0, 0.05) << a + b << " against " << ceilingGbps;
+}
+
+} // namespace

@@ -517,12 +517,13 @@ CollectiveCommunicator::ReceiveCost(const Op& op, const CollectiveStep& s) const
             half && m_halfReduceRate.GetBitRate() > 0 ? m_halfReduceRate : m_reduceRate;
         if (r.GetBitRate() > 0)
         {
-            t += r.CalculateBytesTxTime(s.bytes);
+            t += Seconds(static_cast<double>(s.bytes) * 8.0 / static_cast<double>(r.GetBitRate()));
         }
     }
     else if (m_copyRate.GetBitRate() > 0)
     {
-        t += m_copyRate.CalculateBytesTxTime(s.bytes);
+        t += Seconds(static_cast<double>(s.bytes) * 8.0 /
+                     static_cast<double>(m_copyRate.GetBitRate()));
     }
     return t;
 }

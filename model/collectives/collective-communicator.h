@@ -48,7 +48,8 @@ class CollectiveTransport;
  * receives RecvOverhead and then its reduction (ReduceBandwidth, HalfReduceBandwidth) or
  * copy (CopyBandwidth); a rank's host does these one at a time, in the order they become
  * possible, across the communicator's operations; an operation starts on a rank
- * LaunchLatency after its host is free.
+ * LaunchLatency after its host is free. In-network operations (an algorithm's
+ * StartInNetwork) pay none of these.
  */
 class CollectiveCommunicator : public Object
 {

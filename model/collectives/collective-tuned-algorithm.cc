@@ -137,7 +137,8 @@ CollectiveTunedAlgorithm::Parse(const std::string& attribute, const std::string&
             {
                 used = 0;
             }
-            NS_ABORT_MSG_IF(used == 0 || used != bytes.size() || bytes[0] == '-',
+            NS_ABORT_MSG_IF(used == 0 || used != bytes.size() ||
+                                bytes.find_first_not_of("0123456789") != std::string::npos,
                             what << "'" << bytes << "' is not a byte count");
             NS_ABORT_MSG_IF(!r.below.empty() && b <= r.below.back(),
                             what << "the byte thresholds must increase");
@@ -145,6 +146,9 @@ CollectiveTunedAlgorithm::Parse(const std::string& attribute, const std::string&
         }
         r.algorithms.push_back(CollectiveAlgorithm::CreateByName(name));
     }
+    NS_ABORT_MSG_IF(!text.empty() && text.back() == ',',
+                    what << "the rule ends with a comma; end it with the algorithm for the "
+                            "largest messages, e.g. rd:2048,hd");
     NS_ABORT_MSG_UNLESS(last,
                         what << "the last entry must be a name alone (the algorithm for the "
                                 "largest messages), e.g. rd:2048,hd");

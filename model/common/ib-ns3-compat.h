@@ -142,6 +142,26 @@ MakeEnumAccessor(A... a)
 namespace detail
 {
 
+/// Whether CommandLine::AddValue takes a Callback<bool, const std::string&> (ns-3 3.38 and
+/// later): the exact member signature, since 3.37's Callback<bool, std::string> would also
+/// accept such a callback through its conversion from CallbackBase (a wrong cast).
+template <typename C, typename = void>
+struct TakesConstRefCallback : std::false_type
+{
+};
+
+/// See above.
+template <typename C>
+struct TakesConstRefCallback<
+    C,
+    std::void_t<decltype(static_cast<void (C::*)(const std::string&,
+                                                 const std::string&,
+                                                 Callback<bool, const std::string&>,
+                                                 const std::string&)>(&C::AddValue))>>
+    : std::true_type
+{
+};
+
 /// CommandLine::AddValue with a Callback<bool, const std::string&>: ns-3 3.38 and later.
 template <typename C>
 auto
@@ -150,25 +170,24 @@ AddCommandLineCallback(C& cmd,
                        const std::string& help,
                        const std::function<bool(const std::string&)>& parse,
                        const std::string& defaultValue,
-                       int)
-    -> decltype(cmd.AddValue(name, help, Callback<bool, const std::string&>(), defaultValue))
+                       int) -> std::enable_if_t<TakesConstRefCallback<C>::value>
 {
-    return cmd.AddValue(name,
-                        help,
-                        Callback<bool, const std::string&>(
-                            [parse](const std::string& text) { return parse(text); }),
-                        defaultValue);
+    cmd.AddValue(name,
+                 help,
+                 Callback<bool, const std::string&>(
+                     [parse](const std::string& text) { return parse(text); }),
+                 defaultValue);
 }
 
 /// CommandLine::AddValue with a Callback<bool, std::string>: ns-3 3.37.
 template <typename C>
-void
+auto
 AddCommandLineCallback(C& cmd,
                        const std::string& name,
                        const std::string& help,
                        const std::function<bool(const std::string&)>& parse,
                        const std::string& defaultValue,
-                       long)
+                       long) -> std::enable_if_t<!TakesConstRefCallback<C>::value>
 {
     cmd.AddValue(name,
                  help,

@@ -1017,27 +1017,44 @@ IbHca::MemoryReadLatency() const
     return m_pcie == nullptr ? Time(0) : m_pcie->GetReadLatency();
 }
 
+double
+IbHca::DmaReadStart(Time from, double steps) const
+{
+    // The payload streams once its read was issued and the direction is free; the adapter
+    // fetches about one packet ahead (its transfer may have started up to two packet times
+    // before it leaves, and two time steps for the turn DmaReadGate gives), so a direction
+    // idle for long is no credit later. (With less slack a queue pair whose gate is
+    // recomputed when it wakes would find it one step later each time, for ever.)
+    const double now = static_cast<double>(Simulator::Now().GetTimeStep());
+    return std::max({static_cast<double>(from.GetTimeStep()), m_downFree, now - 2 * steps - 2});
+}
+
 Time
-IbHca::DmaReadGate(Time from, uint32_t bytes) const
+IbHca::DmaReadGate(Time from, uint32_t bytes, const IbQueuePair* qp) const
 {
     if (m_pcie == nullptr || bytes == 0)
     {
         return from;
     }
-    const double start = std::max(static_cast<double>(from.GetTimeStep()), m_downFree);
-    const double end = start + m_pcie->TransferSteps(m_pcie->ReadCompletionBytes(bytes));
-    return TimeStep(static_cast<uint64_t>(std::ceil(end)));
+    const double steps = m_pcie->TransferSteps(m_pcie->ReadCompletionBytes(bytes));
+    const double end = DmaReadStart(from, steps) + steps;
+    // The queue pair that took the direction last waits one time step more, so that the
+    // others waiting for it go first when they tie (round robin, as the port serves them).
+    // The transfers' times do not move: only which packet is pulled first.
+    const uint64_t turn = qp == m_lastDmaQp ? 1 : 0;
+    return TimeStep(static_cast<uint64_t>(std::ceil(end)) + turn);
 }
 
 void
-IbHca::DmaRead(Time from, uint32_t bytes)
+IbHca::DmaRead(Time from, uint32_t bytes, const IbQueuePair* qp)
 {
     if (m_pcie == nullptr || bytes == 0)
     {
         return;
     }
-    m_downFree = std::max(static_cast<double>(from.GetTimeStep()), m_downFree) +
-                 m_pcie->TransferSteps(m_pcie->ReadCompletionBytes(bytes));
+    m_lastDmaQp = qp;
+    const double steps = m_pcie->TransferSteps(m_pcie->ReadCompletionBytes(bytes));
+    m_downFree = DmaReadStart(from, steps) + steps;
     const double now = static_cast<double>(Simulator::Now().GetTimeStep());
     m_upFree = std::max(now, m_upFree) + m_pcie->TransferSteps(m_pcie->ReadRequestBytes(bytes));
 }

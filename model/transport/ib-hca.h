@@ -487,17 +487,25 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
      * @param from when the payload may start to come (its read was issued a ReadLatency
      *        before)
      * @param bytes payload of the next packet (0: none from host memory)
+     * @param qp the queue pair asking
      * @return when that payload is in the adapter, on the shared downstream direction
      *         (@p from without a PcieLink)
      */
-    Time DmaReadGate(Time from, uint32_t bytes) const;
+    Time DmaReadGate(Time from, uint32_t bytes, const IbQueuePair* qp) const;
+    /**
+     * @param from when the payload may start to come
+     * @param steps its transfer, time steps
+     * @return when its transfer starts on the downstream direction, time steps
+     */
+    double DmaReadStart(Time from, double steps) const;
     /**
      * The packet whose payload DmaReadGate(from, bytes) timed is leaving: take its
      * transfer on the downstream direction (and its read requests upstream).
      * @param from as given to DmaReadGate
      * @param bytes as given to DmaReadGate
+     * @param qp the queue pair whose packet it is
      */
-    void DmaRead(Time from, uint32_t bytes);
+    void DmaRead(Time from, uint32_t bytes, const IbQueuePair* qp);
     /**
      * A received payload goes to host memory: a posted write behind those before it.
      * @param bytes payload
@@ -517,28 +525,29 @@ class IbHca : public Object, public IbPacketConsumer, public EthPortOwner
     uint8_t* Scratch(uint32_t bytes);
 
     // Attributes
-    bool m_dataMode;                  //!< MRs hold real bytes
-    Time m_doorbellLatency;           //!< PostSend to first packet on the wire
-    Time m_pcieWriteLatency;          //!< arrival to data and CQE visible in host memory
-    Time m_ackDelay;                  //!< responder ACK/NAK generation
-    Time m_responseDelay;             //!< responder READ/atomic processing
-    Ptr<PcieLink> m_pcie;             //!< host interface (nullptr: idealized)
-    uint32_t m_maxInline;             //!< MaxInlineData
-    uint32_t m_blueFlame;             //!< BlueFlameSize
-    double m_downFree{0};             //!< PCIe host-to-adapter direction free, time steps
-    double m_upFree{0};               //!< PCIe adapter-to-host direction free, time steps
-    uint32_t m_ackCoalescing;         //!< ACK at least every N packets
-    uint32_t m_maxOutstanding;        //!< send window per QP, packets
-    uint32_t m_portQueueDepth;        //!< packets kept in a port's VL queue
-    bool m_dcqcnEnabled;              //!< RoCE: DCQCN on
-    DcqcnRateControl::Config m_dcqcn; //!< RoCE: DCQCN reaction-point parameters
-    Time m_cnpInterval;               //!< RoCE: least time between two CNPs of one QP
-    uint8_t m_cnpDscp;                //!< RoCE: DSCP of CNPs
-    uint8_t m_rocePriority;           //!< RoCE: the priority of SL 0
-    uint64_t m_cnpsSent;              //!< RoCE: CNPs sent
-    uint64_t m_cnpsReceived;          //!< RoCE: CNPs received
-    uint64_t m_fecnsReceived{0};      //!< InfiniBand: FECN-marked packets received
-    uint64_t m_becnsReceived{0};      //!< InfiniBand: BECNs received
+    bool m_dataMode;                         //!< MRs hold real bytes
+    Time m_doorbellLatency;                  //!< PostSend to first packet on the wire
+    Time m_pcieWriteLatency;                 //!< arrival to data and CQE visible in host memory
+    Time m_ackDelay;                         //!< responder ACK/NAK generation
+    Time m_responseDelay;                    //!< responder READ/atomic processing
+    Ptr<PcieLink> m_pcie;                    //!< host interface (nullptr: idealized)
+    uint32_t m_maxInline;                    //!< MaxInlineData
+    uint32_t m_blueFlame;                    //!< BlueFlameSize
+    double m_downFree{0};                    //!< PCIe host-to-adapter direction free, time steps
+    double m_upFree{0};                      //!< PCIe adapter-to-host direction free, time steps
+    const IbQueuePair* m_lastDmaQp{nullptr}; //!< the queue pair of the last DmaRead
+    uint32_t m_ackCoalescing;                //!< ACK at least every N packets
+    uint32_t m_maxOutstanding;               //!< send window per QP, packets
+    uint32_t m_portQueueDepth;               //!< packets kept in a port's VL queue
+    bool m_dcqcnEnabled;                     //!< RoCE: DCQCN on
+    DcqcnRateControl::Config m_dcqcn;        //!< RoCE: DCQCN reaction-point parameters
+    Time m_cnpInterval;                      //!< RoCE: least time between two CNPs of one QP
+    uint8_t m_cnpDscp;                       //!< RoCE: DSCP of CNPs
+    uint8_t m_rocePriority;                  //!< RoCE: the priority of SL 0
+    uint64_t m_cnpsSent;                     //!< RoCE: CNPs sent
+    uint64_t m_cnpsReceived;                 //!< RoCE: CNPs received
+    uint64_t m_fecnsReceived{0};             //!< InfiniBand: FECN-marked packets received
+    uint64_t m_becnsReceived{0};             //!< InfiniBand: BECNs received
     TracedCallback<uint32_t, uint8_t, uint16_t, uint16_t> m_cctiTrace; //!< CctiChanged
     TracedCallback<uint32_t, uint16_t> m_becnTrace;                    //!< BecnReceived
 

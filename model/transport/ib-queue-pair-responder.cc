@@ -118,6 +118,8 @@ IbQueuePair::MessageDone(IbWrOpcode kind,
                          uint32_t imm,
                          bool hasImm)
 {
+    // The data is visible before the CQE written behind it.
+    const Time dataVisible = m_hca->VisibleDelay(false);
     if (recv != nullptr)
     {
         IbWorkCompletion wc;
@@ -136,7 +138,7 @@ IbQueuePair::MessageDone(IbWrOpcode kind,
     if (!m_msgTrace.IsEmpty())
     {
         Ptr<IbQueuePair> self = this;
-        Simulator::Schedule(m_hca->VisibleDelay(false), [self, kind, length, addr]() {
+        Simulator::Schedule(dataVisible, [self, kind, length, addr]() {
             self->m_msgTrace(self->m_qpn, kind, length, addr);
         });
     }
@@ -582,6 +584,7 @@ IbQueuePair::ReceiveUd(const Rx& rx, Ptr<Packet> packet)
         return;
     }
     Place(packet, rx, r.mr, r.wr.sge.addr + kUdGrhBytes);
+    const Time dataVisible = m_hca->VisibleDelay(false);
     wc.status = IbWcStatus::SUCCESS;
     wc.byteLen = byteLen;
     wc.withImm = rx.hasImm;
@@ -593,7 +596,7 @@ IbQueuePair::ReceiveUd(const Rx& rx, Ptr<Packet> packet)
         const IbWrOpcode kind = rx.hasImm ? IbWrOpcode::SEND_WITH_IMM : IbWrOpcode::SEND;
         const uint32_t len = rx.payload;
         const uint64_t addr = r.wr.sge.addr + kUdGrhBytes; // where the data went
-        Simulator::Schedule(m_hca->VisibleDelay(false), [self, kind, len, addr]() {
+        Simulator::Schedule(dataVisible, [self, kind, len, addr]() {
             self->m_msgTrace(self->m_qpn, kind, len, addr);
         });
     }

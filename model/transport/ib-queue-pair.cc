@@ -848,7 +848,7 @@ IbQueuePair::ResponderReadyAt() const
     const Response& r = m_resp.front();
     if (r.kind == RESP_READ && m_hca->m_pcie != nullptr)
     {
-        return m_hca->DmaReadGate(r.readyAt, NextResponsePayload());
+        return m_hca->DmaReadGate(r.readyAt, NextResponsePayload(), this);
     }
     return r.readyAt;
 }
@@ -916,8 +916,9 @@ IbQueuePair::RequesterReadyAt() const
     }
     const SendWqe& w = m_sq[m_txIdx];
     // With a PCIe link, a packet leaves once its payload has come from host memory.
-    const Time from =
-        m_hca->m_pcie == nullptr ? w.readyAt : m_hca->DmaReadGate(w.readyAt, NextRequestPayload());
+    const Time from = m_hca->m_pcie == nullptr
+                          ? w.readyAt
+                          : m_hca->DmaReadGate(w.readyAt, NextRequestPayload(), this);
     if (m_type == IbQpType::UD)
     {
         return std::max(from, PacedUntil());
@@ -980,7 +981,7 @@ IbQueuePair::PullPacket()
         const bool data = m_resp.front().kind == RESP_READ;
         if (data && m_hca->m_pcie != nullptr)
         {
-            m_hca->DmaRead(m_resp.front().readyAt, NextResponsePayload());
+            m_hca->DmaRead(m_resp.front().readyAt, NextResponsePayload(), this);
         }
         Ptr<Packet> p = BuildResponse();
         if (data && m_cc != nullptr && p)
@@ -994,7 +995,7 @@ IbQueuePair::PullPacket()
         m_lastWasResponse = false;
         if (m_hca->m_pcie != nullptr)
         {
-            m_hca->DmaRead(m_sq[m_txIdx].readyAt, NextRequestPayload());
+            m_hca->DmaRead(m_sq[m_txIdx].readyAt, NextRequestPayload(), this);
         }
         Ptr<Packet> p = m_type == IbQpType::RC ? BuildRcRequest() : BuildUdSend();
         if (p)
