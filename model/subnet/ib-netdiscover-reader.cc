@@ -304,10 +304,6 @@ class Parser
                 return false;
             }
         }
-        if (in.bad())
-        {
-            return Fail(lineNo + 1, "a read error", "a readable text stream");
-        }
         if (m_recs.empty())
         {
             return Fail(lineNo == 0 ? 1 : lineNo,

@@ -81,8 +81,9 @@ IbMemoryRegion::Setup(uint64_t addr, uint64_t length, uint32_t key, uint32_t acc
         const long pageSize = sysconf(_SC_PAGESIZE);
         const uint64_t physical =
             pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : UINT64_MAX;
-        NS_ABORT_MSG_IF(length > physical, refusal << " (more than this machine's " << physical
-                                                   << " bytes of memory)");
+        NS_ABORT_MSG_IF(length > physical,
+                        refusal << " (more than this machine's " << physical
+                                << " bytes of memory)");
         try
         {
             m_data.assign(length, 0);
